@@ -1,0 +1,32 @@
+# seckill: make demo runs a flash sale end to end; make test runs every test against real servers.
+SHELL := /bin/bash
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+
+# The servers `make up` provides. Override to test against others.
+export DATABASE_URL ?= postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable
+export REDIS_ADDR ?= 127.0.0.1:6379
+
+.PHONY: up down status test vet build demo clean
+
+up: ## start (or reuse) PostgreSQL and Redis on loopback
+	@scripts/infra.sh up
+
+down: ## stop what `make up` started, nothing else
+	@scripts/infra.sh down
+
+status:
+	@scripts/infra.sh status
+
+vet:
+	$(GO) vet ./...
+
+test: up vet ## vet, then every test with the race detector against the real servers
+	$(GO) test -race -count=1 ./...
+
+build:
+	@mkdir -p bin
+	$(GO) build -o bin/api ./cmd/api
+	$(GO) build -o bin/loadtest ./cmd/loadtest
+
+clean:
+	rm -rf bin

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// config is everything cmd/api reads from the environment, each field overridable by a flag.
+type config struct {
+	addr            string
+	databaseURL     string
+	redisAddr       string
+	adminToken      string
+	redisPrefix     string
+	logLevel        slog.Level
+	dbMaxConns      int
+	shutdownTimeout time.Duration
+	startupTimeout  time.Duration
+	migrate         bool
+}
+
+// parseConfig reads the environment through getenv, then lets flags in args override it.
+// args excludes the program name and any subcommand.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	env := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	var cfg config
+	fs := flag.NewFlagSet("api", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", env("HTTP_ADDR", ":8080"), "listen address (env HTTP_ADDR)")
+	fs.StringVar(&cfg.databaseURL, "database-url",
+		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
+		"PostgreSQL URL (env DATABASE_URL)")
+	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port (env REDIS_ADDR)")
+	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
+		"bearer token for admin routes; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
+	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
+	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
+	maxConns := fs.String("db-max-conns", env("DB_MAX_CONNS", "20"), "PostgreSQL pool size (env DB_MAX_CONNS)")
+	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
+	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
+	fs.BoolVar(&cfg.migrate, "migrate", env("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	var errs []error
+	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", *level))
+	}
+	var err error
+	if cfg.dbMaxConns, err = strconv.Atoi(*maxConns); err != nil || cfg.dbMaxConns < 1 {
+		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %q: want a positive integer", *maxConns))
+	}
+	if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT %q: want a positive duration such as 15s", *shutdown))
+	}
+	if cfg.startupTimeout, err = time.ParseDuration(*startup); err != nil || cfg.startupTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("STARTUP_TIMEOUT %q: want a positive duration such as 60s", *startup))
+	}
+	return cfg, errors.Join(errs...)
+}

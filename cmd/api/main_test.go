@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// startAPI runs the whole program on a free loopback port and returns its base URL; the
+// program is stopped (and must stop cleanly) when the test ends.
+func startAPI(t *testing.T, env map[string]string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	env["HTTP_ADDR"] = addr
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v; logs:\n%s", err, logs)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("run did not return after cancel; logs:\n%s", logs)
+		}
+	})
+	base := "http://" + addr
+	waitHTTP(t, base+"/healthz", done, logs)
+	return base
+}
+
+func TestReadyz(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.Schema(t)
+	redisAddr := testenv.RedisAddr(t)
+	tests := []struct {
+		name      string
+		redisAddr string
+		want      int
+	}{
+		{"all up", redisAddr, http.StatusOK},
+		{"redis unreachable", freeAddr(t), http.StatusServiceUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := startAPI(t, map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": tt.redisAddr})
+			status, body := get(t, base+"/readyz")
+			if status != tt.want {
+				t.Fatalf("GET /readyz = %d %s, want %d", status, body, tt.want)
+			}
+			if strings.Contains(body, "127.0.0.1") {
+				t.Errorf("readyz body leaks an address: %s", body)
+			}
+		})
+	}
+}
+
+func TestUnknownRouteIsProblem(t *testing.T) {
+	t.Parallel()
+	base := startAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t)})
+	status, body := get(t, base+"/nope")
+	if status != http.StatusNotFound || !strings.Contains(body, `"code":"not_found"`) {
+		t.Fatalf("GET /nope = %d %s, want 404 not_found problem", status, body)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DB_MAX_CONNS": "zero", "SHUTDOWN_TIMEOUT": "soon"}
+	err := run(context.Background(), []string{"api"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "DB_MAX_CONNS") || !strings.Contains(err.Error(), "SHUTDOWN_TIMEOUT") {
+		t.Fatalf("run with bad config = %v, want errors naming DB_MAX_CONNS and SHUTDOWN_TIMEOUT", err)
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": testenv.Schema(t)}
+	var out bytes.Buffer
+	for range 2 { // idempotent
+		out.Reset()
+		if err := run(context.Background(), []string{"api", "migrate"}, func(k string) string { return env[k] }, &out, io.Discard); err != nil {
+			t.Fatalf("api migrate: %v", err)
+		}
+	}
+	if got := out.String(); !strings.Contains(got, "migrations applied") {
+		t.Fatalf("api migrate printed %q", got)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitHTTP(t *testing.T, url string, done <-chan error, logs fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("api exited during start-up: %v; logs:\n%s", err, logs)
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("api did not answer %s; logs:\n%s", url, logs)
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// syncBuffer is a bytes.Buffer safe for the program's logger and the test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/internal/httpapi"
+)
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// serve runs the API until ctx is cancelled, then drains in-flight requests.
+func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+	gdb, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDatabase(gdb)
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
+	defer rdb.Close()
+
+	handler := httpapi.NewServer(httpapi.Deps{
+		Logger: log,
+		Checks: map[string]httpapi.Check{
+			"postgres": func(ctx context.Context) error { return pingDB(ctx, gdb) },
+			"redis":    func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		},
+	})
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// openDatabase connects to PostgreSQL, waiting up to the start-up timeout for it to answer,
+// and applies migrations unless told not to.
+func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*gorm.DB, error) {
+	gdb, err := db.Open(cfg.databaseURL, db.PoolOptions{MaxOpen: cfg.dbMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitForDB(ctx, gdb, cfg.startupTimeout, log); err != nil {
+		closeDatabase(gdb)
+		return nil, err
+	}
+	if cfg.migrate {
+		sqlDB, _ := gdb.DB()
+		if err := db.Migrate(ctx, sqlDB); err != nil {
+			closeDatabase(gdb)
+			return nil, err
+		}
+		log.Info("migrations applied")
+	}
+	return gdb, nil
+}
+
+// waitForDB pings until PostgreSQL answers, ctx ends or the timeout passes.
+func waitForDB(ctx context.Context, gdb *gorm.DB, timeout time.Duration, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		err := pingDB(ctx, gdb)
+		if err == nil {
+			return nil
+		}
+		log.Warn("PostgreSQL not answering yet", "err", err, "retry_in", delay.String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("PostgreSQL did not answer within %s: %w", timeout, err)
+		case <-time.After(delay):
+		}
+	}
+}
+
+func pingDB(ctx context.Context, gdb *gorm.DB) error {
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+func closeDatabase(gdb *gorm.DB) {
+	if sqlDB, err := gdb.DB(); err == nil {
+		sqlDB.Close()
+	}
+}
+
+// migrateOnly applies pending migrations and reports on stdout.
+func migrateOnly(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) error {
+	cfg.migrate = true
+	gdb, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	closeDatabase(gdb)
+	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+// healthcheck asks the API listening on addr (on this host) for /readyz.
+func healthcheck(ctx context.Context, addr string, stdout io.Writer) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("HTTP_ADDR %q: %w", addr, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("readyz: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz: %s", resp.Status)
+	}
+	fmt.Fprintln(stdout, "ready")
+	return nil
+}

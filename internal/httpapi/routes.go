@@ -1,0 +1,21 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// addRoutes is the single list of every route the API serves.
+func addRoutes(r *gin.Engine, d Deps) {
+	r.GET("/healthz", handleHealthz())
+	r.GET("/readyz", handleReadyz(d.Checks, func(name string, err error) {
+		d.Logger.Warn("readiness check failed", "dependency", name, "err", err)
+	}))
+	r.NoRoute(func(c *gin.Context) {
+		abortProblem(c, http.StatusNotFound, "not_found", "no such route")
+	})
+	r.NoMethod(func(c *gin.Context) {
+		abortProblem(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+	})
+}

@@ -1,0 +1,37 @@
+// Package httpapi is the HTTP edge of seckill: gin routes, thin handlers, and the one place
+// that maps domain errors to RFC 9457 problem responses. It owns no business rules.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Deps is everything the HTTP layer needs. Zero fields are allowed where noted.
+type Deps struct {
+	Logger *slog.Logger
+	Checks map[string]Check // readiness checks by dependency name
+}
+
+// NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies.
+func NewServer(d Deps) http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.ContextWithFallback = true
+	_ = r.SetTrustedProxies(nil) // ClientIP is the TCP peer; nothing is trusted from headers
+	r.HandleMethodNotAllowed = true
+	r.Use(recoverer(d.Logger))
+	addRoutes(r, d)
+	return r
+}
+
+// recoverer turns a panic into a 500 problem and one error log line, never a stack trace
+// in the response.
+func recoverer(log *slog.Logger) gin.HandlerFunc {
+	return gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, rec any) {
+		log.Error("panic in handler", "method", c.Request.Method, "path", c.FullPath(), "panic", rec)
+		abortProblem(c, http.StatusInternalServerError, "internal", "")
+	})
+}

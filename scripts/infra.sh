@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# infra.sh up|down|status: bring up (or stop) the PostgreSQL and Redis that seckill needs.
+#
+# up:   1. reuse servers that already answer on 127.0.0.1:$PG_PORT / $REDIS_PORT;
+#       2. otherwise, with a working Docker engine: docker compose up -d --wait postgres redis;
+#       3. otherwise install them with apt-get when missing (root only) and start them on
+#          loopback. Then create the role and database the service uses. Idempotent.
+# down: stop only what `up` started (recorded in .run/started).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_PORT=${PG_PORT:-5432}
+REDIS_PORT=${REDIS_PORT:-6379}
+DB_NAME=${DB_NAME:-seckill}
+DB_USER=${DB_USER:-seckill}
+DB_PASS=${DB_PASS:-seckill}
+STATE=$PWD/.run
+STARTED=$STATE/started
+
+say() { printf 'infra: %s\n' "$*" >&2; }
+die() { printf 'infra: error: %s\n' "$*" >&2; exit 1; }
+
+port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+
+pg_answers() {
+	if command -v pg_isready >/dev/null; then
+		pg_isready -q -h 127.0.0.1 -p "$PG_PORT" -t 2
+	else
+		(exec 3<>"/dev/tcp/127.0.0.1/$PG_PORT") 2>/dev/null
+	fi
+}
+
+redis_answers() {
+	local reply
+	reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT" && printf 'PING\r\n' >&3 && timeout 2 head -c 5 <&3) 2>/dev/null) || true
+	[ "$reply" = +PONG ]
+}
+
+wait_for() { # wait_for NAME CHECK-FUNCTION
+	local i
+	for i in $(seq 1 60); do
+		"$2" && return 0
+		sleep 0.5
+	done
+	die "$1 did not answer on loopback within 30s"
+}
+
+record() { mkdir -p "$STATE"; grep -qx "$1" "$STARTED" 2>/dev/null || echo "$1" >>"$STARTED"; }
+
+need_root() {
+	[ "$(id -u)" = 0 ] || die "$1 is not installed and installing it needs root: run 'sudo make up', or install it yourself"
+}
+
+apt_install() {
+	need_root "$1"
+	say "installing $* with apt-get"
+	if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+docker_works() { command -v docker >/dev/null && docker info >/dev/null 2>&1; }
+
+pg_version() { ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1; }
+
+start_postgres() {
+	port_taken "$PG_PORT" && die "port $PG_PORT is taken by something that is not an answering PostgreSQL; free it or set PG_PORT"
+	[ -n "$(pg_version)" ] || apt_install postgresql
+	local v; v=$(pg_version)
+	need_root "starting PostgreSQL $v"
+	if ! pg_lsclusters -h 2>/dev/null | awk '{print $1, $2}' | grep -qx "$v main"; then
+		pg_createcluster "$v" main -p "$PG_PORT" >/dev/null
+	fi
+	say "starting PostgreSQL $v"
+	pg_ctlcluster --skip-systemctl-redirect "$v" main start
+	record postgres
+	wait_for PostgreSQL pg_answers
+}
+
+start_redis() {
+	port_taken "$REDIS_PORT" && die "port $REDIS_PORT is taken by something that is not an answering Redis; free it or set REDIS_PORT"
+	command -v redis-server >/dev/null || apt_install redis-server
+	mkdir -p "$STATE"
+	say "starting Redis on 127.0.0.1:$REDIS_PORT (no persistence)"
+	redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+		--dir "$STATE" --pidfile "$STATE/redis.pid" --logfile "$STATE/redis.log"
+	record redis
+	wait_for Redis redis_answers
+}
+
+psql_admin() { # run SQL as a superuser: over TCP where trusted, else as the postgres OS user
+	if psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAqc 'select 1' >/dev/null 2>&1; then
+		psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -tAq "$@"
+	elif [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then
+		runuser -u postgres -- psql -p "$PG_PORT" -d postgres -v ON_ERROR_STOP=1 -tAq "$@"
+	else
+		return 1
+	fi
+}
+
+ensure_database() {
+	if PGPASSWORD=$DB_PASS psql -h 127.0.0.1 -p "$PG_PORT" -U "$DB_USER" -d "$DB_NAME" -tAqc 'select 1' >/dev/null 2>&1; then
+		return 0
+	fi
+	command -v psql >/dev/null || apt_install postgresql-client
+	say "creating role $DB_USER and database $DB_NAME"
+	psql_admin -c "DO \$\$ BEGIN
+		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DB_USER') THEN
+			CREATE ROLE $DB_USER LOGIN PASSWORD '$DB_PASS';
+		END IF; END \$\$;" ||
+		die "cannot reach PostgreSQL as a superuser to create role $DB_USER; create it and database $DB_NAME yourself"
+	if [ -z "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")" ]; then
+		psql_admin -c "CREATE DATABASE $DB_NAME OWNER $DB_USER"
+	fi
+}
+
+up() {
+	local pg=reuse redis=reuse
+	pg_answers || pg=start
+	redis_answers || redis=start
+	if [ "$pg$redis" != reusereuse ] && docker_works; then
+		say "starting PostgreSQL and Redis with docker compose"
+		docker compose up -d --wait postgres redis
+		record docker
+		return 0
+	fi
+	if [ $pg = start ]; then start_postgres; else say "reusing PostgreSQL on 127.0.0.1:$PG_PORT"; fi
+	if [ $redis = start ]; then start_redis; else say "reusing Redis on 127.0.0.1:$REDIS_PORT"; fi
+	ensure_database
+	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT"
+}
+
+down() {
+	[ -f "$STARTED" ] || { say "nothing to stop: make up started nothing"; return 0; }
+	while read -r what; do
+		case $what in
+		docker) say "stopping docker compose services"; docker compose down ;;
+		postgres) say "stopping PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main stop || true ;;
+		redis)
+			say "stopping Redis"
+			if [ -f "$STATE/redis.pid" ]; then kill "$(cat "$STATE/redis.pid")" 2>/dev/null || true; fi ;;
+		esac
+	done <"$STARTED"
+	rm -f "$STARTED"
+}
+
+status() {
+	pg_answers && say "PostgreSQL answers on 127.0.0.1:$PG_PORT" || say "PostgreSQL is down"
+	redis_answers && say "Redis answers on 127.0.0.1:$REDIS_PORT" || say "Redis is down"
+	[ -f "$STARTED" ] && say "started by make up: $(tr '\n' ' ' <"$STARTED")" || true
+}
+
+case ${1:-} in
+up | down | status) "$1" ;;
+*) die "usage: $0 up|down|status" ;;
+esac
