@@ -1,0 +1,150 @@
+package dlock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/dlock"
+)
+
+// A loopback round trip on this VM costs 35 to 130 µs depending on whether
+// the vCPUs are awake, so the uncontended benchmarks time a PING right after
+// every op (their ns/op leaves it out) and report the op's cost in round
+// trips (rtts/op). A Redis lock needs at least 2 per Obtain+Release, and 2
+// per handoff: compare BenchmarkContended with BenchmarkObtainRelease.
+
+// BenchmarkPing is the floor: one Redis round trip on this machine.
+func BenchmarkPing(b *testing.B) {
+	ctx := context.Background()
+	rdb := newRedis(b)
+	for b.Loop() {
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBareScripts runs the acquire and release scripts directly, with a
+// fixed token: the floor of Obtain+Release once the Lua work is counted.
+func BenchmarkBareScripts(b *testing.B) {
+	ctx := context.Background()
+	rdb := newRedis(b)
+	key := testKey(b, rdb, "bare")
+	load := func(name string) *redis.Script {
+		src, err := os.ReadFile("scripts/" + name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return redis.NewScript(string(src))
+	}
+	acquire, release := load("acquire.lua"), load("release.lua")
+	keys := []string{key, "{" + key + "}:fence"}
+	benchWithFloor(b, rdb, func() error {
+		if err := acquire.Run(ctx, rdb, keys, "token", 1000, 604800000).Err(); err != nil {
+			return err
+		}
+		return release.Run(ctx, rdb, keys[:1], "token", "{"+key+"}:rel").Err()
+	})
+}
+
+// BenchmarkObtainRelease is one uncontended Obtain and Release.
+func BenchmarkObtainRelease(b *testing.B) {
+	ctx := context.Background()
+	rdb := newRedis(b)
+	c := newClient(b, rdb, nil)
+	key := testKey(b, rdb, "bench")
+	benchWithFloor(b, rdb, func() error {
+		l, err := c.Obtain(ctx, key, time.Second, nil)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	})
+}
+
+// benchWithFloor runs op b.N times, each followed by a timed PING, and
+// reports op's mean time as ns/op, the PING's as rtt-us, and their ratio.
+func benchWithFloor(b *testing.B, rdb *redis.Client, op func() error) {
+	ctx := context.Background()
+	var opTime, pingTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+		opTime += mid.Sub(start)
+		pingTime += time.Since(mid)
+	}
+	b.ReportMetric(float64(opTime)/float64(b.N), "ns/op")
+	b.ReportMetric(float64(pingTime)/float64(b.N)/1e3, "rtt-us")
+	b.ReportMetric(float64(opTime)/float64(pingTime), "rtts/op")
+}
+
+// BenchmarkContended has 64 goroutines take turns on one key, spread over 1
+// Client (one process) or 4 (four processes, woken by pub/sub). One op is one
+// handoff; handoff latency runs from the start of a Release to the return of
+// the next holder's Obtain.
+func BenchmarkContended(b *testing.B) {
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchContended(b, n) })
+	}
+}
+
+func benchContended(b *testing.B, nclients int) {
+	ctx := context.Background()
+	rdb := newRedis(b)
+	key := testKey(b, rdb, "hot")
+	clients := make([]*dlock.Client, nclients)
+	for i := range clients {
+		clients[i] = newClient(b, rdb, nil)
+	}
+	var (
+		left      atomic.Int64
+		released  atomic.Int64 // ns since base when the last Release began
+		handoffs  atomic.Int64
+		handoffNs atomic.Int64
+		base      = time.Now()
+		wg        sync.WaitGroup
+	)
+	left.Store(int64(b.N))
+	opt := &dlock.Options{Wait: time.Minute}
+	b.ResetTimer()
+	for i := range 64 {
+		wg.Go(func() {
+			c := clients[i%nclients]
+			for left.Add(-1) >= 0 {
+				l, err := c.Obtain(ctx, key, 5*time.Second, opt)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if r := released.Load(); r != 0 {
+					handoffs.Add(1)
+					handoffNs.Add(int64(time.Since(base)) - r)
+				}
+				released.Store(int64(time.Since(base)))
+				if err := l.Release(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+	if n := handoffs.Load(); n > 0 {
+		b.ReportMetric(float64(handoffNs.Load())/float64(n)/1e6, "ms/handoff")
+	}
+}

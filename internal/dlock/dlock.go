@@ -1,0 +1,199 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors. Compare with errors.Is, never ==: most are returned wrapped
+// or joined with the reason.
+var (
+	// ErrNotObtained is returned by Obtain and Do when someone else holds the
+	// key and Options.Wait ran out (or was zero). When the caller's context
+	// ended first, the error matches ctx.Err() too: both
+	// errors.Is(err, ErrNotObtained) and errors.Is(err, context.Canceled) hold.
+	// A Redis failure is not ErrNotObtained: it is returned wrapped, so
+	// callers can tell "busy" from "Redis down".
+	ErrNotObtained = errors.New("dlock: not obtained")
+
+	// ErrNotHeld is returned by Release, Refresh and TTL when the lock is not
+	// held any more: it expired, someone else holds the key now, it was
+	// released already, or its watchdog reported it lost.
+	ErrNotHeld = errors.New("dlock: not held")
+
+	// ErrLost is the context.Cause of a watched context (see Lock.Watch) whose
+	// lock was lost while held, and is joined into the error of Do. The cause
+	// wraps ErrLost with the reason.
+	ErrLost = errors.New("dlock: lock lost")
+
+	// ErrClosed is returned by Obtain and Do after Client.Close.
+	ErrClosed = errors.New("dlock: client closed")
+)
+
+const (
+	defaultMinBackoff = 2 * time.Millisecond
+	defaultMaxBackoff = 64 * time.Millisecond
+
+	// fenceKeyTTL is the expiry of a key's fence counter, refreshed by every
+	// acquisition, so that counters of keys no longer used go away.
+	fenceKeyTTL = 7 * 24 * time.Hour
+
+	// cleanupTimeout bounds the releases that run after the caller's context
+	// may have ended: in Do, and after a failed acquire call.
+	cleanupTimeout = time.Second
+)
+
+// Options tunes one Obtain or Do. A nil *Options, and every zero field, means
+// the documented default.
+type Options struct {
+	// Wait is how long Obtain waits for a key that someone else holds,
+	// including the time spent queued behind other goroutines of this Client
+	// that hold or wait for the same key. Default: 0, try once; then a key
+	// that another goroutine of this Client holds or waits for fails at once,
+	// without a call to Redis.
+	Wait time.Duration
+
+	// MinBackoff and MaxBackoff bound the polling between attempts while
+	// waiting; each pause is drawn at random (full jitter) between MinBackoff
+	// and a cap that doubles from MinBackoff up to MaxBackoff, and is cut
+	// short by a release notification or the holder's remaining ttl.
+	// Defaults: 2ms and 64ms.
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+
+	// MaxHold caps how long the watchdog (Lock.Watch) keeps the lock alive,
+	// counted from the acquisition. When it is reached the watchdog stops
+	// renewing, the key expires in Redis, and the watched context is
+	// cancelled with a cause that wraps ErrLost. Default: 0, unlimited.
+	MaxHold time.Duration
+
+	// Drift is the margin subtracted from the ttl when computing the local
+	// safe deadline of the lock (see Lock.Deadline), for clock drift between
+	// this process and Redis and for the delay of the acquire call.
+	// Default: ttl/100 + 2ms, as in Redlock.
+	Drift time.Duration
+
+	// Token is the lock's value in Redis. It must be unique per Obtain and
+	// unguessable: obtaining a key that already holds the same token succeeds
+	// (this makes a retried acquire call safe), so a shared token would let
+	// two holders in. Default: 128 random bits from crypto/rand.
+	Token string
+
+	// Observer receives the lock's events. Default: the Client's observer
+	// (see ClientOptions), else none.
+	Observer Observer
+}
+
+// ClientOptions configures a Client. A nil *ClientOptions means defaults.
+type ClientOptions struct {
+	// Observer receives the events of every lock whose Options.Observer is
+	// nil. Default: none.
+	Observer Observer
+}
+
+// Client obtains locks from Redis. It is safe for concurrent use; create one
+// per Redis client and share it, so that goroutines waiting for the same key
+// queue locally instead of all polling Redis.
+type Client struct {
+	rdb    redis.UniversalClient
+	obs    Observer
+	queue  waitQueue
+	notify *notifier
+
+	mu     sync.Mutex // guards closed and bg.Add
+	closed bool
+	bg     sync.WaitGroup // background cleanups after failed acquire calls
+}
+
+// New returns a Client that takes locks in rdb, which may be a single-node,
+// sentinel (failover) or cluster client.
+func New(rdb redis.UniversalClient) *Client {
+	return NewWithOptions(rdb, nil)
+}
+
+// NewWithOptions is New with client-wide options.
+func NewWithOptions(rdb redis.UniversalClient, opt *ClientOptions) *Client {
+	c := &Client{rdb: rdb, obs: NopObserver{}, notify: newNotifier(rdb)}
+	if opt != nil && opt.Observer != nil {
+		c.obs = opt.Observer
+	}
+	return c
+}
+
+// Close stops the Client's background work: the shared release subscription
+// and pending cleanups. It neither releases held locks (release them first)
+// nor closes the Redis client. Obtain and Do return ErrClosed afterwards.
+// Calling Close again does nothing.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.notify.close()
+	c.bg.Wait()
+	return nil
+}
+
+// goBackground runs f in a goroutine that Close waits for, unless the Client
+// is closed already.
+func (c *Client) goBackground(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// Do obtains the lock, watches it (see Lock.Watch), runs fn with the watched
+// context, and releases the lock when fn returns or panics. It returns fn's
+// error, joined with a cause wrapping ErrLost if the lock was lost while fn
+// ran (fn should stop early when its context is cancelled). The release uses
+// a fresh context that outlives a cancelled ctx; a release that fails for any
+// reason but loss goes to the Observer only, because fn's work is done and
+// the key expires on its own. Do is safe for concurrent use.
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, opt *Options,
+	fn func(ctx context.Context, l *Lock) error,
+) (err error) {
+	l, err := c.Obtain(ctx, key, ttl, opt)
+	if err != nil {
+		return err
+	}
+	wctx := l.Watch(ctx)
+	defer func() {
+		// Runs on panic too; the panic then goes on unchanged.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		relErr := l.Release(rctx)
+		if lost := lostCause(wctx, relErr); lost != nil {
+			err = errors.Join(err, lost)
+		}
+	}()
+	return fn(wctx, l)
+}
+
+// lostCause returns why a watched lock counts as lost after its release
+// returned relErr, or nil if it was held throughout.
+func lostCause(wctx context.Context, relErr error) error {
+	if cause := context.Cause(wctx); errors.Is(cause, ErrLost) {
+		return cause
+	}
+	if errors.Is(relErr, ErrNotHeld) && !errors.Is(relErr, errReleased) { // fn may have released it
+		return fmt.Errorf("%w: not held at release", ErrLost)
+	}
+	return nil
+}

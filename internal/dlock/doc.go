@@ -1,0 +1,109 @@
+// Package dlock implements a distributed mutual-exclusion lock on Redis, with
+// a watchdog that tells the holder when its lock is gone, fencing tokens to
+// check where the data lives, and waiting that does not storm a hot key.
+//
+// # Guarantees
+//
+// A lock is one Redis key holding a random token (128 bits from crypto/rand,
+// never a constant), set with SET NX PX semantics by a Lua script. Only the
+// holder's token can refresh or delete it (compare-and-pexpire,
+// compare-and-delete), so a holder whose lock expired cannot release, or
+// extend, the next holder's lock: it gets ErrNotHeld.
+//
+// The holder knows until when the lock is safe: Lock.Deadline is the time the
+// acquire (or last successful refresh) call was sent, plus the ttl, minus a
+// drift margin (Options.Drift). Lock.Watch renews the lock at ttl/3 and
+// cancels its context, with a cause wrapping ErrLost, as soon as a renewal
+// finds the lock gone or the deadline passes without a successful renewal,
+// however long a hung Redis call takes. It never re-acquires a lost lock.
+//
+// Every successful Obtain of a key mints a fencing token (Lock.Fence) larger
+// than all earlier ones of that key, in the same atomic script. Expiry-based
+// locks cannot stop a paused holder (GC, swap, a slow network) from acting
+// after its lock expired; the fence can, where the data is written.
+//
+// # Use
+//
+//	l, err := c.Obtain(ctx, "seckill:{p:42}:lock", 5*time.Second, &dlock.Options{Wait: time.Second})
+//	if err != nil { ... } // errors.Is(err, dlock.ErrNotObtained): busy
+//	defer l.Release(context.WithoutCancel(ctx))
+//	ctx = l.Watch(ctx) // cancelled if the lock is lost
+//
+// Client.Do does all of this around a function, also on panic, and joins
+// ErrLost into the function's error when the lock was lost while it ran.
+//
+// Redis errors are returned wrapped, not as ErrNotObtained, so a caller can
+// tell "busy" (retry shortly) from "Redis down" (the service answers 503
+// unavailable rather than busy).
+//
+// # Fencing where the data lives
+//
+// Store the fence of the last writer next to the data and make every write
+// conditional on it, in the same statement or transaction as the write:
+//
+//	UPDATE products SET stock = stock - 1, fence = $2
+//	WHERE id = $1 AND fence <= $2
+//
+// with $2 = l.Fence(). Zero rows affected means a holder with a larger fence
+// has written since: this holder's lock expired, so it must roll back and
+// stop. The comparison is <= so that one holder may write several times.
+// Holding the lock until after COMMIT is still required; the fence only stops
+// a stale holder from doing damage.
+//
+// # When Redis loses its data
+//
+// The fence is max(last fence + 1, Redis server TIME in microseconds), kept
+// in one companion key per lock key with a 7-day expiry refreshed by each
+// acquisition, so there is never more than one fence key per lock key. If
+// that key is lost (expired, evicted, or Redis restarted without persistence,
+// or failed over to a replica that missed the last writes), the clock term
+// still yields a fence larger than every fence issued before, as long as the
+// Redis server clock (of the new primary, after a failover) does not run
+// behind the old one. Fences already written to PostgreSQL so never block new
+// holders. Mutual exclusion itself is what a single Redis can give: while
+// data is lost, two processes may both hold a lock; the fence check is what
+// keeps their writes safe. Run the lock Redis with maxmemory-policy
+// noeviction, and keep its clock synchronised (NTP, slewing, not stepping).
+//
+// # Not reentrant
+//
+// Obtaining a key that the same goroutine already holds blocks (or fails)
+// like any other Obtain, as with sync.Mutex, and on purpose: a reentrant lock
+// hides which code owns the critical section, and an inner "release" either
+// releases too early or silently does nothing. Code that needs the lock
+// should take the *Lock as a parameter instead of obtaining it again:
+//
+//	func reserve(ctx context.Context, tx pgx.Tx, l *dlock.Lock, id int64) error {
+//		_, err := tx.Exec(ctx, updateSQL, id, l.Fence())
+//		return err
+//	}
+//
+// # Waiting
+//
+// With Options.Wait, Obtain waits for the holder: a release publishes on a
+// per-key channel, to which each Client subscribes through one shared pub/sub
+// connection, and jittered exponential backoff polling (never longer than the
+// holder's remaining ttl) is the fallback when a notification is missed.
+// Within one Client only one goroutine per key competes in Redis at a time;
+// the others queue locally, in FIFO order.
+//
+// # Redis deployments
+//
+// A Client works with any redis.UniversalClient: single node, sentinel or
+// cluster. The keys a script touches share the lock key's hash slot: a key
+// with a hash tag, such as "seckill:{p:42}:lock", keeps it for its fence key
+// ("seckill:{p:42}:lock:fence"); a key without one is wrapped in a tag that
+// hashes like it ("orders" gives "{orders}:fence"). Release notifications use
+// PUBLISH, which a cluster delivers to subscribers on any node.
+//
+// go-redis bounds socket reads and writes by its ReadTimeout and WriteTimeout
+// and, unless ContextTimeoutEnabled is set, ignores context deadlines there.
+// The watchdog does not depend on it, but Release and Obtain return sooner on
+// a hung Redis with ContextTimeoutEnabled set.
+//
+// # Observability
+//
+// An Observer (Options.Observer, or ClientOptions.Observer for every lock of
+// a Client) receives acquire waits, contention, renewals, losses and hold
+// times. dlock imports no metrics library; the application wires one in.
+package dlock

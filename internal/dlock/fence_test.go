@@ -1,0 +1,100 @@
+package dlock_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/dlock"
+)
+
+// cycle obtains and releases key once and returns the fence.
+func cycle(t *testing.T, c *dlock.Client, key string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	l, err := c.Obtain(ctx, key, time.Second, &dlock.Options{Wait: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return l.Fence()
+}
+
+func TestFencesIncreaseAcrossClients(t *testing.T) {
+	t.Parallel()
+	rdb := newRedis(t)
+	key := testKey(t, rdb, "fences")
+	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
+	var last int64
+	for i := range 60 {
+		f := cycle(t, clients[i%len(clients)], key)
+		if f <= last {
+			t.Fatalf("fence %d = %d after %d: not increasing", i, f, last)
+		}
+		last = f
+	}
+}
+
+func TestFenceFollowsServerClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := newRedis(t)
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cycle(t, newClient(t, rdb, nil), testKey(t, rdb, "clock"))
+	if d := time.Duration(f-now.UnixMicro()) * time.Microsecond; d < 0 || d > 5*time.Second {
+		t.Fatalf("fence %d is %v from the server's clock in µs", f, d)
+	}
+}
+
+// Losing the fence key, as a Redis restart without persistence would, must
+// not make fences go backwards; a counter ahead of the clock keeps counting.
+func TestFenceSurvivesLostFenceKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := newRedis(t)
+	c := newClient(t, rdb, nil)
+	key := "dlocktest:{" + testKey(t, rdb, "lost") + "}:lock"
+	fenceKey := key + ":fence"
+
+	f1 := cycle(t, c, key)
+	rdb.Del(ctx, fenceKey)
+	f2 := cycle(t, c, key)
+	if f2 <= f1 {
+		t.Fatalf("fence after losing the fence key = %d, want above %d", f2, f1)
+	}
+
+	ahead := f2 + int64(time.Hour/time.Microsecond)
+	rdb.Set(ctx, fenceKey, strconv.FormatInt(ahead, 10), time.Hour)
+	if f3 := cycle(t, c, key); f3 != ahead+1 {
+		t.Fatalf("fence after %d = %d, want %d", ahead, f3, ahead+1)
+	}
+}
+
+// Every acquisition reuses the one fence key of the lock key, with a bounded
+// expiry: keys do not pile up.
+func TestFenceKeyDoesNotGrow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := newRedis(t)
+	c := newClient(t, rdb, nil)
+	key := testKey(t, rdb, "grow")
+	for range 30 {
+		cycle(t, c, key)
+	}
+	keys, err := rdb.Keys(ctx, "*"+key+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0] != "{"+key+"}:fence" {
+		t.Fatalf("keys left after 30 acquisitions: %q, want the fence key only", keys)
+	}
+	if ttl, _ := rdb.PTTL(ctx, keys[0]).Result(); ttl <= 0 || ttl > 7*24*time.Hour {
+		t.Fatalf("fence key PTTL = %v, want at most 7 days", ttl)
+	}
+}

@@ -1,0 +1,49 @@
+package dlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Suffixes of the keys derived from a lock key. Both live in the lock key's
+// hash slot (see derive), so one script may touch them together in a cluster.
+const (
+	fenceSuffix   = ":fence" // string: the last fencing token minted for the key
+	channelSuffix = ":rel"   // pub/sub channel: a release of the key was published
+)
+
+// hasHashTag reports whether key carries a non-empty Redis Cluster hash tag:
+// the part between the first '{' and the first '}' after it. Only that part is
+// hashed to pick the slot, exactly as Redis Cluster specifies.
+func hasHashTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return false
+	}
+	return strings.IndexByte(key[open+1:], '}') > 0
+}
+
+// derive returns the companion key of key with the given suffix, in key's
+// hash slot. A key with a hash tag keeps it: "seckill:{p:42}:lock" becomes
+// "seckill:{p:42}:lock:fence". A key without one is wrapped in a tag that
+// hashes exactly like the bare key: "orders" becomes "{orders}:fence".
+func derive(key, suffix string) string {
+	if hasHashTag(key) {
+		return key + suffix
+	}
+	return "{" + key + "}" + suffix
+}
+
+// checkKey rejects keys for which derive cannot guarantee a shared slot: a key
+// with a '}' but no valid tag (such as "a}b" or "{}x") would be cut short by
+// the wrapping tag.
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("dlock: empty key")
+	}
+	if !hasHashTag(key) && strings.IndexByte(key, '}') >= 0 {
+		return fmt.Errorf("dlock: key %q has a '}' but no hash tag, so its derived keys cannot share its hash slot", key)
+	}
+	return nil
+}

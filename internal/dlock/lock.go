@@ -1,0 +1,247 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+type lockState int
+
+const (
+	held     lockState = iota
+	lost               // the watchdog or a refresh found the lock gone
+	released           // Release was called
+)
+
+// Lock is a held lock, returned by Obtain. Key, Token and Fence never change;
+// the other methods talk to Redis. A Lock is safe for concurrent use, but it
+// is meant to have one owner: pass it down to the code that works under it.
+type Lock struct {
+	c        *Client
+	r        *request
+	fence    int64
+	acquired time.Time // when the acquire call was sent
+
+	refreshMu sync.Mutex // serializes renewals: the last to finish is the last applied
+
+	// passTurn lets the next goroutine of this Client that waits for the key
+	// compete in Redis (see Client.obtain); it runs at most once, on Release,
+	// on loss, when the watchdog stops, or at the deadline when unwatched.
+	passTurn  func()
+	turnTimer *time.Timer // calls passTurn at the deadline until Watch
+
+	mu       sync.Mutex
+	state    lockState
+	deadline time.Time // local safe deadline
+	cause    error     // why the lock was lost
+	capped   bool      // the watchdog reached MaxHold and renews no more
+	wctx     context.Context
+	cancel   context.CancelCauseFunc // cancels wctx; nil unless the watchdog runs
+	timer    *time.Timer             // fires at the deadline while watched
+	done     chan struct{}           // closed when the watchdog exits
+}
+
+func newLock(c *Client, r *request, fence int64, sent time.Time) *Lock {
+	return &Lock{
+		c:        c,
+		r:        r,
+		fence:    fence,
+		acquired: sent,
+		deadline: sent.Add(r.ttl - r.driftFor(r.ttl)),
+		passTurn: func() {},
+	}
+}
+
+// Key returns the locked key.
+func (l *Lock) Key() string { return l.r.key }
+
+// Token returns the lock's value in Redis, unique to this acquisition.
+func (l *Lock) Token() string { return l.r.token }
+
+// Fence returns the fencing token of this acquisition. Fences of the same key
+// strictly increase with every successful Obtain, across processes; check it
+// where the data lives (see the package documentation).
+func (l *Lock) Fence() int64 { return l.fence }
+
+// Deadline returns the local safe deadline: until then the lock is held for
+// sure (when the acquire or last successful refresh call was sent, plus its
+// ttl, minus the drift margin). Refresh and the watchdog move it on.
+func (l *Lock) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// TTL returns the lock's remaining time to live as Redis sees it, or
+// ErrNotHeld when the key does not hold this lock any more.
+func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	if l.is(released) {
+		return 0, ErrNotHeld
+	}
+	ms, err := pttlScript.Run(ctx, l.c.rdb, []string{l.r.key}, l.r.token).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("dlock: ttl %q: %w", l.r.key, err)
+	}
+	if ms == notHeldPTTL {
+		return 0, ErrNotHeld
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// Refresh sets the lock's ttl, if it is still held, and moves the safe
+// deadline on. It returns ErrNotHeld when the key is gone or taken (and then
+// reports the lock lost), or when the lock was released or lost before; it
+// never re-acquires. With a watchdog running there is no need to call it.
+func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if err := l.r.checkTTL(ttl); err != nil {
+		return err
+	}
+	return l.refresh(ctx, ttl.Truncate(time.Millisecond))
+}
+
+func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
+	l.refreshMu.Lock()
+	defer l.refreshMu.Unlock()
+	if err := l.heldErr(); err != nil {
+		return err
+	}
+	sent := time.Now()
+	ok, err := refreshScript.Run(ctx, l.c.rdb, []string{l.r.key}, l.r.token, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return fmt.Errorf("dlock: refresh %q: %w", l.r.key, err)
+	}
+	if ok == 0 {
+		if err := l.heldErr(); err != nil {
+			return err // released meanwhile: no loss
+		}
+		l.lose(fmt.Errorf("%w: the key no longer holds its token", ErrLost))
+		return ErrNotHeld
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == held {
+		l.deadline = sent.Add(ttl - l.r.driftFor(ttl))
+		if l.timer != nil {
+			l.timer.Reset(time.Until(l.deadline))
+		}
+	}
+	return nil
+}
+
+// Release deletes the key if it still holds this lock, wakes the waiters, and
+// stops the watchdog, waiting for it to exit. It returns ErrNotHeld when the
+// lock expired, someone else holds the key now (that holder is left
+// untouched), it was lost, or it was released before. ctx may be the watched
+// context: Release cancels that only after the release call.
+func (l *Lock) Release(ctx context.Context) error {
+	wasLost, err := l.markReleased()
+	if err != nil {
+		return err
+	}
+	ok, err := releaseScript.Run(ctx, l.c.rdb, []string{l.r.key}, l.r.token, l.r.channel).Int64()
+	l.stopWatch()
+	switch {
+	case err != nil:
+		err = fmt.Errorf("dlock: release %q: %w", l.r.key, err)
+	case ok == 0:
+		err = ErrNotHeld
+	default:
+		l.c.notify.wake(l.r.channel)
+	}
+	l.passTurn()
+	if wasLost {
+		err = ErrNotHeld // even if the key still held the token, the holder was told
+	}
+	l.r.obs.Released(l.r.key, time.Since(l.acquired), err)
+	return err
+}
+
+// markReleased marks the lock released, which makes renewals and the timers
+// no-ops. It reports whether the lock had been lost, or errReleased.
+func (l *Lock) markReleased() (wasLost bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == released {
+		return false, errReleased
+	}
+	wasLost = l.state == lost
+	l.state = released
+	return wasLost, nil
+}
+
+// stopWatch stops the timers, cancels the watched context and waits for the
+// watchdog to exit.
+func (l *Lock) stopWatch() {
+	l.mu.Lock()
+	cancel, done, timer := l.cancel, l.done, l.timer
+	l.mu.Unlock()
+	if l.turnTimer != nil {
+		l.turnTimer.Stop()
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	if cancel != nil {
+		cancel(context.Canceled)
+		<-done
+	}
+}
+
+// heldErr returns nil while the lock is held, errReleased after Release,
+// and ErrNotHeld after a loss.
+func (l *Lock) heldErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch l.state {
+	case released:
+		return errReleased
+	case lost:
+		return ErrNotHeld
+	}
+	return nil
+}
+
+func (l *Lock) is(s lockState) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state == s
+}
+
+// lose marks a held lock lost, cancels its watched context with cause, and
+// tells the Observer, once.
+func (l *Lock) lose(cause error) {
+	l.mu.Lock()
+	cancel, ok := l.markLost(cause)
+	l.mu.Unlock()
+	l.lost(cancel, ok, cause)
+}
+
+// markLost is the locked part of lose; l.mu must be held.
+func (l *Lock) markLost(cause error) (context.CancelCauseFunc, bool) {
+	if l.state != held {
+		return nil, false
+	}
+	l.state, l.cause = lost, cause
+	return l.cancel, true
+}
+
+// lost is the unlocked part of lose.
+func (l *Lock) lost(cancel context.CancelCauseFunc, ok bool, cause error) {
+	if !ok {
+		return
+	}
+	if cancel != nil {
+		cancel(cause)
+	}
+	l.passTurn()
+	l.r.obs.Lost(l.r.key, cause)
+}
+
+// errReleased is returned by a second Release.
+var errReleased = fmt.Errorf("%w: released already", ErrNotHeld)
+
+// errIsLost reports whether err says the lock is no longer held.
+func errIsLost(err error) bool { return errors.Is(err, ErrNotHeld) || errors.Is(err, ErrLost) }

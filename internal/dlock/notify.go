@@ -1,0 +1,216 @@
+package dlock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// lingerTime is how long a release channel stays subscribed after its last
+// waiter left, so that a hot key is not subscribed and unsubscribed at every
+// handoff. Idle channels are swept at this interval too.
+const lingerTime = time.Second
+
+// notifier multiplexes the release channels of all keys that goroutines of
+// one Client wait for over one shared pub/sub connection. One goroutine, run,
+// owns the connection: it sends every SUBSCRIBE and UNSUBSCRIBE (so they reach
+// Redis in order) and delivers messages. Waiters never block on it: a missed
+// or late notification only means waking by backoff instead.
+type notifier struct {
+	rdb redis.UniversalClient
+
+	mu      sync.Mutex
+	subs    map[string]*subscription // by channel
+	started bool
+	closed  bool
+	kick    chan struct{} // cap 1: some subscriptions are not sent yet
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when run returns
+}
+
+// subscription is one release channel with the waiters that use it.
+type subscription struct {
+	wake chan struct{} // cap 1: a release, or the subscription became active
+	refs int           // waiters using it; guarded by notifier.mu
+	sent bool          // SUBSCRIBE handed to go-redis; guarded by notifier.mu
+	idle time.Time     // when refs last dropped to 0; guarded by notifier.mu
+}
+
+// wakeC returns the channel that signals a release; nil (never ready) for a
+// nil subscription.
+func (s *subscription) wakeC() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.wake
+}
+
+// drain discards a pending signal; nil-safe.
+func (s *subscription) drain() {
+	if s == nil {
+		return
+	}
+	select {
+	case <-s.wake:
+	default:
+	}
+}
+
+func (s *subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func newNotifier(rdb redis.UniversalClient) *notifier {
+	return &notifier{rdb: rdb, subs: make(map[string]*subscription), kick: make(chan struct{}, 1)}
+}
+
+// subscribe returns the subscription of channel, asking run to subscribe it
+// if needed. It returns nil once the notifier is closed.
+func (n *notifier) subscribe(channel string) *subscription {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil
+	}
+	if !n.started {
+		n.start()
+	}
+	s := n.subs[channel]
+	if s == nil {
+		s = &subscription{wake: make(chan struct{}, 1)}
+		n.subs[channel] = s
+	}
+	s.refs++
+	if !s.sent {
+		select {
+		case n.kick <- struct{}{}:
+		default:
+		}
+	}
+	return s
+}
+
+// unsubscribe drops a waiter's use of s; run unsubscribes idle channels.
+func (n *notifier) unsubscribe(s *subscription) {
+	if s == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s.refs--; s.refs == 0 {
+		s.idle = time.Now()
+	}
+}
+
+// wake signals the waiter of channel in this process, if any. A release by
+// this Client calls it so local waiters do not wait for the published message.
+func (n *notifier) wake(channel string) {
+	n.mu.Lock()
+	s := n.subs[channel]
+	n.mu.Unlock()
+	if s != nil {
+		s.signal()
+	}
+}
+
+// start launches run; n.mu must be held.
+func (n *notifier) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.started, n.cancel, n.done = true, cancel, make(chan struct{})
+	ps := n.rdb.Subscribe(ctx) // no channels: it connects on first use
+	go n.run(ctx, ps)
+}
+
+// close stops run and closes the pub/sub connection.
+func (n *notifier) close() {
+	n.mu.Lock()
+	started := n.started && !n.closed
+	n.closed = true
+	n.mu.Unlock()
+	if started {
+		n.cancel()
+		<-n.done
+	}
+}
+
+func (n *notifier) run(ctx context.Context, ps *redis.PubSub) {
+	defer close(n.done)
+	msgs := ps.ChannelWithSubscriptions()
+	sweep := time.NewTicker(lingerTime)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			_ = ps.Close()
+			if msgs != nil {
+				for range msgs { // let go-redis' reader goroutine finish
+				}
+			}
+			return
+		case m, ok := <-msgs:
+			if !ok { // the Redis client was closed: waiters poll from now on
+				msgs = nil
+				continue
+			}
+			n.deliver(m)
+		case <-n.kick:
+			n.send(ctx, ps)
+		case now := <-sweep.C:
+			n.sweep(ctx, ps, now)
+		}
+	}
+}
+
+// deliver wakes the waiter of a released key. A confirmed subscription wakes
+// it too: from then on no release can go unseen, so it tries once more. After
+// a reconnect go-redis resubscribes, which so wakes every waiter.
+func (n *notifier) deliver(m any) {
+	switch m := m.(type) {
+	case *redis.Message:
+		n.wake(m.Channel)
+	case *redis.Subscription:
+		if m.Kind == "subscribe" {
+			n.wake(m.Channel)
+		}
+	}
+}
+
+// send subscribes the channels not sent yet. On error go-redis keeps them and
+// subscribes them again when it reconnects; the waiters poll meanwhile.
+func (n *notifier) send(ctx context.Context, ps *redis.PubSub) {
+	var chans []string
+	n.mu.Lock()
+	for ch, s := range n.subs {
+		if !s.sent {
+			s.sent = true
+			chans = append(chans, ch)
+		}
+	}
+	n.mu.Unlock()
+	if len(chans) > 0 {
+		_ = ps.Subscribe(ctx, chans...)
+	}
+}
+
+// sweep unsubscribes the channels idle for lingerTime.
+func (n *notifier) sweep(ctx context.Context, ps *redis.PubSub, now time.Time) {
+	var chans []string
+	n.mu.Lock()
+	for ch, s := range n.subs {
+		if s.refs == 0 && now.Sub(s.idle) >= lingerTime {
+			delete(n.subs, ch)
+			if s.sent {
+				chans = append(chans, ch)
+			}
+		}
+	}
+	n.mu.Unlock()
+	if len(chans) > 0 {
+		_ = ps.Unsubscribe(ctx, chans...)
+	}
+}

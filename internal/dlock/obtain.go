@@ -1,0 +1,150 @@
+package dlock
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// request is one Obtain call with its options resolved. It never changes
+// after newRequest, and a Lock keeps it.
+type request struct {
+	key, fenceKey, channel, token string
+
+	ttl, wait, minBackoff, maxBackoff, maxHold, drift time.Duration
+
+	obs Observer
+}
+
+// newRequest validates the arguments of Obtain and fills in the defaults.
+func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*request, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	r := &request{
+		key:        key,
+		fenceKey:   derive(key, fenceSuffix),
+		channel:    derive(key, channelSuffix),
+		token:      o.Token,
+		ttl:        ttl.Truncate(time.Millisecond), // Redis counts whole ms
+		wait:       max(o.Wait, 0),
+		minBackoff: o.MinBackoff,
+		maxBackoff: o.MaxBackoff,
+		maxHold:    max(o.MaxHold, 0),
+		drift:      max(o.Drift, 0),
+		obs:        o.Observer,
+	}
+	if r.token == "" {
+		r.token = rand.Text() // 26 base32 characters, 128 random bits
+	}
+	if r.minBackoff <= 0 {
+		r.minBackoff = defaultMinBackoff
+	}
+	if r.maxBackoff <= 0 {
+		r.maxBackoff = max(defaultMaxBackoff, r.minBackoff)
+	}
+	r.maxBackoff = max(r.maxBackoff, r.minBackoff)
+	if r.obs == nil {
+		r.obs = c.obs
+	}
+	if err := r.checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// driftFor returns the safety margin for a lock or renewal of the given ttl.
+func (r *request) driftFor(ttl time.Duration) time.Duration {
+	if r.drift > 0 {
+		return r.drift
+	}
+	return ttl/100 + 2*time.Millisecond
+}
+
+// checkTTL rejects a ttl that leaves no safe time after the drift margin.
+func (r *request) checkTTL(ttl time.Duration) error {
+	ms := ttl.Truncate(time.Millisecond)
+	if d := r.driftFor(ms); ms <= d {
+		return fmt.Errorf("dlock: ttl %v must exceed the drift margin %v", ttl, d)
+	}
+	return nil
+}
+
+// Obtain takes the lock on key for ttl. With Options.Wait zero it tries once;
+// otherwise it waits up to Wait for a holder to release, woken by a release
+// notification, with jittered backoff polling as the fallback. Goroutines of
+// one Client that wait for the same key queue locally, so only one of them
+// at a time competes in Redis.
+//
+// Obtain returns ErrNotObtained when the key stays busy; when ctx ends first,
+// the error also matches ctx.Err(). A Redis failure is returned wrapped, and
+// is not ErrNotObtained. ttl must exceed the drift margin (Options.Drift).
+// Obtain is safe for concurrent use.
+func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
+	start := time.Now()
+	r, err := c.newRequest(key, ttl, opt)
+	if err != nil {
+		return nil, err
+	}
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	l, err := c.obtain(ctx, r)
+	if err != nil {
+		r.obs.NotObtained(key, time.Since(start), err)
+		return nil, err
+	}
+	r.obs.Obtained(key, time.Since(start))
+	return l, nil
+}
+
+// try makes one acquire call. It returns the lock when taken, or else the
+// holder's remaining ttl (zero when unknown).
+func (c *Client) try(ctx context.Context, r *request) (*Lock, time.Duration, error) {
+	sent := time.Now()
+	keys := []string{r.key, r.fenceKey}
+	res, err := acquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
+	if err != nil {
+		// The script may have run and only its reply been lost: delete the
+		// key if it holds our token, so it is not left held for a whole ttl.
+		c.goBackground(func() { c.cleanup(r) })
+		if ctx.Err() != nil {
+			return nil, 0, notObtained(ctx)
+		}
+		return nil, 0, fmt.Errorf("dlock: obtain %q: %w", r.key, err)
+	}
+	switch v := res.(type) {
+	case string:
+		fence, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			c.goBackground(func() { c.cleanup(r) })
+			return nil, 0, fmt.Errorf("dlock: obtain %q: bad fence %q: %w", r.key, v, err)
+		}
+		return newLock(c, r, fence, sent), 0, nil
+	case int64:
+		return nil, time.Duration(max(v, 0)) * time.Millisecond, nil
+	}
+	return nil, 0, fmt.Errorf("dlock: obtain %q: unexpected reply %T", r.key, res)
+}
+
+// cleanup deletes r's key if it holds r's token.
+func (c *Client) cleanup(r *request) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Err()
+}
+
+// notObtained is the error of an Obtain whose ctx ended while waiting.
+func notObtained(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		return fmt.Errorf("%w: %w: %w", ErrNotObtained, err, cause)
+	}
+	return fmt.Errorf("%w: %w", ErrNotObtained, err)
+}

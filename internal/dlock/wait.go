@@ -1,0 +1,166 @@
+package dlock
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// waitQueue gives one goroutine per key at a time the turn to compete in
+// Redis; the others of the same Client queue on the key's slot, in FIFO order
+// (the order of a channel's blocked senders). A goroutine that wins keeps the
+// turn in its Lock (see Client.obtain). Slots are reference counted and
+// deleted when unused, so the map does not grow with the number of keys.
+type waitQueue struct {
+	mu    sync.Mutex
+	slots map[string]*slot
+}
+
+type slot struct {
+	turn chan struct{} // holds a value while a goroutine has the turn
+	refs int           // goroutines using the slot; guarded by waitQueue.mu
+}
+
+func (q *waitQueue) join(key string) *slot {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.slots == nil {
+		q.slots = make(map[string]*slot)
+	}
+	s := q.slots[key]
+	if s == nil {
+		s = &slot{turn: make(chan struct{}, 1)}
+		q.slots[key] = s
+	}
+	s.refs++
+	return s
+}
+
+func (q *waitQueue) leave(key string, s *slot) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if s.refs--; s.refs == 0 {
+		delete(q.slots, key)
+	}
+}
+
+// enter takes the slot's turn. Without a Wait (expired nil) it does not
+// queue: a goroutine already having the turn means the key is busy.
+func (s *slot) enter(ctx context.Context, expired <-chan time.Time) error {
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	if expired == nil {
+		return ErrNotObtained
+	}
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return notObtained(ctx)
+	case <-expired:
+		return ErrNotObtained
+	}
+}
+
+func (s *slot) exit() { <-s.turn }
+
+// obtain runs an Obtain: queue locally, then attempt until the lock is
+// taken, Wait runs out, ctx ends, or Redis fails. A lock taken keeps the turn
+// until it is released or lost, or its watchdog stops, or (unwatched) its
+// safe deadline passes: meanwhile the next local waiter has nothing to gain
+// from asking Redis.
+func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
+	if ctx.Err() != nil {
+		return nil, notObtained(ctx)
+	}
+	var expired <-chan time.Time
+	if r.wait > 0 {
+		t := time.NewTimer(r.wait)
+		defer t.Stop()
+		expired = t.C
+	}
+	s := c.queue.join(r.key)
+	if err := s.enter(ctx, expired); err != nil {
+		c.queue.leave(r.key, s)
+		if ctx.Err() == nil {
+			r.obs.Contended(r.key)
+		}
+		return nil, err
+	}
+	passTurn := sync.OnceFunc(func() {
+		s.exit()
+		c.queue.leave(r.key, s)
+	})
+	l, err := c.attempt(ctx, r, expired)
+	if err != nil {
+		passTurn()
+		return nil, err
+	}
+	l.passTurn = passTurn
+	l.turnTimer = time.AfterFunc(time.Until(l.deadline), passTurn)
+	return l, nil
+}
+
+// attempt tries to acquire until it succeeds or gives up. After the first
+// failed try it subscribes to the key's release channel; the subscription's
+// confirmation wakes it for one more try, which covers a release that landed
+// between the failed try and the subscription.
+func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Time) (*Lock, error) {
+	var sub *subscription // nil until the first failed try, or if c is closed
+	defer func() { c.notify.unsubscribe(sub) }()
+	var pause *time.Timer
+	defer func() {
+		if pause != nil {
+			pause.Stop()
+		}
+	}()
+	for n := 0; ; n++ {
+		sub.drain() // a release before this try is seen by the try itself
+		l, pttl, err := c.try(ctx, r)
+		if l != nil || err != nil {
+			return l, err
+		}
+		r.obs.Contended(r.key)
+		if expired == nil {
+			return nil, ErrNotObtained
+		}
+		if n == 0 {
+			sub = c.notify.subscribe(r.channel)
+			pause = time.NewTimer(r.backoff(n, pttl))
+		} else {
+			pause.Reset(r.backoff(n, pttl))
+		}
+		select {
+		case <-sub.wakeC():
+		case <-pause.C:
+		case <-ctx.Done():
+			return nil, notObtained(ctx)
+		case <-expired:
+			return nil, ErrNotObtained
+		}
+	}
+}
+
+// backoff returns the pause after the n-th failed try (from 0): drawn at
+// random between minBackoff and a cap that doubles from minBackoff up to
+// maxBackoff, and no longer than the holder's remaining ttl (plus 1ms) when
+// that is known.
+func (r *request) backoff(n int, pttl time.Duration) time.Duration {
+	ceil := r.minBackoff
+	for i := 0; i < n && ceil < r.maxBackoff; i++ {
+		if ceil > r.maxBackoff/2 {
+			ceil = r.maxBackoff
+			break
+		}
+		ceil *= 2
+	}
+	d := r.minBackoff + rand.N(ceil-r.minBackoff+1)
+	if pttl > 0 {
+		d = min(d, pttl+time.Millisecond)
+	}
+	return d
+}
