@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 
 	"github.com/pressly/goose/v3"
@@ -27,11 +28,21 @@ func Migrations() fs.FS {
 	return sub
 }
 
-// Migrate applies every pending migration to the database behind sqlDB. It takes a PostgreSQL
-// advisory lock first, so several API processes starting at once apply each migration once.
-// It is safe to call on an up-to-date database: it then does nothing.
+// Migrate applies every pending migration to the current schema of the database behind
+// sqlDB. It takes a PostgreSQL advisory lock for that schema first, so several API processes
+// starting at once apply each migration once, while other schemas (tests) migrate in
+// parallel. It is safe to call on an up-to-date database: it then does nothing.
 func Migrate(ctx context.Context, sqlDB *sql.DB) error {
-	locker, err := lock.NewPostgresSessionLocker()
+	var schema string
+	if err := sqlDB.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte("seckill migrations " + schema))
+	locker, err := lock.NewPostgresSessionLocker(
+		lock.WithLockID(int64(h.Sum64()>>1)),
+		lock.WithLockTimeout(1, 120), // retry every second for two minutes
+	)
 	if err != nil {
 		return fmt.Errorf("migration locker: %w", err)
 	}

@@ -19,6 +19,8 @@ type config struct {
 	redisPrefix     string
 	logLevel        slog.Level
 	dbMaxConns      int
+	lockTTL         time.Duration
+	lockWait        time.Duration
 	shutdownTimeout time.Duration
 	startupTimeout  time.Duration
 	migrate         bool
@@ -46,6 +48,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
 	maxConns := fs.String("db-max-conns", env("DB_MAX_CONNS", "20"), "PostgreSQL pool size (env DB_MAX_CONNS)")
+	lockTTL := fs.String("lock-ttl", env("LOCK_TTL", "2s"), "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
+	lockWait := fs.String("lock-wait", env("LOCK_WAIT", "1s"), "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
 	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
 	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
 	fs.BoolVar(&cfg.migrate, "migrate", env("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
@@ -63,11 +67,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.dbMaxConns, err = strconv.Atoi(*maxConns); err != nil || cfg.dbMaxConns < 1 {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %q: want a positive integer", *maxConns))
 	}
-	if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT %q: want a positive duration such as 15s", *shutdown))
+	durations := []struct {
+		dst        *time.Duration
+		name, text string
+		min        time.Duration
+	}{
+		{&cfg.lockTTL, "LOCK_TTL", *lockTTL, 100 * time.Millisecond},
+		{&cfg.lockWait, "LOCK_WAIT", *lockWait, time.Millisecond},
+		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
+		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
 	}
-	if cfg.startupTimeout, err = time.ParseDuration(*startup); err != nil || cfg.startupTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("STARTUP_TIMEOUT %q: want a positive duration such as 60s", *startup))
+	for _, d := range durations {
+		if *d.dst, err = time.ParseDuration(d.text); err != nil || *d.dst < d.min {
+			errs = append(errs, fmt.Errorf("%s %q: want a duration of at least %s, such as 2s", d.name, d.text, d.min))
+		}
 	}
 	return cfg, errors.Join(errs...)
 }

@@ -14,7 +14,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/internal/httpapi"
+	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/order"
 )
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
@@ -30,14 +31,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer closeDatabase(gdb)
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
 	defer rdb.Close()
-
-	handler := httpapi.NewServer(httpapi.Deps{
-		Logger: log,
-		Checks: map[string]httpapi.Check{
-			"postgres": func(ctx context.Context) error { return pingDB(ctx, gdb) },
-			"redis":    func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
-		},
+	if cfg.adminToken == "" {
+		log.Warn("ADMIN_TOKEN is empty: admin routes answer 403")
+	}
+	a := app.New(app.Config{
+		DB: gdb, Redis: rdb, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
+		Order: order.Config{LockTTL: cfg.lockTTL, LockWait: cfg.lockWait},
 	})
+	defer a.Close()
+	handler := a.Handler
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)

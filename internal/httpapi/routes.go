@@ -12,6 +12,17 @@ func addRoutes(r *gin.Engine, d Deps) {
 	r.GET("/readyz", handleReadyz(d.Checks, func(name string, err error) {
 		d.Logger.Warn("readiness check failed", "dependency", name, "err", err)
 	}))
+	if d.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(d.Metrics))
+	}
+
+	v1 := r.Group("/api/v1")
+	admin := requireAdmin(d.AdminToken)
+	v1.POST("/products", admin, handleCreateProduct(d))
+	v1.GET("/products/:id", handleGetProduct(d))
+	v1.POST("/products/:id/purchase", handlePurchase(d))
+	v1.GET("/products/:id/audit", admin, handleAudit(d))
+
 	r.NoRoute(func(c *gin.Context) {
 		abortProblem(c, http.StatusNotFound, "not_found", "no such route")
 	})

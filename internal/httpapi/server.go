@@ -7,12 +7,19 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
 )
 
-// Deps is everything the HTTP layer needs. Zero fields are allowed where noted.
+// Deps is everything the HTTP layer needs.
 type Deps struct {
-	Logger *slog.Logger
-	Checks map[string]Check // readiness checks by dependency name
+	Logger     *slog.Logger
+	Checks     map[string]Check // readiness checks by dependency name
+	Products   *inventory.Store
+	Orders     *order.Service
+	AdminToken string       // empty: admin routes answer 403
+	Metrics    http.Handler // GET /metrics; nil: not served
 }
 
 // NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies.

@@ -90,7 +90,7 @@ func Schema(t testing.TB) string {
 // DB opens a pool on dsn that is closed when the test ends.
 func DB(t testing.TB, dsn string) *gorm.DB {
 	t.Helper()
-	gdb, err := db.Open(dsn, db.PoolOptions{MaxOpen: 20})
+	gdb, err := db.Open(dsn, db.PoolOptions{MaxOpen: 10})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}

@@ -1,0 +1,90 @@
+// Package app wires seckill's parts into one HTTP handler: stores, the lock client, the
+// purchase service, metrics and routes. cmd/api builds it from configuration; tests build
+// it on their own schema and key prefix, so both run exactly the same wiring.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/httpapi"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/metrics"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// Config is the parsed configuration of one API process.
+type Config struct {
+	DB          *gorm.DB              // required; App does not close it
+	Redis       redis.UniversalClient // required; App does not close it
+	RedisPrefix string                // namespace of every Redis key; default "seckill"
+	AdminToken  string                // empty disables admin routes
+	Order       order.Config
+	Logger      *slog.Logger // default: discard
+}
+
+// App is a wired API process.
+type App struct {
+	Handler http.Handler
+	Orders  *order.Service
+	Keys    inventory.Keys
+
+	locks         *dlock.Client
+	stopListening context.CancelFunc
+	listening     chan struct{}
+}
+
+// New wires an App. Call Close when the HTTP server has stopped.
+func New(cfg Config) *App {
+	if cfg.RedisPrefix == "" {
+		cfg.RedisPrefix = "seckill"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	sqlDB, _ := cfg.DB.DB()
+	m := metrics.New(sqlDB, cfg.Redis)
+	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
+	products := inventory.NewStore(cfg.DB)
+	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
+	a := &App{Keys: keys, locks: dlock.NewWithOptions(cfg.Redis, &dlock.ClientOptions{Observer: m}),
+		listening: make(chan struct{})}
+	a.Orders = order.NewService(order.Deps{
+		Products: products, Locks: a.locks, Gate: inventory.NewGate(cfg.Redis, keys), SoldOut: soldOut,
+		Keys: keys, Observer: m, Logger: cfg.Logger,
+	}, cfg.Order)
+	a.Handler = httpapi.NewServer(httpapi.Deps{
+		Logger: cfg.Logger,
+		Checks: map[string]httpapi.Check{
+			"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
+			"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
+		},
+		Products:   products,
+		Orders:     a.Orders,
+		AdminToken: cfg.AdminToken,
+		Metrics:    m.Handler(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopListening = cancel
+	go func() {
+		defer close(a.listening)
+		soldOut.Listen(ctx)
+	}()
+	return a
+}
+
+// Close stops the App's background work. In-flight requests must be done first.
+func (a *App) Close() error {
+	a.stopListening()
+	select {
+	case <-a.listening:
+	case <-time.After(5 * time.Second):
+	}
+	return a.locks.Close()
+}

@@ -1,0 +1,85 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// BenchmarkSoldOutHTTP: a purchase of a sold-out product through the whole gin handler
+// (in memory, no sockets): the path most of a flash-sale crowd takes. It touches neither
+// PostgreSQL nor Redis.
+func BenchmarkSoldOutHTTP(b *testing.B) {
+	s := newStack(b, order.Config{})
+	p := s.createProduct(b, 0, "dlock", 0)
+	path := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
+	if status, code, _ := s.purchase(p.ID, 1); code != "sold_out" { // marks it sold out
+		b.Fatalf("first purchase = %d %s", status, code)
+	}
+	var user atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body := fmt.Sprintf(`{"user_id":%d}`, user.Add(1))
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			w := httptest.NewRecorder()
+			s.App.Handler.ServeHTTP(w, req)
+			if w.Code != http.StatusConflict {
+				b.Fatalf("status %d", w.Code)
+			}
+		}
+	})
+}
+
+// BenchmarkBareGin is the baseline for BenchmarkSoldOutHTTP: a gin engine whose only
+// handler decodes the same body and answers the same problem, with no service behind it.
+func BenchmarkBareGin(b *testing.B) {
+	h := bareGin()
+	var user atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body := fmt.Sprintf(`{"user_id":%d}`, user.Add(1))
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/products/1/purchase", strings.NewReader(body))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusConflict {
+				b.Fatalf("status %d", w.Code)
+			}
+		}
+	})
+}
+
+// BenchmarkPurchaseHot: distinct buyers of one product whose stock never runs out, through
+// the purchase service (no HTTP), per strategy: orders per second on one hot row.
+func BenchmarkPurchaseHot(b *testing.B) {
+	for _, strategy := range []inventory.Strategy{
+		inventory.StrategyDlock, inventory.StrategyPessimistic, inventory.StrategyOptimistic, inventory.StrategyRedis,
+	} {
+		b.Run(string(strategy), func(b *testing.B) {
+			s := newStack(b, order.Config{})
+			p := s.createProduct(b, inventory.MaxStock, string(strategy), 0)
+			var user atomic.Int64
+			b.SetParallelism(8) // 8 buyers per core at once
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.App.Orders.Purchase(context.Background(), p.ID, user.Add(1)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package app_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/order"
+)
+
+var safeStrategies = []string{"dlock", "pessimistic", "optimistic", "redis"}
+
+// checkAudit asserts the invariants from PostgreSQL: orders == sold, stock >= 0, no duplicate
+// buyer, nothing oversold, and (redis strategy) the gate agrees.
+func checkAudit(t *testing.T, a order.Audit, wantSold int) {
+	t.Helper()
+	if a.Orders != wantSold || a.Sold != wantSold || a.Stock < 0 || a.Oversold != 0 || a.DuplicateUsers != 0 || !a.Consistent {
+		t.Fatalf("audit = %+v (redis %+v), want %d sold, consistent", a, a.Redis, wantSold)
+	}
+}
+
+func TestNoOversellUnderCrowd(t *testing.T) {
+	t.Parallel()
+	const stock, buyers = 100, 1000
+	first := newStack(t, order.Config{LockWait: 2 * time.Second})
+	second := newStackOn(t, first.DB, first.Redis, first.Prefix, order.Config{LockWait: 2 * time.Second})
+	stacks := []*stack{first, second} // two API processes sharing PostgreSQL and Redis
+	for _, strategy := range safeStrategies {
+		t.Run(strategy, func(t *testing.T) {
+			p := first.createProduct(t, stock, strategy, 0)
+			res := crowd(t, stacks, p.ID, buyers, func(i int) int64 { return int64(i + 1) })
+			if got := res.get("201 "); got != stock {
+				t.Errorf("bought = %d, want %d; answers %v", got, stock, res.m)
+			}
+			if other := buyers - res.get("201 ") - res.get("409 sold_out") - res.get("503 busy"); other != 0 {
+				t.Errorf("%d answers were neither bought, sold_out nor busy: %v", other, res.m)
+			}
+			checkAudit(t, first.audit(t, p.ID), stock)
+		})
+	}
+}
+
+func TestOneUserBuysOnce(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, order.Config{LockWait: 2 * time.Second})
+	for _, strategy := range safeStrategies {
+		t.Run(strategy, func(t *testing.T) {
+			p := s.createProduct(t, 10, strategy, 0)
+			res := crowd(t, []*stack{s}, p.ID, 50, func(int) int64 { return 42 })
+			if got := res.get("201 "); got != 1 {
+				t.Errorf("bought = %d, want 1; answers %v", got, res.m)
+			}
+			if other := 50 - res.get("201 ") - res.get("409 already_purchased") - res.get("503 busy"); other != 0 {
+				t.Errorf("unexpected answers: %v", res.m)
+			}
+			checkAudit(t, s.audit(t, p.ID), 1)
+		})
+	}
+}
+
+// TestNaiveOversells is the negative control: the same harness must see the naive strategy
+// oversell, or it could not see anyone else's oversell either.
+func TestNaiveOversells(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, order.Config{})
+	p := s.createProduct(t, 10, "naive", 50)
+	crowd(t, []*stack{s}, p.ID, 200, func(i int) int64 { return int64(i + 1) })
+	a := s.audit(t, p.ID)
+	if a.Oversold == 0 || a.Consistent {
+		t.Fatalf("naive audit = %+v, want an oversell", a)
+	}
+	t.Logf("naive: %d orders for %d units (oversold %d, stock left %d)", a.Orders, a.InitialStock, a.Oversold, a.Stock)
+}
+
+// TestSellsOutExactlyWithThink widens the read-write window; safe strategies must still hold.
+func TestSellsOutExactlyWithThink(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, order.Config{LockWait: 5 * time.Second})
+	for _, strategy := range safeStrategies {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			p := s.createProduct(t, 5, strategy, 5)
+			crowd(t, []*stack{s}, p.ID, 40, func(i int) int64 { return int64(i + 1) })
+			checkAudit(t, s.audit(t, p.ID), 5)
+		})
+	}
+}
+
+func TestSoldOutFastPathAndProductView(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, order.Config{})
+	p := s.createProduct(t, 1, "dlock", 0)
+	if status, _, err := s.purchase(p.ID, 1); err != nil || status != http.StatusCreated {
+		t.Fatalf("first purchase = %d %v", status, err)
+	}
+	for u := int64(2); u < 5; u++ {
+		if status, code, _ := s.purchase(p.ID, u); status != http.StatusConflict || code != "sold_out" {
+			t.Fatalf("purchase after sell-out = %d %s, want 409 sold_out", status, code)
+		}
+	}
+	status, _, b, _, _ := s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d", p.ID), "", "")
+	if status != http.StatusOK {
+		t.Fatalf("get product = %d %s", status, b)
+	}
+	var got product
+	mustJSON(t, b, &got)
+	if got.Stock != 0 || got.Sold != 1 || got.InitialStock != 1 || got.Strategy != "dlock" {
+		t.Fatalf("product = %+v", got)
+	}
+}

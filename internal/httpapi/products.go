@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// productView is a product as the API shows it.
+type productView struct {
+	inventory.Product
+	Sold int `json:"sold"`
+}
+
+func viewProduct(p inventory.Product) productView { return productView{Product: p, Sold: p.Sold()} }
+
+type createProductRequest struct {
+	Name     string `json:"name"`
+	Stock    *int   `json:"stock"`
+	Strategy string `json:"strategy"`
+	ThinkMS  int    `json:"think_ms"`
+}
+
+// handleCreateProduct: POST /api/v1/products (admin).
+func handleCreateProduct(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var req createProductRequest
+		if err := decodeJSON(c, &req); err != nil {
+			writeError(c, d, err)
+			return
+		}
+		if req.Stock == nil {
+			writeError(c, d, detailed{"stock is required"})
+			return
+		}
+		p, err := d.Products.Create(c.Request.Context(), inventory.NewProduct{
+			Name: req.Name, Stock: *req.Stock, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
+		})
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		d.Logger.Info("product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy)
+		c.Header("Location", "/api/v1/products/"+strconv.FormatInt(p.ID, 10))
+		c.JSON(http.StatusCreated, viewProduct(p))
+	}
+}
+
+// handleGetProduct: GET /api/v1/products/:id.
+func handleGetProduct(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := pathID(c)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		p, err := d.Products.Get(c.Request.Context(), id)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		c.JSON(http.StatusOK, viewProduct(p))
+	}
+}
+
+type purchaseRequest struct {
+	UserID *int64 `json:"user_id"`
+}
+
+// handlePurchase: POST /api/v1/products/:id/purchase.
+func handlePurchase(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := pathID(c)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		var req purchaseRequest
+		if err := decodeJSON(c, &req); err != nil {
+			writeError(c, d, err)
+			return
+		}
+		if req.UserID == nil || *req.UserID <= 0 {
+			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
+			return
+		}
+		o, err := d.Orders.Purchase(c.Request.Context(), id, *req.UserID)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		c.JSON(http.StatusCreated, o)
+	}
+}
+
+// handleAudit: GET /api/v1/products/:id/audit (admin).
+func handleAudit(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := pathID(c)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		a, err := d.Orders.Audit(c.Request.Context(), id)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		c.JSON(http.StatusOK, a)
+	}
+}

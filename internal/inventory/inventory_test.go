@@ -1,0 +1,88 @@
+package inventory_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		np   inventory.NewProduct
+		ok   bool
+	}{
+		{"default strategy", inventory.NewProduct{Name: "a", Stock: 1}, true},
+		{"zero stock", inventory.NewProduct{Name: "a", Stock: 0, Strategy: "naive"}, true},
+		{"no name", inventory.NewProduct{Stock: 1}, false},
+		{"bad utf-8", inventory.NewProduct{Name: "\xff", Stock: 1}, false},
+		{"negative stock", inventory.NewProduct{Name: "a", Stock: -1}, false},
+		{"too much stock", inventory.NewProduct{Name: "a", Stock: inventory.MaxStock + 1}, false},
+		{"unknown strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "x"}, false},
+		{"think too long", inventory.NewProduct{Name: "a", Stock: 1, ThinkMS: inventory.MaxThinkMS + 1}, false},
+	}
+	for _, tt := range tests {
+		err := tt.np.Validate()
+		if got := err == nil; got != tt.ok {
+			t.Errorf("%s: Validate() = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, inventory.ErrInvalid) {
+			t.Errorf("%s: error %v is not ErrInvalid", tt.name, err)
+		}
+	}
+}
+
+func TestDecrement(t *testing.T) {
+	t.Parallel()
+	gdb := testenv.Postgres(t)
+	s := inventory.NewStore(gdb)
+	ctx := context.Background()
+	p, err := s.Create(ctx, inventory.NewProduct{Name: "p", Stock: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ID == 0 || p.Stock != 3 || p.InitialStock != 3 || p.Strategy != inventory.StrategyDlock || p.CreatedAt.IsZero() {
+		t.Fatalf("created %+v", p)
+	}
+	tx := gdb.WithContext(ctx)
+	steps := []struct {
+		name    string
+		do      func(*gorm.DB) (int, error)
+		left    int
+		wantErr error
+	}{
+		{"take 2", func(tx *gorm.DB) (int, error) { return inventory.Decrement(tx, p.ID, 2) }, 1, nil},
+		{"take 2 of 1", func(tx *gorm.DB) (int, error) { return inventory.Decrement(tx, p.ID, 2) }, 0, inventory.ErrSoldOut},
+		{"fence 10", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 0, 10) }, 1, nil},
+		{"fence 10 again", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 0, 10) }, 1, nil},
+		{"fence 9", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 1, 9) }, 0, inventory.ErrFenced},
+		{"fence 11", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 1, 11) }, 0, nil},
+		{"fence 12 sold out", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 1, 12) }, 0, inventory.ErrSoldOut},
+		{"unknown product", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID+1000, 1, 12) }, 0, inventory.ErrNotFound},
+	}
+	for _, st := range steps {
+		left, err := st.do(tx)
+		if !errors.Is(err, st.wantErr) || (err == nil && left != st.left) {
+			t.Fatalf("%s = %d, %v; want %d, %v", st.name, left, err, st.left, st.wantErr)
+		}
+	}
+	if _, err := s.Get(ctx, p.ID+1000); !errors.Is(err, inventory.ErrNotFound) {
+		t.Fatalf("Get unknown = %v", err)
+	}
+}
+
+func TestKeysShareHashSlot(t *testing.T) {
+	t.Parallel()
+	k := inventory.Keys{Prefix: "seckill"}
+	for _, key := range []string{k.Lock(42), k.GateStock(42), k.GateBuyers(42)} {
+		if want := "seckill:{p:42}:"; key[:len(want)] != want {
+			t.Errorf("key %q does not carry the hash tag {p:42}", key)
+		}
+	}
+}

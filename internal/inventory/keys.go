@@ -1,0 +1,25 @@
+package inventory
+
+import "strconv"
+
+// Keys names the Redis keys of products under one namespace prefix. Every key of one product
+// carries the hash tag {p:ID}, so a Lua script may touch several of them on a Redis Cluster.
+type Keys struct {
+	Prefix string // e.g. "seckill"; REDIS_KEY_PREFIX in cmd/api
+}
+
+func (k Keys) product(id int64, what string) string {
+	return k.Prefix + ":{p:" + strconv.FormatInt(id, 10) + "}:" + what
+}
+
+// Lock is the dlock key that serialises purchases of a product.
+func (k Keys) Lock(id int64) string { return k.product(id, "lock") }
+
+// GateStock is the Redis gate's count of units left (redis strategy).
+func (k Keys) GateStock(id int64) string { return k.product(id, "stock") }
+
+// GateBuyers is the Redis gate's set of admitted user ids (redis strategy).
+func (k Keys) GateBuyers(id int64) string { return k.product(id, "buyers") }
+
+// SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
+func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }

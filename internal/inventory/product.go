@@ -1,0 +1,102 @@
+// Package inventory owns products and their stock: creating and reading products, the
+// conditional stock updates every strategy builds on, and the sold-out flag that turns
+// buyers away without touching PostgreSQL. It knows nothing of orders.
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Errors returned by this package. Compare with errors.Is.
+var (
+	ErrNotFound = errors.New("inventory: product not found")
+	ErrSoldOut  = errors.New("inventory: sold out")
+	ErrInvalid  = errors.New("inventory: invalid product")
+	// ErrFenced means a conditional write carried a lock fence older than the one already
+	// recorded on the product: the writer's lock was lost and someone else has written since.
+	ErrFenced = errors.New("inventory: stale lock fence")
+)
+
+// Strategy names how purchases of a product are serialised.
+type Strategy string
+
+// The strategies, chosen per product.
+const (
+	StrategyDlock       Strategy = "dlock"       // Redis lock (internal/dlock) + fenced conditional update
+	StrategyNaive       Strategy = "naive"       // read, check, write: oversells, for teaching
+	StrategyPessimistic Strategy = "pessimistic" // SELECT ... FOR UPDATE
+	StrategyOptimistic  Strategy = "optimistic"  // UPDATE ... WHERE stock > 0
+	StrategyRedis       Strategy = "redis"       // atomic Lua gate in Redis, then PostgreSQL
+)
+
+// Strategies lists every strategy, the default first.
+var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis}
+
+// Limits on new products.
+const (
+	MaxNameLen = 200
+	MaxStock   = 100_000_000
+	MaxThinkMS = 10_000
+)
+
+// Product is a row of the products table.
+type Product struct {
+	ID           int64     `json:"id"`
+	Name         string    `json:"name"`
+	Stock        int       `json:"stock"`
+	InitialStock int       `json:"initial_stock"`
+	Strategy     Strategy  `json:"strategy"`
+	ThinkMS      int       `json:"think_ms"`
+	Fence        int64     `json:"-"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// TableName maps Product to its table for GORM.
+func (Product) TableName() string { return "products" }
+
+// Sold is how many units have been sold.
+func (p Product) Sold() int { return p.InitialStock - p.Stock }
+
+// Think is the teaching pause between reading and writing stock.
+func (p Product) Think() time.Duration { return time.Duration(p.ThinkMS) * time.Millisecond }
+
+// NewProduct is what a caller supplies to create a product.
+type NewProduct struct {
+	Name     string
+	Stock    int
+	Strategy Strategy // empty means StrategyDlock
+	ThinkMS  int
+}
+
+// Validate reports the first problem with np, wrapped in ErrInvalid, with a message fit
+// for the person who sent it.
+func (np *NewProduct) Validate() error {
+	if np.Strategy == "" {
+		np.Strategy = StrategyDlock
+	}
+	switch {
+	case np.Name == "" || utf8.RuneCountInString(np.Name) > MaxNameLen || !utf8.ValidString(np.Name):
+		return fmt.Errorf("%w: name must be 1 to %d characters of valid UTF-8", ErrInvalid, MaxNameLen)
+	case np.Stock < 0 || np.Stock > MaxStock:
+		return fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalid, MaxStock)
+	case !np.Strategy.Valid():
+		return fmt.Errorf("%w: strategy must be one of %v", ErrInvalid, Strategies)
+	case np.ThinkMS < 0 || np.ThinkMS > MaxThinkMS:
+		return fmt.Errorf("%w: think_ms must be between 0 and %d", ErrInvalid, MaxThinkMS)
+	}
+	return nil
+}
+
+// Valid reports whether s is one of Strategies.
+func (s Strategy) Valid() bool {
+	for _, v := range Strategies {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

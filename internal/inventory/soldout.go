@@ -1,0 +1,68 @@
+package inventory
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SoldOut is the sold-out fast path: a process-local set of product ids known to be sold
+// out, shared between API processes through Redis. A product never gets stock back (there
+// is no restock), so a mark is final and checking it costs no round trip at all.
+//
+// The mark is an optimisation, never a guard: a process that has not heard of it yet reads
+// PostgreSQL, sees stock 0, and marks it itself. It is safe for concurrent use.
+type SoldOut struct {
+	rdb   redis.UniversalClient
+	keys  Keys
+	log   *slog.Logger
+	local sync.Map // int64 -> struct{}
+}
+
+// NewSoldOut returns a SoldOut sharing marks through rdb under keys.
+func NewSoldOut(rdb redis.UniversalClient, keys Keys, log *slog.Logger) *SoldOut {
+	return &SoldOut{rdb: rdb, keys: keys, log: log}
+}
+
+// Is reports whether product id is known to be sold out.
+func (s *SoldOut) Is(id int64) bool {
+	_, ok := s.local.Load(id)
+	return ok
+}
+
+// Mark records that product id is sold out, here and, best effort, for every other process.
+func (s *SoldOut) Mark(ctx context.Context, id int64) {
+	if _, loaded := s.local.LoadOrStore(id, struct{}{}); loaded {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := s.rdb.Publish(ctx, s.keys.SoldOutChannel(), id).Err(); err != nil {
+		s.log.Warn("sharing sold-out mark failed; other processes will find out from PostgreSQL",
+			"product_id", id, "err", err)
+	}
+}
+
+// Listen applies the marks other processes announce until ctx ends. Run it in a goroutine.
+func (s *SoldOut) Listen(ctx context.Context) {
+	sub := s.rdb.Subscribe(ctx, s.keys.SoldOutChannel())
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg, ok := <-ch:
+			if !ok {
+				return
+			}
+			if id, err := strconv.ParseInt(msg.Payload, 10, 64); err == nil {
+				s.local.Store(id, struct{}{})
+			}
+		}
+	}
+}

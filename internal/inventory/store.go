@@ -1,0 +1,131 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Store reads and creates products. It is safe for concurrent use.
+type Store struct {
+	db *gorm.DB
+	// meta caches products by id for their immutable fields (name, strategy, think_ms,
+	// initial_stock): a purchase needs them before anything else, and they never change.
+	meta sync.Map // int64 -> Product
+}
+
+// NewStore returns a Store on db.
+func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+
+// DB returns the store's database handle, for services that open transactions.
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// Create validates np and inserts it with stock = initial_stock.
+func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
+	if err := np.Validate(); err != nil {
+		return Product{}, err
+	}
+	var p Product
+	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms)
+		VALUES (?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS).Scan(&p).Error
+	if err != nil {
+		return Product{}, fmt.Errorf("create product: %w", err)
+	}
+	return p, nil
+}
+
+// Get reads the product as it is now.
+func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
+	var p Product
+	err := s.db.WithContext(ctx).Take(&p, id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Product{}, fmt.Errorf("product %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Product{}, fmt.Errorf("get product %d: %w", id, err)
+	}
+	s.meta.Store(id, p)
+	return p, nil
+}
+
+// Meta returns the product's immutable fields, from memory after the first read. Its Stock,
+// Fence and UpdatedAt are stale: read them in the transaction that needs them.
+func (s *Store) Meta(ctx context.Context, id int64) (Product, error) {
+	if p, ok := s.meta.Load(id); ok {
+		return p.(Product), nil
+	}
+	return s.Get(ctx, id)
+}
+
+// Stock reads a product's stock in tx; with forUpdate it also locks the row until tx ends.
+func Stock(tx *gorm.DB, id int64, forUpdate bool) (int, error) {
+	q := tx.Model(&Product{}).Select("stock").Where("id = ?", id)
+	if forUpdate {
+		q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+	}
+	var stock []int
+	if err := q.Scan(&stock).Error; err != nil {
+		return 0, fmt.Errorf("read stock of product %d: %w", id, err)
+	}
+	if len(stock) == 0 {
+		return 0, fmt.Errorf("product %d: %w", id, ErrNotFound)
+	}
+	return stock[0], nil
+}
+
+// Decrement takes n units of a product in tx, never below zero: it returns ErrSoldOut, and
+// changes nothing, when fewer than n are left. It returns the stock left.
+func Decrement(tx *gorm.DB, id int64, n int) (int, error) {
+	var left []int
+	err := tx.Raw(`UPDATE products SET stock = stock - ?, updated_at = now()
+		WHERE id = ? AND stock >= ? RETURNING stock`, n, id, n).Scan(&left).Error
+	if err != nil {
+		return 0, fmt.Errorf("decrement product %d: %w", id, err)
+	}
+	if len(left) == 0 {
+		return 0, fmt.Errorf("product %d: %w", id, ErrSoldOut)
+	}
+	return left[0], nil
+}
+
+// DecrementFenced is Decrement for a writer holding the product's lock with the given fence.
+// The write succeeds only if no writer with a newer fence has written the product; it then
+// records fence on the row. It returns ErrFenced when a newer fence is recorded, ErrSoldOut
+// when fewer than n units are left.
+func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
+	var left []int
+	err := tx.Raw(`UPDATE products SET stock = stock - ?, fence = ?, updated_at = now()
+		WHERE id = ? AND stock >= ? AND fence <= ? RETURNING stock`, n, fence, id, n, fence).Scan(&left).Error
+	if err != nil {
+		return 0, fmt.Errorf("decrement product %d: %w", id, err)
+	}
+	if len(left) == 1 {
+		return left[0], nil
+	}
+	var rows []Product
+	if err := tx.Select("stock", "fence").Where("id = ?", id).Find(&rows).Error; err != nil {
+		return 0, fmt.Errorf("decrement product %d: %w", id, err)
+	}
+	switch {
+	case len(rows) == 0:
+		return 0, fmt.Errorf("product %d: %w", id, ErrNotFound)
+	case rows[0].Fence > fence:
+		return 0, fmt.Errorf("product %d fence %d > %d: %w", id, rows[0].Fence, fence, ErrFenced)
+	default:
+		return 0, fmt.Errorf("product %d: %w", id, ErrSoldOut)
+	}
+}
+
+// SetStock overwrites a product's stock unconditionally. Only the naive strategy uses it:
+// it is the lost update the other strategies exist to prevent.
+func SetStock(tx *gorm.DB, id int64, stock int) error {
+	err := tx.Exec(`UPDATE products SET stock = ?, updated_at = now() WHERE id = ?`, stock, id).Error
+	if err != nil {
+		return fmt.Errorf("set stock of product %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+// Package metrics exposes seckill's Prometheus metrics. It implements the observer hooks
+// of internal/order and internal/dlock, so those packages stay free of Prometheus.
+package metrics
+
+import (
+	"database/sql"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Metrics holds every collector on its own registry. It is safe for concurrent use.
+type Metrics struct {
+	reg        *prometheus.Registry
+	purchases  *prometheus.CounterVec
+	purchaseD  *prometheus.HistogramVec
+	lockWait   *prometheus.HistogramVec
+	lockHold   prometheus.Histogram
+	contended  prometheus.Counter
+	renewals   *prometheus.CounterVec
+	lost       prometheus.Counter
+	releaseErr prometheus.Counter
+}
+
+// latency buckets from 100µs to ~6.5s.
+var buckets = prometheus.ExponentialBuckets(0.0001, 2, 17)
+
+// New registers the collectors, plus Go runtime, process, PostgreSQL pool and Redis pool
+// statistics when db and rdb are not nil.
+func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.purchases = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_purchases_total", Help: "Purchases by strategy and outcome.",
+	}, []string{"strategy", "outcome"})
+	m.purchaseD = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "seckill_purchase_duration_seconds", Help: "Time to serve a purchase, by strategy and outcome.", Buckets: buckets,
+	}, []string{"strategy", "outcome"})
+	m.lockWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "seckill_lock_wait_seconds", Help: "Time to obtain a product lock, including local queueing, by result.", Buckets: buckets,
+	}, []string{"result"})
+	m.lockHold = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "seckill_lock_hold_seconds", Help: "Time a product lock was held.", Buckets: buckets,
+	})
+	m.contended = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "seckill_lock_contended_total", Help: "Lock attempts that found the key held by someone else.",
+	})
+	m.renewals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_lock_renewals_total", Help: "Watchdog renewals by result.",
+	}, []string{"result"})
+	m.lost = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "seckill_lock_lost_total", Help: "Locks the watchdog found lost while held.",
+	})
+	m.releaseErr = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "seckill_lock_release_errors_total", Help: "Releases that failed (the key then expires on its own).",
+	})
+	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if db != nil {
+		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
+	}
+	if rdb != nil {
+		m.reg.MustRegister(redisPoolCollector(rdb)...)
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Purchased implements order.Observer.
+func (m *Metrics) Purchased(strategy inventory.Strategy, outcome string, took time.Duration) {
+	s := string(strategy)
+	if s == "" {
+		s = "unknown"
+	}
+	m.purchases.WithLabelValues(s, outcome).Inc()
+	m.purchaseD.WithLabelValues(s, outcome).Observe(took.Seconds())
+}
+
+func redisPoolCollector(rdb redis.UniversalClient) []prometheus.Collector {
+	gauge := func(name, help string, f func(*redis.PoolStats) uint32) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "seckill_redis_pool_" + name, Help: help},
+			func() float64 { return float64(f(rdb.PoolStats())) })
+	}
+	counter := func(name, help string, f func(*redis.PoolStats) uint32) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "seckill_redis_pool_" + name, Help: help},
+			func() float64 { return float64(f(rdb.PoolStats())) })
+	}
+	return []prometheus.Collector{
+		gauge("total_conns", "Connections in the Redis pool.", func(s *redis.PoolStats) uint32 { return s.TotalConns }),
+		gauge("idle_conns", "Idle connections in the Redis pool.", func(s *redis.PoolStats) uint32 { return s.IdleConns }),
+		counter("hits_total", "Times a free connection was found in the pool.", func(s *redis.PoolStats) uint32 { return s.Hits }),
+		counter("misses_total", "Times no free connection was found in the pool.", func(s *redis.PoolStats) uint32 { return s.Misses }),
+		counter("timeouts_total", "Times a wait for a connection timed out.", func(s *redis.PoolStats) uint32 { return s.Timeouts }),
+	}
+}

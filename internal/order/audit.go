@@ -1,0 +1,63 @@
+package order
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Audit is what PostgreSQL (and, for the redis strategy, the Redis gate) says about a
+// product's sale. It is computed from the tables, not from counters the service keeps.
+type Audit struct {
+	ProductID      int64 `json:"product_id"`
+	InitialStock   int   `json:"initial_stock"`
+	Stock          int   `json:"stock"`
+	Orders         int   `json:"orders"`
+	Sold           int   `json:"sold"`            // initial_stock - stock
+	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
+	DuplicateUsers int   `json:"duplicate_users"` // users with more than one order
+	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
+	// the redis strategy the gate agrees with PostgreSQL.
+	Consistent bool       `json:"consistent"`
+	Redis      *GateAudit `json:"redis,omitempty"`
+}
+
+// GateAudit compares the Redis gate with PostgreSQL: its stock must equal the product's
+// stock and its buyers the number of orders.
+type GateAudit struct {
+	inventory.GateState
+	Agrees bool `json:"agrees"`
+}
+
+// Audit computes the audit of product id.
+func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
+	p, err := s.Products.Get(ctx, id)
+	if err != nil {
+		return Audit{}, classify(err)
+	}
+	a := Audit{ProductID: id, InitialStock: p.InitialStock}
+	err = s.db.WithContext(ctx).Raw(`SELECT
+		(SELECT stock FROM products WHERE id = @id) AS stock,
+		(SELECT count(*) FROM orders WHERE product_id = @id) AS orders,
+		(SELECT count(*) FROM (SELECT user_id FROM orders WHERE product_id = @id
+			GROUP BY user_id HAVING count(*) > 1) d) AS duplicate_users`,
+		map[string]any{"id": id}).Row().Scan(&a.Stock, &a.Orders, &a.DuplicateUsers)
+	if err != nil {
+		return Audit{}, classify(fmt.Errorf("audit product %d: %w", id, err))
+	}
+	a.Sold = a.InitialStock - a.Stock
+	a.Oversold = max(0, a.Orders-a.InitialStock)
+	a.Consistent = a.Orders == a.Sold && a.Stock >= 0 && a.Oversold == 0 && a.DuplicateUsers == 0
+	if p.Strategy == inventory.StrategyRedis {
+		g, err := s.Gate.State(ctx, id)
+		if err != nil {
+			return Audit{}, classify(err)
+		}
+		untouched := !g.Seeded && a.Orders == 0 && a.Stock == a.InitialStock // no buyer came yet
+		agrees := untouched || g.Seeded && g.Stock == int64(a.Stock) && g.Buyers == int64(a.Orders)
+		a.Redis = &GateAudit{GateState: g, Agrees: agrees}
+		a.Consistent = a.Consistent && agrees
+	}
+	return a, nil
+}

@@ -1,0 +1,196 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+type env struct {
+	db     *gorm.DB
+	rdb    *redis.Client
+	prefix string
+	app    *app.App
+	store  *inventory.Store
+}
+
+func newEnv(t *testing.T, cfg order.Config) *env {
+	t.Helper()
+	gdb := testenv.Postgres(t)
+	rdb, prefix := testenv.Redis(t)
+	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg})
+	t.Cleanup(func() { a.Close() })
+	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: inventory.NewStore(gdb)}
+}
+
+func (e *env) product(t *testing.T, stock int, s inventory.Strategy, thinkMS int) inventory.Product {
+	t.Helper()
+	p, err := e.store.Create(context.Background(), inventory.NewProduct{Name: "p", Stock: stock, Strategy: s, ThinkMS: thinkMS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) audit(t *testing.T, id int64) order.Audit {
+	t.Helper()
+	a, err := e.app.Orders.Audit(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestLockLostMidTransaction: the watchdog finds the holder's lock gone while it is inside
+// its transaction (here the key is deleted from outside, as when a lease expires); the
+// transaction rolls back and the buyer is told busy, while the next holder sells normally.
+func TestLockLostMidTransaction(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, order.Config{LockTTL: 300 * time.Millisecond, LockWait: 3 * time.Second})
+	p := e.product(t, 10, inventory.StrategyDlock, 1500)
+	ctx := context.Background()
+
+	errc := make(chan error, 1)
+	go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 1); errc <- err }()
+	lockKey := e.app.Keys.Lock(p.ID)
+	waitFor(t, func() bool { return e.rdb.Exists(ctx, lockKey).Val() == 1 })
+	e.rdb.Del(ctx, lockKey) // the lease is gone while the holder thinks
+
+	if err := <-errc; !errors.Is(err, order.ErrBusy) {
+		t.Fatalf("purchase whose lock was lost = %v, want ErrBusy", err)
+	}
+	a := e.audit(t, p.ID)
+	if a.Orders != 0 || a.Stock != 10 || !a.Consistent {
+		t.Fatalf("after the lost purchase audit = %+v, want nothing written", a)
+	}
+}
+
+// TestStaleFenceCannotWrite: a holder paused past its lease (no watchdog) wakes up after
+// another process took the lock and wrote; its write is rejected by the fence in PostgreSQL.
+func TestStaleFenceCannotWrite(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, order.Config{})
+	p := e.product(t, 10, inventory.StrategyDlock, 0)
+	ctx := context.Background()
+	locks := dlock.New(e.rdb)
+	defer locks.Close()
+
+	old, err := locks.Obtain(ctx, e.app.Keys.Lock(p.ID), 100*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond) // the "GC pause": the lease expires
+	cur, err := locks.Obtain(ctx, e.app.Keys.Lock(p.ID), time.Second, nil)
+	if err != nil {
+		t.Fatalf("obtain after expiry: %v", err)
+	}
+	defer cur.Release(ctx)
+	write := func(fence int64) error {
+		return e.db.Transaction(func(tx *gorm.DB) error {
+			_, err := inventory.DecrementFenced(tx, p.ID, 1, fence)
+			return err
+		})
+	}
+	if err := write(cur.Fence()); err != nil {
+		t.Fatalf("current holder's write: %v", err)
+	}
+	if err := write(old.Fence()); !errors.Is(err, inventory.ErrFenced) {
+		t.Fatalf("stale holder's write = %v, want ErrFenced", err)
+	}
+	if err := old.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+		t.Fatalf("stale release = %v, want ErrNotHeld", err)
+	}
+}
+
+// TestSaleSurvivesRedisDataLoss: every Redis key of the deployment disappears mid-sale (a
+// restart without persistence); fences keep increasing and the sale goes on.
+func TestSaleSurvivesRedisDataLoss(t *testing.T) {
+	t.Parallel()
+	for _, s := range []inventory.Strategy{inventory.StrategyDlock, inventory.StrategyRedis} {
+		t.Run(string(s), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, order.Config{})
+			p := e.product(t, 3, s, 0)
+			ctx := context.Background()
+			if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil {
+				t.Fatal(err)
+			}
+			flushPrefix(t, e.rdb, e.prefix)
+			if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); !errors.Is(err, order.ErrAlreadyPurchased) {
+				t.Fatalf("repeat buyer after data loss = %v, want ErrAlreadyPurchased", err)
+			}
+			for u := int64(2); u <= 3; u++ {
+				if _, err := e.app.Orders.Purchase(ctx, p.ID, u); err != nil {
+					t.Fatalf("purchase after data loss: %v", err)
+				}
+			}
+			if _, err := e.app.Orders.Purchase(ctx, p.ID, 4); !errors.Is(err, inventory.ErrSoldOut) {
+				t.Fatalf("purchase beyond stock = %v, want ErrSoldOut", err)
+			}
+			if a := e.audit(t, p.ID); a.Orders != 3 || a.Stock != 0 || !a.Consistent {
+				t.Fatalf("audit = %+v (redis %+v)", a, a.Redis)
+			}
+		})
+	}
+}
+
+// TestGateGivesBackOnFailedWrite: an admitted buyer whose PostgreSQL write fails returns the
+// unit to the gate, so Redis and PostgreSQL still agree and the unit is sold to someone else.
+func TestGateGivesBackOnFailedWrite(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, order.Config{})
+	p := e.product(t, 2, inventory.StrategyRedis, 300)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err == nil {
+		t.Fatal("purchase with a context that ends mid-write succeeded")
+	}
+	var wg sync.WaitGroup
+	for u := int64(2); u <= 3; u++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.app.Orders.Purchase(context.Background(), p.ID, u); err != nil {
+				t.Errorf("purchase by %d: %v", u, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if a := e.audit(t, p.ID); a.Orders != 2 || a.Stock != 0 || !a.Consistent {
+		t.Fatalf("audit = %+v (redis %+v)", a, a.Redis)
+	}
+}
+
+func flushPrefix(t *testing.T, rdb *redis.Client, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, prefix+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) > 0 {
+		rdb.Del(ctx, keys...)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
