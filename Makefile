@@ -30,3 +30,15 @@ build:
 
 clean:
 	rm -rf bin
+
+# Load testing (cmd/loadtest). demo and bench start their own three API processes.
+.PHONY: bench loadtest-ci
+
+demo: ## PostgreSQL + Redis up, three APIs, every strategy fired and audited (about a minute)
+	@GO=$(GO) scripts/demo.sh
+
+bench: ## longer scenario, three runs, medians: writes bench/<date>-<host>.json and .md
+	@GO=$(GO) scripts/bench.sh
+
+loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
+	$(GO) test -race -count=1 -run TestCompareAgainstThreeAPIs -v ./cmd/loadtest/

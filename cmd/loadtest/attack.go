@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// attackSpec is one bounded attack: it ends at duration or after requests, whichever comes
+// first, or afterSold after the first sold_out answer, or when ctx ends.
+type attackSpec struct {
+	name       string // vegeta's attack name: the strategy, or the baseline's name
+	targeter   vegeta.Targeter
+	rate       int // requests per second; 0: as fast as workers go
+	workers    int
+	maxWorkers int // with rate > 0: how many workers vegeta may add
+	duration   time.Duration
+	requests   uint64
+	timeout    time.Duration
+	afterSold  time.Duration
+}
+
+func specFor(cfg config, name string, tr vegeta.Targeter) attackSpec {
+	return attackSpec{
+		name: name, targeter: tr, rate: cfg.rate, workers: cfg.workers, maxWorkers: cfg.maxWorkers,
+		duration: cfg.duration, requests: cfg.requests, timeout: cfg.timeout, afterSold: cfg.afterSold,
+	}
+}
+
+// sample is what we keep of one result: enough for per-outcome latencies, the sell-out
+// window, and the plot.
+type sample struct {
+	seq uint64
+	at  time.Duration // when the request was sent, since the attack began
+	lat time.Duration
+	out outcome
+}
+
+// attackResult is everything one attack measured; no-target results are not in it.
+type attackResult struct {
+	name     string
+	began    time.Time
+	metrics  vegeta.Metrics
+	counts   counts
+	samples  []sample // in sequence order
+	excluded int64    // "no targets" results dropped
+}
+
+// attack runs spec and consumes every result: live counts for the progress line, enc (when
+// not nil) for the vegeta results file. An error of enc ends nothing but is returned.
+func attack(ctx context.Context, spec attackSpec, live *liveCounts, enc vegeta.Encoder) (*attackResult, error) {
+	// With rate 0 the pool is fixed: exactly spec.workers users at once. With a rate, vegeta
+	// adds workers (up to maxWorkers) when the API answers too slowly to hold the rate.
+	most := spec.workers
+	if spec.rate > 0 {
+		most = max(spec.workers, spec.maxWorkers)
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Workers(uint64(spec.workers)),
+		vegeta.MaxWorkers(uint64(most)),
+		vegeta.Connections(most), // idle keep-alive connections per host: one per worker
+		vegeta.KeepAlive(true),
+		vegeta.Timeout(spec.timeout),
+		vegeta.MaxBody(4<<10), // problem bodies are ~200 bytes; keep memory flat
+	)
+	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
+	defer stopOnCancel()
+
+	res := &attackResult{name: spec.name, began: time.Now()}
+	var (
+		encErr    error
+		soldTimer *time.Timer
+	)
+	for r := range atk.Attack(spec.targeter, newPacer(spec.rate, spec.requests), spec.duration, spec.name) {
+		o := classify(r)
+		if o == noTarget {
+			res.excluded++
+			continue
+		}
+		live.add(o)
+		res.counts[o]++
+		res.metrics.Add(r)
+		res.samples = append(res.samples, sample{seq: r.Seq, at: r.Timestamp.Sub(res.began), lat: r.Latency, out: o})
+		if enc != nil && encErr == nil {
+			if err := enc.Encode(r); err != nil {
+				encErr = fmt.Errorf("write results: %w", err)
+			}
+		}
+		if o == soldOut && spec.afterSold > 0 && soldTimer == nil {
+			soldTimer = time.AfterFunc(spec.afterSold, func() { atk.Stop() })
+		}
+	}
+	if soldTimer != nil {
+		soldTimer.Stop()
+	}
+	res.metrics.Close()
+	slices.SortFunc(res.samples, func(a, b sample) int { return cmpUint(a.seq, b.seq) })
+	return res, encErr
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// latencies are in milliseconds.
+type latencies struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// runStats are the figures of one attack.
+type runStats struct {
+	Requests int64   `json:"requests"`
+	Seconds  float64 `json:"seconds"` // first request sent to last answer received
+	// Throughput is answers of any outcome per second over Seconds.
+	Throughput float64              `json:"throughput"`
+	Latency    latencies            `json:"latency_ms"`
+	ByOutcome  map[string]latencies `json:"latency_ms_by_outcome"`
+	Outcomes   counts               `json:"outcomes"`
+	// SellSeconds runs from the first request to the last bought answer; OrdersPerSec is
+	// bought answers over it.
+	SellSeconds  float64 `json:"sell_seconds"`
+	OrdersPerSec float64 `json:"orders_per_sec"`
+	// Rejections are sold_out answers to requests sent after the last bought answer (all of
+	// them when nothing was bought), over RejectSeconds: the sold-out rejection throughput.
+	Rejections       int64          `json:"rejections"`
+	RejectSeconds    float64        `json:"reject_seconds"`
+	RejectionsPerSec float64        `json:"rejections_per_sec"`
+	StatusCodes      map[string]int `json:"status_codes"`
+	ExcludedNoTarget int64          `json:"excluded_no_target"`
+}
+
+// summarize turns an attack result into its figures.
+func summarize(res *attackResult) runStats {
+	m := &res.metrics
+	st := runStats{
+		Requests:         int64(m.Requests),
+		Outcomes:         res.counts,
+		StatusCodes:      m.StatusCodes,
+		ExcludedNoTarget: res.excluded,
+		ByOutcome:        map[string]latencies{},
+		Latency: latencies{
+			Mean: ms(m.Latencies.Mean), P50: ms(m.Latencies.P50), P90: ms(m.Latencies.P90),
+			P99: ms(m.Latencies.P99), Max: ms(m.Latencies.Max),
+		},
+	}
+	if len(res.samples) == 0 {
+		return st
+	}
+	first, last := res.samples[0].at, time.Duration(0)
+	var sellEnd time.Duration
+	byOutcome := map[outcome][]time.Duration{}
+	for _, s := range res.samples {
+		first = min(first, s.at)
+		last = max(last, s.at+s.lat)
+		if s.out == bought {
+			sellEnd = max(sellEnd, s.at+s.lat)
+		}
+		byOutcome[s.out] = append(byOutcome[s.out], s.lat)
+	}
+	for o, lats := range byOutcome {
+		st.ByOutcome[o.String()] = exactLatencies(lats)
+	}
+	st.Seconds = (last - first).Seconds()
+	if st.Seconds > 0 {
+		st.Throughput = float64(st.Requests) / st.Seconds
+	}
+	if n := res.counts[bought]; n > 0 {
+		st.SellSeconds = (sellEnd - first).Seconds()
+		if st.SellSeconds > 0 {
+			st.OrdersPerSec = float64(n) / st.SellSeconds
+		}
+	} else {
+		sellEnd = first
+	}
+	for _, s := range res.samples {
+		if s.out == soldOut && s.at >= sellEnd {
+			st.Rejections++
+		}
+	}
+	st.RejectSeconds = (last - sellEnd).Seconds()
+	// A handful of rejections in a sliver of time says nothing about throughput.
+	if st.Rejections >= 20 && st.RejectSeconds >= 0.2 {
+		st.RejectionsPerSec = float64(st.Rejections) / st.RejectSeconds
+	}
+	return st
+}
+
+// exactLatencies sorts lats (in place) and reads its quantiles.
+func exactLatencies(lats []time.Duration) latencies {
+	slices.Sort(lats)
+	var total time.Duration
+	for _, l := range lats {
+		total += l
+	}
+	q := func(p float64) float64 { return ms(lats[int(p*float64(len(lats)-1)+0.5)]) }
+	return latencies{
+		Mean: ms(total / time.Duration(len(lats))), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: ms(lats[len(lats)-1]),
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// fakeProductURLs creates a product on the fake API and returns its purchase URLs.
+func fakeProductURLs(t *testing.T, base, strategy string, stock int64) []string {
+	t.Helper()
+	p, err := newAPIClient(base, "secret").createProduct(context.Background(), "t", stock, strategy, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return purchaseURLs([]string{base}, p.ID)
+}
+
+func testSpec(tr vegeta.Targeter) attackSpec {
+	return attackSpec{name: "test", targeter: tr, workers: 8, duration: 10 * time.Second, requests: 200, timeout: 5 * time.Second}
+}
+
+func TestAttackBoundedByRequests(t *testing.T) {
+	t.Parallel()
+	_, base := newFakeAPI(t)
+	urls := fakeProductURLs(t, base, "dlock", 10)
+	var results bytes.Buffer
+	live := &liveCounts{}
+	res, err := attack(context.Background(), testSpec(newTargeter(urls, newBuyers(1, 0, 1))), live, vegeta.NewEncoder(&results))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.metrics.Requests, uint64(200); got != want {
+		t.Fatalf("requests = %d, want %d", got, want)
+	}
+	if got, want := res.counts[bought], int64(10); got != want {
+		t.Errorf("bought = %d, want %d", got, want)
+	}
+	if got, want := res.counts[soldOut], int64(190); got != want {
+		t.Errorf("sold_out = %d, want %d", got, want)
+	}
+	if res.excluded != 0 {
+		t.Errorf("excluded = %d, want 0: the pacer bounds the attack, the targeter never runs dry", res.excluded)
+	}
+	if live.snapshot() != res.counts {
+		t.Errorf("live counts %v differ from the final %v", live.snapshot(), res.counts)
+	}
+	for i, s := range res.samples {
+		if s.seq != uint64(i) {
+			t.Fatalf("sample %d has seq %d: samples not in sequence order", i, s.seq)
+		}
+	}
+	// The results file is what `vegeta report` reads.
+	dec := vegeta.NewDecoder(&results)
+	var n int
+	for {
+		var r vegeta.Result
+		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decode result %d: %v", n, err)
+		}
+		n++
+	}
+	if n != 200 {
+		t.Errorf("results file holds %d results, want 200", n)
+	}
+}
+
+func TestAttackStopsAfterSoldOut(t *testing.T) {
+	t.Parallel()
+	_, base := newFakeAPI(t)
+	urls := fakeProductURLs(t, base, "dlock", 5)
+	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
+	spec.requests, spec.duration, spec.afterSold = 1_000_000, 20*time.Second, 100*time.Millisecond
+	began := time.Now()
+	res, err := attack(context.Background(), spec, &liveCounts{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("attack took %s, want it to stop about 100ms after the first sold_out", took)
+	}
+	if res.counts[bought] != 5 || res.counts[soldOut] == 0 {
+		t.Fatalf("counts = %v, want 5 bought and some sold_out", res.counts)
+	}
+}
+
+func TestAttackStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	_, base := newFakeAPI(t)
+	urls := fakeProductURLs(t, base, "dlock", 5)
+	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
+	spec.requests, spec.duration, spec.rate = 1_000_000, 20*time.Second, 50
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if _, err := attack(ctx, spec, &liveCounts{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("attack took %s after its context ended", took)
+	}
+}
+
+// A Targeter that runs dry makes vegeta emit "no targets to attack" results; they are not
+// requests and must not be counted.
+func TestAttackExcludesNoTargets(t *testing.T) {
+	t.Parallel()
+	_, base := newFakeAPI(t)
+	urls := fakeProductURLs(t, base, "dlock", 5)
+	inner := newTargeter(urls, newBuyers(1, 0, 1))
+	var n atomic.Int64
+	dry := func(tgt *vegeta.Target) error {
+		if n.Add(1) > 50 {
+			return vegeta.ErrNoTargets
+		}
+		return inner(tgt)
+	}
+	spec := testSpec(dry)
+	spec.requests = 0
+	res, err := attack(context.Background(), spec, &liveCounts{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.counts.total(), int64(50); got != want {
+		t.Errorf("counted %d requests, want %d", got, want)
+	}
+	if got := res.metrics.Requests; got != 50 {
+		t.Errorf("metrics counted %d requests, want 50", got)
+	}
+	if res.excluded == 0 {
+		t.Error("no result excluded: the test did not exercise the no-targets path")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	res := &attackResult{name: "x", began: time.Now()}
+	add := func(at, lat time.Duration, o outcome) {
+		res.samples = append(res.samples, sample{seq: uint64(len(res.samples)), at: at, lat: lat, out: o})
+		res.counts[o]++
+		res.metrics.Add(&vegeta.Result{Timestamp: res.began.Add(at), Latency: lat, Code: 201})
+	}
+	// 4 sales in the first 100 ms, then 100 rejections over 900 ms.
+	for i := range 4 {
+		add(time.Duration(i)*20*ms, 40*ms, bought) // last sale ends at 60+40 = 100 ms
+	}
+	for i := range 100 {
+		add(100*ms+time.Duration(i)*9*ms, ms, soldOut) // last answer at 100+891+1 = 992 ms
+	}
+	res.metrics.Close()
+	st := summarize(res)
+	if got, want := st.SellSeconds, 0.1; !near(got, want) {
+		t.Errorf("sell seconds = %v, want %v", got, want)
+	}
+	if got, want := st.OrdersPerSec, 40.0; !near(got, want) {
+		t.Errorf("orders/s = %v, want %v", got, want)
+	}
+	if got, want := st.Rejections, int64(100); got != want {
+		t.Errorf("rejections = %d, want %d", got, want)
+	}
+	if got, want := st.RejectionsPerSec, 100/0.892; !near(got, want) {
+		t.Errorf("rejections/s = %v, want %v", got, want)
+	}
+	if got, want := st.ByOutcome["bought"].P50, 40.0; got != want {
+		t.Errorf("bought p50 = %v ms, want %v", got, want)
+	}
+	if got, want := st.Seconds, 0.992; !near(got, want) {
+		t.Errorf("seconds = %v, want %v", got, want)
+	}
+}
+
+func near(a, b float64) bool { return a > b*0.999 && a < b*1.001 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestCompareAgainstThreeAPIs is the CI run of the harness: three real API processes on one
+// fresh PostgreSQL schema and Redis prefix, every strategy for a second or two each. It
+// fails on any oversell, duplicate or inconsistency of a safe strategy, and when naive does
+// not oversell (think_ms 10 with 24 buyers at once makes it oversell every time).
+func TestCompareAgainstThreeAPIs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three API processes; skipped with -short")
+	}
+	t.Parallel()
+	dsn := testenv.Schema(t)
+	redisAddr := testenv.RedisAddr(t)
+	_, prefix := testenv.Redis(t) // its cleanup deletes the API's keys under prefix
+	const token = "ci-admin-token"
+	bin := buildAPI(t)
+	env := []string{
+		"DATABASE_URL=" + dsn, "REDIS_ADDR=" + redisAddr, "REDIS_KEY_PREFIX=" + prefix,
+		"ADMIN_TOKEN=" + token, "LOG_LEVEL=warn", "DB_MAX_CONNS=10", "SHUTDOWN_TIMEOUT=5s",
+	}
+	var targets []string
+	var logs []*lockedBuffer
+	for range 3 {
+		base, log := startAPIProcess(t, bin, env)
+		targets = append(targets, base)
+		logs = append(logs, log)
+	}
+
+	jsonPath := filepath.Join(t.TempDir(), "compare.json")
+	args := []string{"loadtest", "compare",
+		"-targets", strings.Join(targets, ","),
+		"-stock", "20", "-think-ms", "10", "-workers", "24", "-repeat-share", "0.1",
+		"-duration", "4s", "-requests", "20000", "-after-soldout", "1s", "-timeout", "5s",
+		"-progress", "0", "-wait", "20s", "-json", jsonPath,
+		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix,
+	}
+	getenv := func(k string) string {
+		if k == "ADMIN_TOKEN" {
+			return token
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, args, getenv, &stdout, &stderr)
+	t.Logf("loadtest compare:\n%s", stdout.String())
+	if err != nil {
+		for i, l := range logs {
+			t.Logf("API %d log:\n%s", i, l.String())
+		}
+		t.Fatalf("compare: %v (exit %d)\nstderr:\n%s", err, exitCode(err), stderr.String())
+	}
+
+	var rep report
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range rep.Rounds[0] {
+		seen[r.Name] = true
+		if r.Strategy == "" {
+			continue // the bare gin baseline
+		}
+		if r.Audit == nil || r.Audit.Postgres == nil {
+			t.Errorf("%s: no PostgreSQL audit", r.Name)
+			continue
+		}
+		pg := r.Audit.Postgres
+		switch {
+		case r.Strategy == "naive":
+			if pg.Oversold == 0 {
+				t.Errorf("naive: oversold 0 with think_ms 10 and 24 buyers at once")
+			}
+		case pg.Oversold != 0 || pg.Duplicates != 0 || !pg.Consistent:
+			t.Errorf("%s: PostgreSQL audit %+v", r.Name, *pg)
+		}
+		if r.Strategy == "redis" && (r.Audit.Redis == nil || !r.Audit.Redis.Agrees) {
+			t.Errorf("redis: gate and PostgreSQL disagree: %+v", r.Audit.Redis)
+		}
+	}
+	for _, want := range append(append([]string{}, strategies...), soldOutRowName, ginBaselineName) {
+		if !seen[want] {
+			t.Errorf("no %q run in the report", want)
+		}
+	}
+}
+
+// buildAPI compiles ./cmd/api into a temporary directory.
+func buildAPI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "api")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/seckill/seckill/cmd/api")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/api: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startAPIProcess starts the API binary on a free loopback port and stops it (SIGTERM,
+// then wait) when the test ends. Readiness is the harness's business (-wait).
+func startAPIProcess(t *testing.T, bin string, env []string) (string, *lockedBuffer) {
+	t.Helper()
+	addr := freeLoopbackAddr(t)
+	log := &lockedBuffer{}
+	cmd := exec.Command(bin)
+	cmd.Env = append([]string{"HTTP_ADDR=" + addr, "PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("API on %s exited with %v after SIGTERM; log:\n%s", addr, err, log)
+			}
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Errorf("API on %s did not stop within 15s of SIGTERM", addr)
+		}
+	})
+	return "http://" + addr, log
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// lockedBuffer is a bytes.Buffer that a process's output and the test may share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	problem := func(code string) []byte {
+		return []byte(`{"type":"x","title":"t","status":409,"code":"` + code + `","detail":"d"}`)
+	}
+	tests := []struct {
+		name string
+		res  vegeta.Result
+		want outcome
+	}{
+		{"created", vegeta.Result{Code: 201, Body: []byte(`{"order_id":1}`)}, bought},
+		{"sold out", vegeta.Result{Code: 409, Body: problem("sold_out"), Error: "409 Conflict"}, soldOut},
+		{"already purchased", vegeta.Result{Code: 409, Body: problem("already_purchased")}, alreadyPurchased},
+		{"unknown 409 code", vegeta.Result{Code: 409, Body: problem("conflict")}, other4xx},
+		{"409 without body", vegeta.Result{Code: 409}, other4xx},
+		{"409 with garbage", vegeta.Result{Code: 409, Body: []byte(`{"code":`)}, other4xx},
+		{"busy", vegeta.Result{Code: 503, Body: problem("busy")}, busy},
+		{"503 not busy", vegeta.Result{Code: 503, Body: problem("unavailable")}, serverError},
+		{"rate limited", vegeta.Result{Code: 429, Body: problem("rate_limited")}, rateLimited},
+		{"rate limited, any body", vegeta.Result{Code: 429}, rateLimited},
+		{"not found", vegeta.Result{Code: 404, Body: problem("product_not_found")}, other4xx},
+		{"bad request", vegeta.Result{Code: 400, Body: problem("invalid_request")}, other4xx},
+		{"too large", vegeta.Result{Code: 413}, other4xx},
+		{"internal", vegeta.Result{Code: 500, Body: problem("internal")}, serverError},
+		{"ok is not created", vegeta.Result{Code: 200}, unexpected},
+		{"redirect", vegeta.Result{Code: 302}, unexpected},
+		{"refused", vegeta.Result{Error: "dial tcp 127.0.0.1:1: connect: connection refused"}, transportError},
+		{"timeout", vegeta.Result{Error: "context deadline exceeded (Client.Timeout exceeded)"}, transportError},
+		{"no targets", vegeta.Result{Error: vegeta.ErrNoTargets.Error()}, noTarget},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := classify(&tt.res); got != tt.want {
+				t.Errorf("classify = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOutcomeIsError(t *testing.T) {
+	t.Parallel()
+	want := map[outcome]bool{other4xx: true, serverError: true, transportError: true, unexpected: true}
+	for o := range numOutcomes {
+		if got := o.isError(); got != want[o] {
+			t.Errorf("%s.isError() = %v, want %v", o, got, want[o])
+		}
+	}
+}
+
+func TestCountsJSON(t *testing.T) {
+	t.Parallel()
+	var c counts
+	c[bought], c[soldOut], c[transportError] = 3, 40, 1
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"bought":3,"sold_out":40,"already_purchased":0,"busy":0,"rate_limited":0,"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
+	if got := string(b); got != want {
+		t.Fatalf("json = %s\nwant   %s", got, want)
+	}
+	var back counts
+	if err := json.Unmarshal(b, &back); err != nil || back != c {
+		t.Fatalf("round trip = %v, %v; want %v", back, err, c)
+	}
+	if got, want := c.total(), int64(44); got != want {
+		t.Errorf("total = %d, want %d", got, want)
+	}
+	if got, want := c.errors(), int64(1); got != want {
+		t.Errorf("errors = %d, want %d", got, want)
+	}
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// perOrderMS is what one order costs a design that holds the lock for one order at a
+// time, on the reference machine: a Redis round trip (~0.05 ms), a hot-row transaction
+// (~0.5 ms) and their overhead: about 1,500 orders/s at think_ms 0.
+const perOrderMS = 0.65
+
+// orderBound is the most orders/s such a design can sell of one product with think_ms.
+func orderBound(thinkMS int) float64 { return 1000 / (perOrderMS + float64(thinkMS)) }
+
+// summaryRow is one line of the table: one strategy (or baseline) over every round.
+// Rates and latencies are medians over the rounds; oversold, dupes and errors the worst.
+type summaryRow struct {
+	Name             string  `json:"name"`
+	Strategy         string  `json:"strategy,omitempty"`
+	Runs             int     `json:"runs"`
+	OrdersPerSec     float64 `json:"orders_per_sec"`
+	RejectionsPerSec float64 `json:"rejections_per_sec"`
+	P50              float64 `json:"p50_ms"`
+	P99              float64 `json:"p99_ms"`
+	P99Bought        float64 `json:"p99_bought_ms"`
+	Bought           int64   `json:"bought"`
+	SoldOut          int64   `json:"sold_out"`
+	Already          int64   `json:"already_purchased"`
+	Busy             int64   `json:"busy"` // busy and rate_limited
+	Oversold         int64   `json:"oversold"`
+	Dupes            int64   `json:"dupes"`
+	Errors           int64   `json:"errors"`
+	Verdict          string  `json:"verdict"`
+	OK               bool    `json:"ok"`
+}
+
+func summarizeRounds(rounds [][]runReport) []summaryRow {
+	var order []string
+	byName := map[string][]runReport{}
+	for _, round := range rounds {
+		for _, r := range round {
+			if byName[r.Name] == nil {
+				order = append(order, r.Name)
+			}
+			byName[r.Name] = append(byName[r.Name], r)
+		}
+	}
+	rows := make([]summaryRow, 0, len(order))
+	for _, name := range order {
+		rs := byName[name]
+		med := func(f func(runReport) float64) float64 {
+			v := make([]float64, len(rs))
+			for i, r := range rs {
+				v[i] = f(r)
+			}
+			return median(v)
+		}
+		medN := func(f func(runReport) int64) int64 {
+			return int64(med(func(r runReport) float64 { return float64(f(r)) }) + 0.5)
+		}
+		row := summaryRow{
+			Name: name, Strategy: rs[0].Strategy, Runs: len(rs), OK: true, Verdict: rs[0].Verdict.Label,
+			OrdersPerSec:     med(func(r runReport) float64 { return r.Stats.OrdersPerSec }),
+			RejectionsPerSec: med(func(r runReport) float64 { return r.Stats.RejectionsPerSec }),
+			P50:              med(func(r runReport) float64 { return r.Stats.Latency.P50 }),
+			P99:              med(func(r runReport) float64 { return r.Stats.Latency.P99 }),
+			P99Bought:        med(func(r runReport) float64 { return r.Stats.ByOutcome[bought.String()].P99 }),
+			Bought:           medN(func(r runReport) int64 { return r.Stats.Outcomes[bought] }),
+			SoldOut:          medN(func(r runReport) int64 { return r.Stats.Outcomes[soldOut] }),
+			Already:          medN(func(r runReport) int64 { return r.Stats.Outcomes[alreadyPurchased] }),
+			Busy:             medN(func(r runReport) int64 { return r.Stats.Outcomes[busy] + r.Stats.Outcomes[rateLimited] }),
+		}
+		for _, r := range rs {
+			row.Oversold = max(row.Oversold, r.oversold())
+			row.Dupes = max(row.Dupes, r.dupes())
+			row.Errors = max(row.Errors, r.Stats.Outcomes.errors())
+			if !r.Verdict.OK {
+				row.OK, row.Verdict = false, r.Verdict.Label
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// printRun writes the full text report of one run.
+func printRun(w io.Writer, sc scenario, r runReport) {
+	st := r.Stats
+	c := st.Outcomes
+	l := st.Latency
+	fmt.Fprintf(w, "strategy      %s, product %d: %s\n", r.Strategy, r.ProductID, sc.describe())
+	fmt.Fprintf(w, "requests      %d in %.2fs: %.0f req/s; users %d distinct, %d repeat requests\n",
+		st.Requests, st.Seconds, st.Throughput, r.Buyers.Distinct, r.Buyers.Repeats)
+	fmt.Fprintf(w, "latency       mean %s  p50 %s  p90 %s  p99 %s  max %s\n",
+		fmtMS(l.Mean), fmtMS(l.P50), fmtMS(l.P90), fmtMS(l.P99), fmtMS(l.Max))
+	fmt.Fprint(w, "outcomes     ")
+	for o := range numOutcomes {
+		fmt.Fprintf(w, " %s %d", o, c[o])
+	}
+	fmt.Fprintln(w)
+	for o := range numOutcomes {
+		if bl, ok := st.ByOutcome[o.String()]; ok && (o == bought || o == soldOut || c[o] > 0) {
+			fmt.Fprintf(w, "  %-18s p50 %s  p99 %s  max %s\n", o.String()+":", fmtMS(bl.P50), fmtMS(bl.P99), fmtMS(bl.Max))
+		}
+	}
+	bound := orderBound(sc.ThinkMS)
+	fmt.Fprintf(w, "orders        %d in %.2fs: %.0f orders/s (%.0f%% of the %.0f orders/s one-order-at-a-time bound)\n",
+		c[bought], st.SellSeconds, st.OrdersPerSec, 100*st.OrdersPerSec/bound, bound)
+	fmt.Fprintf(w, "rejection     %d sold_out after the last sale in %.2fs: %s\n", st.Rejections, st.RejectSeconds, fmtRate(st.RejectionsPerSec))
+	if a := r.Audit; a != nil {
+		if x := a.API; x != nil {
+			fmt.Fprintf(w, "audit API     initial %d  stock %d  orders %d  sold %d  oversold %d  duplicates %d  consistent %s\n",
+				x.InitialStock, x.Stock, x.Orders, x.Sold, x.Oversold, x.DuplicateUsers, yes(x.Consistent))
+			if x.Redis != nil {
+				fmt.Fprintf(w, "              redis: stock %d  buyers %d  agrees %s\n", x.Redis.Stock, x.Redis.Buyers, yes(x.Redis.Agrees))
+			}
+		}
+		if x := a.Postgres; x != nil {
+			fmt.Fprintf(w, "audit PG      initial %d  stock %d  orders %d  oversold %d  duplicates %d  consistent %s\n",
+				x.InitialStock, x.Stock, x.Orders, x.Oversold, x.Duplicates, yes(x.Consistent))
+		}
+		if x := a.Redis; x != nil {
+			fmt.Fprintf(w, "audit Redis   gate stock %d (present %s)  buyers %d  agrees %s\n", x.Stock, yes(x.StockPresent), x.Buyers, yes(x.Agrees))
+		}
+	}
+	fmt.Fprintf(w, "verdict       %s\n", r.Verdict.Label)
+	for _, p := range r.Verdict.Problems {
+		fmt.Fprintf(w, "  - %s\n", p)
+	}
+}
+
+// printTable writes the comparison table and what it says against the bound and the
+// bare gin baseline.
+func printTable(w io.Writer, rep report) {
+	fmt.Fprintf(w, "%s: %s", rep.Command, rep.Scenario.describe())
+	if n := len(rep.Rounds); n > 1 {
+		fmt.Fprintf(w, "; medians of %d runs (oversold, dupes, errors: the worst run)", n)
+	}
+	fmt.Fprintln(w)
+	bound := orderBound(rep.Scenario.ThinkMS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "strategy\torders/s\tvs bound\trej/s\tp50\tp99\tp99 buy\tbought\tsold_out\talready\tbusy\toversold\tdupes\terrors\tverdict")
+	for _, r := range rep.Summary {
+		orders, vs := "-", "-"
+		if r.Bought > 0 {
+			orders, vs = fmt.Sprintf("%.0f", r.OrdersPerSec), fmt.Sprintf("%.0f%%", 100*r.OrdersPerSec/bound)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
+			r.Name, orders, vs, num(r.RejectionsPerSec), fmtMS(r.P50), fmtMS(r.P99), dashIfZero(r.P99Bought),
+			r.Bought, r.SoldOut, r.Already, r.Busy, r.Oversold, r.Dupes, r.Errors, r.Verdict)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "vs bound: orders/s against %.0f orders/s, the most a design holding the lock for one order at a time\n"+
+		"can sell of one product at think_ms %d (%.2f ms Redis + transaction + think per order)\n", bound, rep.Scenario.ThinkMS, perOrderMS)
+	var api, gin float64
+	for _, r := range rep.Summary {
+		switch r.Name {
+		case soldOutRowName:
+			api = r.RejectionsPerSec
+		case ginBaselineName:
+			gin = r.RejectionsPerSec
+		}
+	}
+	if api > 0 && gin > 0 {
+		fmt.Fprintf(w, "sold-out rejection: the API answers %.0f req/s, %.0f%% of a bare gin handler's %.0f req/s on the same load\n",
+			api, 100*api/gin, gin)
+	}
+	var failed []string
+	for _, r := range rep.Summary {
+		if !r.OK {
+			failed = append(failed, r.Name)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "FAIL: %s\n", strings.Join(failed, ", "))
+		for _, round := range rep.Rounds {
+			for _, r := range round {
+				for _, p := range r.Verdict.Problems {
+					fmt.Fprintf(w, "  %s: %s\n", r.Name, p)
+				}
+			}
+		}
+	} else {
+		fmt.Fprintln(w, "PASS: no safe strategy oversold, sold a user twice or left the audit inconsistent")
+	}
+}
+
+func fmtMS(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return fmt.Sprintf("%.2fms", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1fms", v)
+	}
+	return fmt.Sprintf("%.2fs", v/1000)
+}
+
+func dashIfZero(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmtMS(v)
+}
+
+func fmtRate(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f/s", v)
+}
+
+func num(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("-json: %w", err)
+	}
+	return nil
+}
