@@ -21,6 +21,9 @@ type config struct {
 	dbMaxConns      int
 	lockTTL         time.Duration
 	lockWait        time.Duration
+	batchMax        int
+	batchLinger     time.Duration
+	pprofAddr       string
 	shutdownTimeout time.Duration
 	startupTimeout  time.Duration
 	migrate         bool
@@ -46,10 +49,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
 		"bearer token for admin routes; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
+	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
 	maxConns := fs.String("db-max-conns", env("DB_MAX_CONNS", "20"), "PostgreSQL pool size (env DB_MAX_CONNS)")
 	lockTTL := fs.String("lock-ttl", env("LOCK_TTL", "2s"), "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
 	lockWait := fs.String("lock-wait", env("LOCK_WAIT", "1s"), "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
+	batchMax := fs.String("batch-max", env("BATCH_MAX", "128"), "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
+	batchLinger := fs.String("batch-linger", env("BATCH_LINGER", "0s"), "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
 	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
 	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
 	fs.BoolVar(&cfg.migrate, "migrate", env("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
@@ -67,6 +73,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.dbMaxConns, err = strconv.Atoi(*maxConns); err != nil || cfg.dbMaxConns < 1 {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %q: want a positive integer", *maxConns))
 	}
+	if cfg.batchMax, err = strconv.Atoi(*batchMax); err != nil || cfg.batchMax < 1 || cfg.batchMax > 10000 {
+		errs = append(errs, fmt.Errorf("BATCH_MAX %q: want an integer from 1 to 10000", *batchMax))
+	}
 	durations := []struct {
 		dst        *time.Duration
 		name, text string
@@ -74,6 +83,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}{
 		{&cfg.lockTTL, "LOCK_TTL", *lockTTL, 100 * time.Millisecond},
 		{&cfg.lockWait, "LOCK_WAIT", *lockWait, time.Millisecond},
+		{&cfg.batchLinger, "BATCH_LINGER", *batchLinger, 0},
 		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
 		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
 	}

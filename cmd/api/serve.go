@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,10 +37,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
-		Order: order.Config{LockTTL: cfg.lockTTL, LockWait: cfg.lockWait},
+		Order: order.Config{
+			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
+		},
 	})
 	defer a.Close()
 	handler := a.Handler
+	if cfg.pprofAddr != "" {
+		go servePprof(cfg.pprofAddr, log)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
@@ -164,4 +170,18 @@ func healthcheck(ctx context.Context, addr string, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "ready")
 	return nil
+}
+
+// servePprof serves the runtime profiles on addr, for performance work. It is off unless
+// PPROF_ADDR is set; keep it on loopback.
+func servePprof(addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	log.Info("pprof listening", "addr", addr)
+	if err := srv.ListenAndServe(); err != nil {
+		log.Error("pprof stopped", "err", err)
+	}
 }

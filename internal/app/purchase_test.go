@@ -109,3 +109,18 @@ func TestSoldOutFastPathAndProductView(t *testing.T) {
 		t.Fatalf("product = %+v", got)
 	}
 }
+
+// TestNoOversellUnbatched runs the crowd against the dlock strategy with group commit off
+// (one order per lock), over two API processes.
+func TestNoOversellUnbatched(t *testing.T) {
+	t.Parallel()
+	cfg := order.Config{LockWait: 2 * time.Second, BatchMax: 1}
+	first := newStack(t, cfg)
+	second := newStackOn(t, first.DB, first.Redis, first.Prefix, cfg)
+	p := first.createProduct(t, 50, "dlock", 0)
+	res := crowd(t, []*stack{first, second}, p.ID, 500, func(i int) int64 { return int64(i + 1) })
+	if got := res.get("201 "); got != 50 {
+		t.Errorf("bought = %d, want 50; answers %v", got, res.m)
+	}
+	checkAudit(t, first.audit(t, p.ID), 50)
+}

@@ -26,6 +26,7 @@ type Metrics struct {
 	renewals   *prometheus.CounterVec
 	lost       prometheus.Counter
 	releaseErr prometheus.Counter
+	batchSize  prometheus.Histogram
 }
 
 // latency buckets from 100µs to ~6.5s.
@@ -59,7 +60,11 @@ func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
 	m.releaseErr = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "seckill_lock_release_errors_total", Help: "Releases that failed (the key then expires on its own).",
 	})
-	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr,
+	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "seckill_batch_size", Help: "Buyers served by one lock holder in one transaction (dlock strategy).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 9),
+	})
+	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -84,6 +89,9 @@ func (m *Metrics) Purchased(strategy inventory.Strategy, outcome string, took ti
 	m.purchases.WithLabelValues(s, outcome).Inc()
 	m.purchaseD.WithLabelValues(s, outcome).Observe(took.Seconds())
 }
+
+// Batch implements order.Observer.
+func (m *Metrics) Batch(size int) { m.batchSize.Observe(float64(size)) }
 
 func redisPoolCollector(rdb redis.UniversalClient) []prometheus.Collector {
 	gauge := func(name, help string, f func(*redis.PoolStats) uint32) prometheus.Collector {

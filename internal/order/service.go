@@ -21,11 +21,19 @@ type Config struct {
 	// LockWait is how long a buyer waits for a product's lock before the answer is ErrBusy.
 	// Default: 1s.
 	LockWait time.Duration
+	// BatchMax caps how many buyers of one product one lock holder serves in one
+	// transaction (dlock strategy). 1 turns batching off. Default: 128.
+	BatchMax int
+	// BatchLinger is how long a lock holder waits for more buyers to join its batch before
+	// writing it. Default: 0, no waiting: batches form from buyers who arrive while the lock
+	// is being waited for, and a lone buyer is served at once.
+	BatchLinger time.Duration
 }
 
 // Observer receives one event per purchase. It must be safe for concurrent use and fast.
 type Observer interface {
 	Purchased(strategy inventory.Strategy, outcome string, took time.Duration)
+	Batch(size int) // the number of buyers one lock holder served at once (dlock strategy)
 }
 
 // Deps are the parts a Service coordinates.
@@ -35,16 +43,17 @@ type Deps struct {
 	Gate     *inventory.Gate
 	SoldOut  *inventory.SoldOut
 	Keys     inventory.Keys
-	Observer Observer       // optional
-	Logger   *slog.Logger   // optional
+	Observer Observer     // optional
+	Logger   *slog.Logger // optional
 }
 
 // Service sells products: one Purchase is one buyer's attempt at one unit. It is safe for
 // concurrent use.
 type Service struct {
 	Deps
-	db  *gorm.DB
-	cfg Config
+	db      *gorm.DB
+	cfg     Config
+	batches *batcher
 }
 
 // NewService returns a Service over d with cfg.
@@ -55,10 +64,13 @@ func NewService(d Deps, cfg Config) *Service {
 	if cfg.LockWait <= 0 {
 		cfg.LockWait = time.Second
 	}
+	if cfg.BatchMax <= 0 {
+		cfg.BatchMax = 128
+	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg}
+	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg, batches: newBatcher(cfg.BatchMax)}
 }
 
 // Purchase sells one unit of product productID to user userID with the product's strategy.

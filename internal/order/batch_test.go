@@ -1,0 +1,133 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// buyAll sends one purchase per entry of users at once and returns the outcome of each.
+func buyAll(t *testing.T, e *env, id int64, users []int64) []string {
+	t.Helper()
+	out := make([]string, len(users))
+	var wg sync.WaitGroup
+	for i, u := range users {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.app.Orders.Purchase(context.Background(), id, u)
+			out[i] = order.Outcome(err)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func count(outcomes []string, want string) int {
+	n := 0
+	for _, o := range outcomes {
+		if o == want {
+			n++
+		}
+	}
+	return n
+}
+
+// batchCfg makes every batch wait until it is full, so a test decides what one batch holds.
+func batchCfg(size int) order.Config {
+	return order.Config{BatchMax: size, BatchLinger: 5 * time.Second, LockWait: 10 * time.Second}
+}
+
+// TestBatchStraddlesSellOut: one batch of 10 buyers meets 4 units: the first 4 in the batch
+// buy, the other 6 are told sold out, and the decrement stops at zero.
+func TestBatchStraddlesSellOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, batchCfg(10))
+	p := e.product(t, 4, inventory.StrategyDlock, 0)
+	users := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	out := buyAll(t, e, p.ID, users)
+	if got := count(out, order.OutcomeBought); got != 4 {
+		t.Fatalf("bought = %d, want 4: %v", got, out)
+	}
+	if got := count(out, order.OutcomeSoldOut); got != 6 {
+		t.Fatalf("sold out = %d, want 6: %v", got, out)
+	}
+	if a := e.audit(t, p.ID); a.Orders != 4 || a.Stock != 0 || !a.Consistent {
+		t.Fatalf("audit = %+v", a)
+	}
+}
+
+// TestBatchWithRepeatBuyers: a batch holds a user twice and a user who bought before; each
+// gets one order at most, and stock moves by the number of orders only.
+func TestBatchWithRepeatBuyers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, batchCfg(6))
+	p := e.product(t, 10, inventory.StrategyDlock, 0)
+	// user 100 bought before (written directly: a lone buyer would wait out the linger)
+	if err := e.db.Exec(`WITH o AS (INSERT INTO orders (product_id, user_id) VALUES (?, 100))
+		UPDATE products SET stock = stock - 1 WHERE id = ?`, p.ID, p.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	out := buyAll(t, e, p.ID, []int64{1, 2, 2, 100, 3, 3})
+	if got, want := count(out, order.OutcomeBought), 3; got != want {
+		t.Fatalf("bought = %d, want %d: %v", got, want, out)
+	}
+	if got, want := count(out, order.OutcomeAlreadyPurchased), 3; got != want {
+		t.Fatalf("already purchased = %d, want %d: %v", got, want, out)
+	}
+	if a := e.audit(t, p.ID); a.Orders != 4 || a.Stock != 6 || !a.Consistent {
+		t.Fatalf("audit = %+v", a)
+	}
+}
+
+// TestBatchLostLockWritesNothing: the lock of a batch is lost while it thinks; the whole
+// batch rolls back and every buyer in it is told busy.
+func TestBatchLostLockWritesNothing(t *testing.T) {
+	t.Parallel()
+	cfg := batchCfg(5)
+	cfg.LockTTL = 300 * time.Millisecond
+	e := newEnv(t, cfg)
+	p := e.product(t, 10, inventory.StrategyDlock, 1500)
+	done := make(chan []string)
+	go func() { done <- buyAll(t, e, p.ID, []int64{1, 2, 3, 4, 5}) }()
+	ctx := context.Background()
+	waitFor(t, func() bool { return e.rdb.Exists(ctx, e.app.Keys.Lock(p.ID)).Val() == 1 })
+	time.Sleep(100 * time.Millisecond) // the batch is full and thinking
+	e.rdb.Del(ctx, e.app.Keys.Lock(p.ID))
+	if out := <-done; count(out, order.OutcomeBusy) != 5 {
+		t.Fatalf("outcomes = %v, want all busy", out)
+	}
+	if a := e.audit(t, p.ID); a.Orders != 0 || a.Stock != 10 || !a.Consistent {
+		t.Fatalf("audit = %+v", a)
+	}
+}
+
+// TestBatchBuyerWhoLeaves: a buyer whose context ends while the batch is still open leaves
+// it and gets the context's error; the others are served.
+func TestBatchBuyerWhoLeaves(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, order.Config{BatchMax: 3, BatchLinger: 5 * time.Second})
+	p := e.product(t, 10, inventory.StrategyDlock, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 1); errc <- err }() // leads, lingers
+	time.Sleep(50 * time.Millisecond)
+	go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 2); errc <- err }() // leaves at 200ms
+	time.Sleep(300 * time.Millisecond)
+	out := buyAll(t, e, p.ID, []int64{3, 4}) // fill the batch: 1, 3, 4
+	if first, second := <-errc, <-errc; !errors.Is(second, context.DeadlineExceeded) && !errors.Is(first, context.DeadlineExceeded) {
+		t.Fatalf("the buyer who left got %v / %v, want a deadline error", first, second)
+	}
+	if count(out, order.OutcomeBought) != 2 {
+		t.Fatalf("outcomes = %v", out)
+	}
+	if a := e.audit(t, p.ID); a.Orders != 3 || !a.Consistent {
+		t.Fatalf("audit = %+v, want orders of users 1, 3 and 4", a)
+	}
+}

@@ -1,0 +1,31 @@
+-- sell: one lock holder's batch in one atomic statement (dlock strategy).
+-- Parameters: id, the product; fence, the holder's fencing token; users, the buyers in
+-- arrival order (may repeat), as an array literal.
+-- Sells one unit to each distinct buyer without an order, in arrival order, while stock lasts,
+-- only if no newer fence has written the product. Rows returned:
+--   'o' user_id id created_at   an order written now
+--   'a' user_id                 a buyer who already had an order
+--   's' left                    stock left; NULL when nothing was written because the product
+--                               is missing or a newer fence has written it
+WITH p AS (
+    SELECT stock FROM products WHERE id = @id AND fence <= @fence FOR UPDATE
+), req AS (
+    SELECT u, min(ord) AS ord FROM unnest(CAST(@users AS bigint[])) WITH ORDINALITY AS t(u, ord) GROUP BY u
+), had AS (
+    SELECT r.u FROM req r JOIN orders o ON o.product_id = @id AND o.user_id = r.u
+), fresh AS (
+    SELECT u, ord FROM req WHERE u NOT IN (SELECT u FROM had)
+    ORDER BY ord LIMIT (SELECT coalesce(max(stock), 0) FROM p)
+), ins AS (
+    INSERT INTO orders (product_id, user_id)
+    SELECT @id, u FROM fresh ORDER BY ord
+    ON CONFLICT (product_id, user_id) DO NOTHING
+    RETURNING id, user_id, created_at
+), upd AS (
+    UPDATE products SET stock = stock - (SELECT count(*) FROM ins), fence = @fence, updated_at = now()
+    WHERE id = @id AND EXISTS (SELECT FROM p)
+    RETURNING stock
+)
+SELECT 'o' AS kind, user_id, id, created_at, NULL::integer AS stock FROM ins
+UNION ALL SELECT 'a', u, NULL, NULL, NULL FROM had
+UNION ALL SELECT 's', NULL, NULL, NULL, (SELECT stock FROM upd)

@@ -1,0 +1,75 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestSellStatement drives sell.sql directly: fencing, arrival order, repeats, sell-out.
+func TestSellStatement(t *testing.T) {
+	t.Parallel()
+	gdb := testenv.Postgres(t)
+	rdb, prefix := testenv.Redis(t)
+	store := inventory.NewStore(gdb)
+	keys := inventory.Keys{Prefix: prefix}
+	s := NewService(Deps{Products: store, SoldOut: inventory.NewSoldOut(rdb, keys, slog.New(slog.DiscardHandler)), Keys: keys}, Config{})
+	ctx := context.Background()
+	p, err := store.Create(ctx, inventory.NewProduct{Name: "p", Stock: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := func(rs []result) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = Outcome(r.err)
+		}
+		return out
+	}
+	steps := []struct {
+		name    string
+		fence   int64
+		users   []int64
+		want    []string
+		left    int
+		wantErr error
+	}{
+		{"two buyers, one twice", 10, []int64{1, 2, 1}, []string{"bought", "bought", "already_purchased"}, 1, nil},
+		{"stale fence writes nothing", 9, []int64{3}, nil, 0, inventory.ErrFenced},
+		{"straddles the sell-out", 11, []int64{2, 3, 4}, []string{"already_purchased", "bought", "sold_out"}, 0, nil},
+		{"sold out", 11, []int64{5}, []string{"sold_out"}, 0, nil},
+	}
+	for _, st := range steps {
+		rs, left, err := s.writeBatch(ctx, gdb.WithContext(ctx), p, st.users, st.fence)
+		if !errors.Is(err, st.wantErr) {
+			t.Fatalf("%s: err = %v, want %v", st.name, err, st.wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if got := outcomes(rs); left != st.left || !equal(got, st.want) {
+			t.Fatalf("%s: %v left %d, want %v left %d", st.name, got, left, st.want, st.left)
+		}
+	}
+	var orders int64
+	gdb.Raw("SELECT count(*) FROM orders WHERE product_id = ?", p.ID).Scan(&orders)
+	if orders != 3 {
+		t.Fatalf("orders = %d, want 3", orders)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
