@@ -32,7 +32,7 @@ clean:
 	rm -rf bin
 
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
-.PHONY: bench loadtest-ci
+.PHONY: bench bench-hot loadtest-ci
 
 demo: ## PostgreSQL + Redis up, three APIs, every strategy fired and audited (about a minute)
 	@GO=$(GO) scripts/demo.sh
@@ -40,5 +40,14 @@ demo: ## PostgreSQL + Redis up, three APIs, every strategy fired and audited (ab
 bench: ## longer scenario, three runs, medians: writes bench/<date>-<host>.json and .md
 	@GO=$(GO) scripts/bench.sh
 
+bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers: bench/hot-<date>-<host>.md
+	@GO=$(GO) scripts/bench-hot.sh
+
 loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 	$(GO) test -race -count=1 -run TestCompareAgainstThreeAPIs -v ./cmd/loadtest/
+
+# Fault tests (internal/chaos): real API processes, faults injected mid-sale, audited in
+# PostgreSQL. They run in `make test` too (about 30-60 s); this runs only them, verbosely.
+.PHONY: chaos
+chaos: up ## kill -9, SIGSTOP past the lease, Redis and PostgreSQL restarts, slow Redis, SIGTERM
+	$(GO) test -race -count=1 -v ./internal/chaos/

@@ -16,13 +16,13 @@ var (
 	giveBackSrc string
 	//go:embed lua/seed.lua
 	seedSrc string
-	//go:embed lua/drain.lua
-	drainSrc string
+	//go:embed lua/confirm.lua
+	confirmSrc string
 
 	admitScript    = redis.NewScript(admitSrc)
 	giveBackScript = redis.NewScript(giveBackSrc)
 	seedScript     = redis.NewScript(seedSrc)
-	drainScript    = redis.NewScript(drainSrc)
+	confirmScript  = redis.NewScript(confirmSrc)
 )
 
 // ErrGateNotSeeded means the product's gate does not exist in Redis: it was never seeded,
@@ -74,23 +74,35 @@ func (g *Gate) GiveBack(ctx context.Context, id, user int64) error {
 	return nil
 }
 
-// Drain closes the gate after PostgreSQL refused an admitted user for lack of stock.
-func (g *Gate) Drain(ctx context.Context, id, user int64) error {
-	if err := drainScript.Run(ctx, g.rdb, g.gateKeys(id), user).Err(); err != nil {
-		return fmt.Errorf("drain gate of product %d: %w", id, err)
+// Confirm records that user's order is committed. It repairs the gate if it was re-seeded
+// while the purchase was in flight (see lua/confirm.lua).
+func (g *Gate) Confirm(ctx context.Context, id, user int64) error {
+	if err := confirmScript.Run(ctx, g.rdb, g.gateKeys(id), user).Err(); err != nil {
+		return fmt.Errorf("confirm in gate of product %d: %w", id, err)
 	}
 	return nil
 }
 
 // Seed creates the gate from PostgreSQL's stock and buyers unless it exists.
 func (g *Gate) Seed(ctx context.Context, id int64, stock int, buyers []int64) error {
-	args := make([]any, 0, 1+len(buyers))
-	args = append(args, stock)
+	return g.seed(ctx, "init", id, stock, buyers)
+}
+
+// Sync overwrites the gate with PostgreSQL's stock and buyers. Use it when PostgreSQL
+// refused a buyer the gate let through: the gate then went wrong (it was re-seeded while
+// purchases were in flight), and PostgreSQL is the truth.
+func (g *Gate) Sync(ctx context.Context, id int64, stock int, buyers []int64) error {
+	return g.seed(ctx, "sync", id, stock, buyers)
+}
+
+func (g *Gate) seed(ctx context.Context, mode string, id int64, stock int, buyers []int64) error {
+	args := make([]any, 0, 2+len(buyers))
+	args = append(args, mode, stock)
 	for _, b := range buyers {
 		args = append(args, b)
 	}
 	if err := seedScript.Run(ctx, g.rdb, g.gateKeys(id), args...).Err(); err != nil {
-		return fmt.Errorf("seed gate of product %d: %w", id, err)
+		return fmt.Errorf("%s gate of product %d: %w", mode, id, err)
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 // buyGated is the redis strategy: an atomic Lua gate in Redis admits at most stock distinct
 // buyers, so PostgreSQL only ever sees buyers who will get a unit. The admitted buyer's order
 // and decrement are then written to PostgreSQL in one transaction; if that fails, the unit
-// goes back to the gate.
+// goes back to the gate, and once it commits the gate confirms the buyer (which repairs a
+// gate re-seeded while the purchase was in flight).
 func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	if err := s.admit(ctx, p, userID); err != nil {
 		return Order{}, err
@@ -27,8 +28,13 @@ func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int6
 	})
 	if err != nil {
 		s.undoAdmit(ctx, p.ID, userID, err)
+		return Order{}, err
 	}
-	return o, err
+	if err := s.Gate.Confirm(context.WithoutCancel(ctx), p.ID, userID); err != nil {
+		s.Logger.Error("gate and PostgreSQL disagree until the gate is reseeded",
+			"product_id", p.ID, "user_id", userID, "err", err)
+	}
+	return o, nil
 }
 
 // admit passes the buyer through the gate, seeding the gate from PostgreSQL first when it
@@ -36,7 +42,7 @@ func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int6
 func (s *Service) admit(ctx context.Context, p inventory.Product, userID int64) error {
 	err := s.Gate.Admit(ctx, p.ID, userID)
 	if errors.Is(err, inventory.ErrGateNotSeeded) {
-		if err := s.seedGate(ctx, p.ID); err != nil {
+		if err := s.seedGate(ctx, p.ID, s.Gate.Seed); err != nil {
 			return err
 		}
 		err = s.Gate.Admit(ctx, p.ID, userID)
@@ -47,8 +53,11 @@ func (s *Service) admit(ctx context.Context, p inventory.Product, userID int64) 
 	return err
 }
 
-// seedGate loads the gate of a product from PostgreSQL: its stock and its buyers.
-func (s *Service) seedGate(ctx context.Context, id int64) error {
+// seedGate loads the gate of a product from PostgreSQL, its stock and its buyers, with
+// write: Gate.Seed or Gate.Sync.
+func (s *Service) seedGate(ctx context.Context, id int64,
+	write func(ctx context.Context, id int64, stock int, buyers []int64) error,
+) error {
 	var (
 		stock  int
 		buyers []int64
@@ -63,19 +72,22 @@ func (s *Service) seedGate(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("seed gate of product %d: %w", id, err)
 	}
-	return s.Gate.Seed(ctx, id, stock, buyers)
+	return write(ctx, id, stock, buyers)
 }
 
 // undoAdmit gives an admitted buyer's unit back after the PostgreSQL write failed with
-// cause, or closes the gate if PostgreSQL says the product is sold out. It runs even when
-// ctx is cancelled: a unit must not stay taken by a buyer who has no order.
+// cause. If PostgreSQL says the product is sold out, the gate admitted one buyer too many:
+// it was re-seeded while purchases were in flight and counted their units as free, and
+// left those buyers out. Stock 0 is final, so the gate is then synced from PostgreSQL
+// exactly. It runs even when ctx is cancelled: a unit must not stay taken by a buyer who
+// has no order.
 func (s *Service) undoAdmit(ctx context.Context, id, userID int64, cause error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	var err error
 	switch {
 	case errors.Is(cause, inventory.ErrSoldOut):
-		err = s.Gate.Drain(ctx, id, userID)
+		err = s.seedGate(ctx, id, s.Gate.Sync)
 	case errors.Is(cause, ErrAlreadyPurchased):
 		// PostgreSQL has this buyer's order, so the admission stands for it: the gate lost
 		// track of the buyer when it was reseeded while their purchase was in flight, and

@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -192,5 +193,41 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestGateLostMidPurchase: Redis loses its data while an admitted buyer is still writing to
+// PostgreSQL. Whether the next buyer re-seeds the gate before the in-flight purchase commits
+// (the seed counts its unit as free and leaves it out; its confirmation repairs that) or after
+// (its confirmation must not create a gate of its own), the audit agrees again.
+func TestGateLostMidPurchase(t *testing.T) {
+	t.Parallel()
+	for _, reseedFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reseed before commit %v", reseedFirst), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, order.Config{})
+			p := e.product(t, 5, inventory.StrategyRedis, 400)
+			ctx := context.Background()
+			errc := make(chan error, 1)
+			go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 1); errc <- err }()
+			waitFor(t, func() bool { return e.rdb.SIsMember(ctx, e.app.Keys.GateBuyers(p.ID), 1).Val() })
+			flushPrefix(t, e.rdb, e.prefix) // buyer 1 is thinking: admitted, not written
+			if !reseedFirst {
+				if err := <-errc; err != nil {
+					t.Fatalf("the in-flight purchase: %v", err)
+				}
+			}
+			if _, err := e.app.Orders.Purchase(ctx, p.ID, 2); err != nil {
+				t.Fatalf("purchase after the data loss: %v", err)
+			}
+			if reseedFirst {
+				if err := <-errc; err != nil {
+					t.Fatalf("the in-flight purchase: %v", err)
+				}
+			}
+			if a := e.audit(t, p.ID); a.Orders != 2 || a.Stock != 3 || !a.Consistent {
+				t.Fatalf("audit = %+v (redis %+v), want the gate to agree", a, a.Redis)
+			}
+		})
 	}
 }

@@ -1,0 +1,19 @@
+// Package chaos holds seckill's fault tests. It has no code of its own outside its tests.
+//
+// Each test builds cmd/api once, starts real API processes against real PostgreSQL and
+// Redis, runs a flash sale through HTTP, and breaks something in the middle: kill -9 of an
+// API process, SIGSTOP of a lock holder past its lease, Redis restarted without persistence,
+// Redis slow or unreachable behind a TCP proxy, PostgreSQL restarted, SIGTERM. Afterwards
+// it audits the sale in PostgreSQL: orders == units sold, stock >= 0, no buyer twice, every
+// 201 has its order and no order was answered with an error; no answer is a 500; and the
+// sale sells out once the fault is gone.
+//
+// Faults that stop or slow a server use servers of the test's own (redis-server and a
+// PostgreSQL cluster on free loopback ports, or a TCP proxy in the test), never the shared
+// ones. The tests skip without DATABASE_URL / REDIS_ADDR, with -short, and when a binary
+// they need (redis-server, PostgreSQL's initdb and postgres, root to run them as the
+// postgres user) is missing.
+//
+//	make chaos                                   # just these tests, verbose
+//	go test -race -count=1 -v ./internal/chaos/   # the same
+package chaos
