@@ -51,3 +51,16 @@ loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 .PHONY: chaos
 chaos: up ## kill -9, SIGSTOP past the lease, Redis and PostgreSQL restarts, slow Redis, SIGTERM
 	$(GO) test -race -count=1 -v ./internal/chaos/
+
+# Fuzzing (internal/httpapi): a short run of each fuzz target, one at a time, on one worker.
+# Budgets are input counts, not durations: go1.26's coordinator can fail a timed run with a
+# spurious "context deadline exceeded" (go.dev/issue/75804), and a count bounds the load.
+# No -race here (it cuts throughput about twentyfold); `make test` runs the corpus with it.
+# Failing inputs land in internal/httpapi/testdata/fuzz/ and run with every `go test`.
+.PHONY: fuzz
+FUZZ_EXECS ?= 2000
+fuzz: up ## a short fuzz run of every fuzz target (FUZZ_EXECS inputs each, about 10 s)
+	@set -e; for t in $$($(GO) test -list '^Fuzz' ./internal/httpapi/ | grep '^Fuzz'); do \
+		echo "fuzz $$t"; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 100x -parallel 1 ./internal/httpapi/; \
+	done

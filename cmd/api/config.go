@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/seckill/seckill/internal/httpapi"
 )
 
 // config is everything cmd/api reads from the environment, each field overridable by a flag.
@@ -27,6 +29,7 @@ type config struct {
 	shutdownTimeout time.Duration
 	startupTimeout  time.Duration
 	migrate         bool
+	rateLimits      httpapi.RateLimits
 }
 
 // parseConfig reads the environment through getenv, then lets flags in args override it.
@@ -58,6 +61,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	batchLinger := fs.String("batch-linger", env("BATCH_LINGER", "0s"), "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
 	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
 	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
+	rateUser := fs.String("rate-limit-user", env("RATE_LIMIT_USER", "10/s"), "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
+	rateAddr := fs.String("rate-limit-addr", env("RATE_LIMIT_ADDR", "off"), "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
 	fs.BoolVar(&cfg.migrate, "migrate", env("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -75,6 +80,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.batchMax, err = strconv.Atoi(*batchMax); err != nil || cfg.batchMax < 1 || cfg.batchMax > 10000 {
 		errs = append(errs, fmt.Errorf("BATCH_MAX %q: want an integer from 1 to 10000", *batchMax))
+	}
+	if cfg.rateLimits.User, err = httpapi.ParseRate(*rateUser); err != nil {
+		errs = append(errs, fmt.Errorf("RATE_LIMIT_USER: %w", err))
+	}
+	if cfg.rateLimits.Addr, err = httpapi.ParseRate(*rateAddr); err != nil {
+		errs = append(errs, fmt.Errorf("RATE_LIMIT_ADDR: %w", err))
 	}
 	durations := []struct {
 		dst        *time.Duration

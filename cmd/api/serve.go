@@ -37,6 +37,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
+		RateLimits: cfg.rateLimits,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 		},

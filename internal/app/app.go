@@ -27,6 +27,9 @@ type Config struct {
 	AdminToken  string                // empty disables admin routes
 	Order       order.Config
 	Logger      *slog.Logger // default: discard
+	// RateLimits caps purchase attempts per user and per client address; zero: no limits
+	// (cmd/api turns the per-user limit on by default).
+	RateLimits httpapi.RateLimits
 }
 
 // App is a wired API process.
@@ -69,6 +72,8 @@ func New(cfg Config) *App {
 		Orders:     a.Orders,
 		AdminToken: cfg.AdminToken,
 		Metrics:    m.Handler(),
+		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
+			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger}),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel

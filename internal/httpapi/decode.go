@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 )
@@ -51,9 +52,11 @@ func jsonError(err error) error {
 			return detailed{"body must be a JSON object"}
 		}
 		return detailed{fmt.Sprintf("field %q must be %s", typeError.Field, typeName(typeError.Type.Kind().String()))}
-	default:
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// json's unknown-field error names the field, which the client sent: safe to show.
 		return detailed{"body: " + err.Error()}
+	default: // reading failed: a client too slow for ReadTimeout, a broken connection
+		return detailed{"body could not be read"}
 	}
 }
 

@@ -32,6 +32,9 @@ func writeError(c *gin.Context, d Deps, err error) {
 		abortProblem(c, http.StatusConflict, "sold_out", "this product is sold out")
 	case errors.Is(err, order.ErrAlreadyPurchased):
 		abortProblem(c, http.StatusConflict, "already_purchased", "this user already bought this product")
+	case errors.Is(err, errRateLimited):
+		c.Header("Retry-After", retryAfter(err))
+		abortProblem(c, http.StatusTooManyRequests, "rate_limited", "too many purchase attempts; retry after Retry-After seconds")
 	case errors.Is(err, order.ErrBusy):
 		c.Header("Retry-After", "1")
 		abortProblem(c, http.StatusServiceUnavailable, "busy", "too many buyers at once; retry shortly")

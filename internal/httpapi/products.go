@@ -87,6 +87,10 @@ func handlePurchase(d Deps) gin.HandlerFunc {
 			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
 			return
 		}
+		if err := d.Limiter.Allow(c.Request.Context(), id, *req.UserID, c.ClientIP()); err != nil {
+			writeError(c, d, err)
+			return
+		}
 		o, err := d.Orders.Purchase(c.Request.Context(), id, *req.UserID)
 		if err != nil {
 			writeError(c, d, err)

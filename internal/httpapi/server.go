@@ -20,6 +20,7 @@ type Deps struct {
 	Orders     *order.Service
 	AdminToken string       // empty: admin routes answer 403
 	Metrics    http.Handler // GET /metrics; nil: not served
+	Limiter    *Limiter     // purchase rate limits; nil: none
 }
 
 // NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies.

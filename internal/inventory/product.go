@@ -6,6 +6,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -79,8 +80,9 @@ func (np *NewProduct) Validate() error {
 		np.Strategy = StrategyDlock
 	}
 	switch {
-	case np.Name == "" || utf8.RuneCountInString(np.Name) > MaxNameLen || !utf8.ValidString(np.Name):
-		return fmt.Errorf("%w: name must be 1 to %d characters of valid UTF-8", ErrInvalid, MaxNameLen)
+	case np.Name == "" || utf8.RuneCountInString(np.Name) > MaxNameLen || !utf8.ValidString(np.Name) ||
+		strings.ContainsRune(np.Name, 0):
+		return fmt.Errorf("%w: name must be 1 to %d characters of valid UTF-8, without NUL", ErrInvalid, MaxNameLen)
 	case np.Stock < 0 || np.Stock > MaxStock:
 		return fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalid, MaxStock)
 	case !np.Strategy.Valid():

@@ -1,0 +1,146 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/httpapi"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// limitedStack serves an API process with rate limits on its own schema and Redis prefix.
+func limitedStack(t testing.TB, limits httpapi.RateLimits) *stack {
+	t.Helper()
+	gdb := testenv.Postgres(t)
+	rdb, prefix := testenv.Redis(t)
+	t.Cleanup(func() { // redis_rate's keys are rate:<prefix>:..., outside testenv's sweep
+		ctx := context.Background()
+		for iter := rdb.Scan(ctx, 0, "rate:"+prefix+":*", 100).Iterator(); iter.Next(ctx); {
+			rdb.Del(ctx, iter.Val())
+		}
+	})
+	return serve(t, app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, AdminToken: adminToken, RateLimits: limits})
+}
+
+// buy purchases and checks the answer's status and code; on 429 it checks the problem
+// body and a Retry-After of whole seconds, at least 1.
+func buy(t *testing.T, s *stack, product, user int64, wantStatus int, wantCode string) {
+	t.Helper()
+	status, code, body, hdr, err := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", product), "",
+		fmt.Sprintf(`{"user_id":%d}`, user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != wantStatus || code != wantCode {
+		t.Fatalf("purchase of %d by %d = %d %q, want %d %q; body %s", product, user, status, code, wantStatus, wantCode, body)
+	}
+	if status != http.StatusTooManyRequests {
+		return
+	}
+	var p problem
+	mustJSON(t, body, &p)
+	if p.Status != 429 || p.Type == "" || !strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
+		t.Errorf("429 body %s, Content-Type %q: want a rate_limited problem", body, hdr.Get("Content-Type"))
+	}
+	if secs, err := strconv.Atoi(hdr.Get("Retry-After")); err != nil || secs < 1 {
+		t.Errorf("Retry-After = %q, want whole seconds >= 1", hdr.Get("Retry-After"))
+	}
+}
+
+func TestRateLimitPerUser(t *testing.T) {
+	t.Parallel()
+	s := limitedStack(t, httpapi.RateLimits{User: httpapi.Rate{N: 3, Per: time.Hour}})
+	p := s.createProduct(t, 100, "optimistic", 0)
+	other := s.createProduct(t, 100, "optimistic", 0)
+	for _, body := range []string{`{"user_id":0}`, `{"user_id":7,"x":1}`, `not json`, `{"user_id":7} {}`} {
+		s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", p.ID), "", body) // invalid: not counted
+	}
+	buy(t, s, p.ID, 7, 201, "")
+	buy(t, s, p.ID, 7, 409, "already_purchased")
+	buy(t, s, p.ID, 7, 409, "already_purchased")
+	buy(t, s, p.ID, 7, 429, "rate_limited")
+	buy(t, s, p.ID, 8, 201, "")     // another user has a budget of their own
+	buy(t, s, other.ID, 7, 201, "") // and so has the same user on another product
+}
+
+func TestRateLimitPerAddress(t *testing.T) {
+	t.Parallel()
+	s := limitedStack(t, httpapi.RateLimits{Addr: httpapi.Rate{N: 2, Per: time.Hour}})
+	p := s.createProduct(t, 100, "optimistic", 0)
+	buy(t, s, p.ID, 1, 201, "")
+	buy(t, s, p.ID, 2, 201, "")
+	buy(t, s, p.ID, 3, 429, "rate_limited") // every user id, one address
+	// The address is the TCP peer: headers a client writes do not change it.
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/products/%d/purchase", s.URL, p.ID),
+		strings.NewReader(`{"user_id":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Forwarded-For", "198.51.100.7")
+	req.Header.Set("X-Real-IP", "198.51.100.7")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("purchase with a forged X-Forwarded-For = %d, want 429", resp.StatusCode)
+	}
+}
+
+// TestRateLimitSharedByProcesses: two API processes on one Redis and prefix share a budget.
+func TestRateLimitSharedByProcesses(t *testing.T) {
+	t.Parallel()
+	limits := httpapi.RateLimits{User: httpapi.Rate{N: 2, Per: time.Hour}}
+	first := limitedStack(t, limits)
+	second := serve(t, app.Config{DB: first.DB, Redis: first.Redis, RedisPrefix: first.Prefix, RateLimits: limits})
+	p := first.createProduct(t, 100, "optimistic", 0)
+	buy(t, first, p.ID, 5, 201, "")
+	buy(t, second, p.ID, 5, 409, "already_purchased")
+	buy(t, first, p.ID, 5, 429, "rate_limited")
+	buy(t, second, p.ID, 5, 429, "rate_limited")
+}
+
+// TestRateLimitSkipsSoldOut: once a product is known to be sold out, its answer (which
+// costs less than the limit check) is not rate limited.
+func TestRateLimitSkipsSoldOut(t *testing.T) {
+	t.Parallel()
+	s := limitedStack(t, httpapi.RateLimits{User: httpapi.Rate{N: 1, Per: time.Hour}})
+	p := s.createProduct(t, 1, "optimistic", 0)
+	buy(t, s, p.ID, 1, 201, "")
+	for range 3 {
+		buy(t, s, p.ID, 2, 409, "sold_out")
+	}
+}
+
+// BenchmarkSoldOutHTTPRateLimited is BenchmarkSoldOutHTTP with the per-user limit on: the
+// limiter's cost on the path most of a crowd takes (it skips products known sold out).
+func BenchmarkSoldOutHTTPRateLimited(b *testing.B) {
+	s := limitedStack(b, httpapi.RateLimits{User: httpapi.Rate{N: 1_000_000, Per: time.Second}})
+	p := s.createProduct(b, 0, "dlock", 0)
+	path := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
+	if status, code, _ := s.purchase(p.ID, 1); code != "sold_out" {
+		b.Fatalf("first purchase = %d %s", status, code)
+	}
+	var user atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(fmt.Sprintf(`{"user_id":%d}`, user.Add(1))))
+			w := httptest.NewRecorder()
+			s.App.Handler.ServeHTTP(w, req)
+			if w.Code != http.StatusConflict {
+				b.Fatalf("status %d", w.Code)
+			}
+		}
+	})
+}

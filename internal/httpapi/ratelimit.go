@@ -1,0 +1,165 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+)
+
+// Rate is a rate limit: at most N requests per Per, in bursts of up to N. The zero Rate is
+// off.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// Off reports whether r limits nothing.
+func (r Rate) Off() bool { return r.N <= 0 || r.Per <= 0 }
+
+// String formats r the way ParseRate reads it.
+func (r Rate) String() string {
+	if r.Off() {
+		return "off"
+	}
+	for unit, per := range rateUnits {
+		if per == r.Per {
+			return strconv.Itoa(r.N) + "/" + unit
+		}
+	}
+	return strconv.Itoa(r.N) + "/" + r.Per.String()
+}
+
+var rateUnits = map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}
+
+// ParseRate reads "N/s", "N/m" or "N/h" (N a positive integer: N requests per second,
+// minute or hour, in bursts of up to N) or "off".
+func ParseRate(s string) (Rate, error) {
+	if s == "off" {
+		return Rate{}, nil
+	}
+	n, unit, ok := strings.Cut(s, "/")
+	per, known := rateUnits[unit]
+	count, err := strconv.Atoi(n)
+	if !ok || !known || err != nil || count < 1 || count > 1_000_000 {
+		return Rate{}, fmt.Errorf("rate %q: want N/s, N/m or N/h with N from 1 to 1000000, or off", s)
+	}
+	return Rate{N: count, Per: per}, nil
+}
+
+// RateLimits are the limits on purchase attempts. A zero Rate is off.
+type RateLimits struct {
+	User Rate // per user id and product
+	Addr Rate // per client address (the TCP peer), across products
+}
+
+// Limiter enforces RateLimits with GCRA in Redis (github.com/go-redis/redis_rate), so every
+// API process on the same Redis and key prefix shares one budget per user and address. It
+// fails open: when Redis does not answer, requests go through. Safe for concurrent use.
+type Limiter struct {
+	rl       *redis_rate.Limiter
+	prefix   string
+	limits   RateLimits
+	exempt   func(product int64) bool
+	log      *slog.Logger
+	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
+}
+
+// LimiterConfig configures NewLimiter.
+type LimiterConfig struct {
+	Redis  redis.UniversalClient // required when a limit is on
+	Prefix string                // namespace of the limiter's keys
+	Limits RateLimits
+	// Exempt reports products whose purchases are not limited: those known to be sold out,
+	// whose answer costs less than the limit check. Nil: none.
+	Exempt func(product int64) bool
+	Logger *slog.Logger // default: discard
+}
+
+// warnEvery spaces fail-open warnings: one line per period is enough to see an outage.
+const warnEvery = 10 * time.Second
+
+// NewLimiter returns a Limiter, or nil when both limits are off. A nil *Limiter limits
+// nothing.
+func NewLimiter(cfg LimiterConfig) *Limiter {
+	if cfg.Limits.User.Off() && cfg.Limits.Addr.Off() {
+		return nil
+	}
+	l := &Limiter{rl: redis_rate.NewLimiter(cfg.Redis), prefix: cfg.Prefix, limits: cfg.Limits,
+		exempt: cfg.Exempt, log: cfg.Logger}
+	if l.exempt == nil {
+		l.exempt = func(int64) bool { return false }
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// Allow spends one purchase attempt of product by user from addr, and returns an error
+// matching errRateLimited (with the wait before a retry) when a budget is exhausted. The
+// address budget is spent first. A nil Limiter and exempt (sold-out) products allow all.
+func (l *Limiter) Allow(ctx context.Context, product, user int64, addr string) error {
+	if l == nil || l.exempt(product) {
+		return nil
+	}
+	if wait, ok := l.take(ctx, "addr", "a:"+addr, l.limits.Addr); !ok {
+		return rateLimited{wait}
+	}
+	if wait, ok := l.take(ctx, "user", fmt.Sprintf("u:%d:%d", product, user), l.limits.User); !ok {
+		return rateLimited{wait}
+	}
+	return nil
+}
+
+func (l *Limiter) take(ctx context.Context, scope, key string, r Rate) (time.Duration, bool) {
+	if r.Off() {
+		return 0, true
+	}
+	// redis_rate v10.0.1 puts its own "rate:" before the key: rate:<prefix>:rl:<key>.
+	res, err := l.rl.Allow(ctx, l.prefix+":rl:"+key, redis_rate.Limit{Rate: r.N, Burst: r.N, Period: r.Per})
+	if err != nil {
+		l.failOpen(ctx, scope, err)
+		return 0, true
+	}
+	return res.RetryAfter, res.Allowed > 0
+}
+
+// failOpen logs a limiter failure at warn, at most once per warnEvery; a cancelled
+// request is not a failure of the limiter.
+func (l *Limiter) failOpen(ctx context.Context, scope string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	now, last := time.Now().UnixNano(), l.lastWarn.Load()
+	if now-last >= int64(warnEvery) && l.lastWarn.CompareAndSwap(last, now) {
+		l.log.Warn("rate limiter unavailable: letting purchases through", "scope", scope, "err", err)
+	}
+}
+
+// errRateLimited marks a request refused by a rate limit.
+var errRateLimited = errors.New("rate limited")
+
+// rateLimited is errRateLimited with the wait before a retry.
+type rateLimited struct{ wait time.Duration }
+
+func (e rateLimited) Error() string { return "rate limited for " + e.wait.String() }
+func (e rateLimited) Unwrap() error { return errRateLimited }
+
+// retryAfter is the Retry-After value for a rate-limited err: whole seconds, at least 1.
+func retryAfter(err error) string {
+	var e rateLimited
+	secs := 1.0
+	if errors.As(err, &e) {
+		secs = max(1, math.Ceil(e.wait.Seconds()))
+	}
+	return strconv.FormatFloat(secs, 'f', 0, 64)
+}

@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Rate
+		ok   bool
+	}{
+		{"off", Rate{}, true},
+		{"10/s", Rate{10, time.Second}, true},
+		{"100/m", Rate{100, time.Minute}, true},
+		{"1/h", Rate{1, time.Hour}, true},
+		{"1000000/s", Rate{1_000_000, time.Second}, true},
+		{"", Rate{}, false},
+		{"0/s", Rate{}, false},
+		{"-1/s", Rate{}, false},
+		{"10", Rate{}, false},
+		{"10/d", Rate{}, false},
+		{"ten/s", Rate{}, false},
+		{"1000001/s", Rate{}, false},
+		{"Off", Rate{}, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseRate(tt.in)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+		if tt.ok && got.String() != tt.in {
+			t.Errorf("ParseRate(%q).String() = %q", tt.in, got.String())
+		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	tests := []struct {
+		wait time.Duration
+		want string
+	}{
+		{-1, "1"}, {0, "1"}, {time.Millisecond, "1"}, {time.Second, "1"},
+		{1001 * time.Millisecond, "2"}, {59500 * time.Millisecond, "60"},
+	}
+	for _, tt := range tests {
+		if got := retryAfter(rateLimited{tt.wait}); got != tt.want {
+			t.Errorf("retryAfter(%s) = %q, want %q", tt.wait, got, tt.want)
+		}
+	}
+	if got := retryAfter(errors.New("other")); got != "1" {
+		t.Errorf("retryAfter(other) = %q, want 1", got)
+	}
+}
+
+func TestNewLimiterOff(t *testing.T) {
+	if l := NewLimiter(LimiterConfig{Prefix: "p"}); l != nil {
+		t.Fatalf("NewLimiter with both limits off = %v, want nil", l)
+	}
+}
+
+// TestLimiterFailsOpen: with Redis unreachable, purchases go through, and the outage is
+// logged at warn once, not once per request.
+func TestLimiterFailsOpen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	rdb := redis.NewClient(&redis.Options{Addr: dead, MaxRetries: -1, DialTimeout: time.Second})
+	defer rdb.Close()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	limits := RateLimits{User: Rate{1, time.Hour}, Addr: Rate{1, time.Hour}}
+	l := NewLimiter(LimiterConfig{Redis: rdb, Prefix: "t", Limits: limits, Logger: log})
+	for i := range 3 {
+		if err := l.Allow(context.Background(), 1, 7, "192.0.2.1"); err != nil {
+			t.Fatalf("attempt %d with Redis down = %v, want allowed", i, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "rate limiter unavailable"); n != 1 {
+		t.Fatalf("logged %d fail-open warnings, want 1:\n%s", n, logs.String())
+	}
+}
+
+// BenchmarkLimiterAllow: one limit check (a Lua call in Redis), the cost the per-user limit
+// adds to a purchase of a product that is not sold out.
+func BenchmarkLimiterAllow(b *testing.B) {
+	rdb, prefix := testenv.Redis(b)
+	l := NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: RateLimits{User: Rate{1_000_000, time.Second}}})
+	var user atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Allow(context.Background(), 1, user.Add(1), "192.0.2.1"); err != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
