@@ -46,6 +46,24 @@ bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers
 loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 	$(GO) test -race -count=1 -run TestCompareAgainstThreeAPIs -v ./cmd/loadtest/
 
+# Multi-node Redis (docs/deployment.md): a three-master Redis Cluster on 7001-7003 and three
+# independent Redis servers for Redlock on 7101-7103 (CLUSTER_PORTS, REDLOCK_PORTS), from the
+# redis-server that `make up` installs. The tests start servers of their own on free ports.
+.PHONY: cluster-up cluster-down cluster-status test-cluster
+
+cluster-up: ## start (or reuse) the Redis Cluster and the Redlock servers; prints their addresses
+	@scripts/cluster.sh up
+
+cluster-down: ## stop what `make cluster-up` started, nothing else
+	@scripts/cluster.sh down
+
+cluster-status:
+	@scripts/cluster.sh status
+
+test-cluster: up ## only the multi-node tests (part of `make test` already)
+	$(GO) test -race -count=1 -run 'TestSuiteOn|TestRedlock' -v ./internal/dlock/
+	$(GO) test -race -count=1 -run 'TestTopology' -v ./cmd/loadtest/
+
 # Fault tests (internal/chaos): real API processes, faults injected mid-sale, audited in
 # PostgreSQL. They run in `make test` too (about 30-60 s); this runs only them, verbosely.
 .PHONY: chaos

@@ -17,6 +17,8 @@ type config struct {
 	addr            string
 	databaseURL     string
 	redisAddr       string
+	redisCluster    []string // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
+	redlockAddrs    []string // REDLOCK_ADDRS: product locks with Redlock over these masters
 	adminToken      string
 	redisPrefix     string
 	logLevel        slog.Level
@@ -48,7 +50,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.databaseURL, "database-url",
 		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
 		"PostgreSQL URL (env DATABASE_URL)")
-	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port (env REDIS_ADDR)")
+	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR)")
+	clusterAddrs := fs.String("redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster nodes; overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
+	redlockAddrs := fs.String("redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis masters (3 or more) for the product locks, with Redlock (env REDLOCK_ADDRS)")
 	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
 		"bearer token for admin routes; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
@@ -71,6 +75,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	var errs []error
+	errs = append(errs, cfg.parseRedisTopology(*clusterAddrs, *redlockAddrs)...)
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", *level))
 	}

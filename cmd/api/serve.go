@@ -30,13 +30,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	defer closeDatabase(gdb)
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
+	redis.SetLogger(redisLogger{log})
+	rdb := newRedisClient(cfg)
 	defer rdb.Close()
+	lockNodes := newLockNodes(cfg)
+	defer closeAll(lockNodes)
+	logRedisTopology(log, cfg)
 	if cfg.adminToken == "" {
 		log.Warn("ADMIN_TOKEN is empty: admin routes answer 403")
 	}
 	a := app.New(app.Config{
-		DB: gdb, Redis: rdb, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
+		DB: gdb, Redis: rdb, LockNodes: lockNodes, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
 		RateLimits: cfg.rateLimits,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,

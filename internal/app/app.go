@@ -30,6 +30,9 @@ type Config struct {
 	// RateLimits caps purchase attempts per user and per client address; zero: no limits
 	// (cmd/api turns the per-user limit on by default).
 	RateLimits httpapi.RateLimits
+	// LockNodes, when set, are independent Redis masters on which the product locks are
+	// taken with Redlock (a majority of them), instead of in Redis. App does not close them.
+	LockNodes []redis.UniversalClient
 }
 
 // App is a wired API process.
@@ -56,18 +59,17 @@ func New(cfg Config) *App {
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
-	a := &App{Keys: keys, locks: dlock.NewWithOptions(cfg.Redis, &dlock.ClientOptions{Observer: m}),
-		listening: make(chan struct{})}
+	a := &App{Keys: keys, locks: newLocks(cfg, m), listening: make(chan struct{})}
 	a.Orders = order.NewService(order.Deps{
 		Products: products, Locks: a.locks, Gate: inventory.NewGate(cfg.Redis, keys), SoldOut: soldOut,
 		Keys: keys, Observer: m, Logger: cfg.Logger,
 	}, cfg.Order)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Logger: cfg.Logger,
-		Checks: map[string]httpapi.Check{
+		Checks: withLockCheck(cfg, a.locks, map[string]httpapi.Check{
 			"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
 			"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
-		},
+		}),
 		Products:   products,
 		Orders:     a.Orders,
 		AdminToken: cfg.AdminToken,
@@ -82,6 +84,25 @@ func New(cfg Config) *App {
 		soldOut.Listen(ctx)
 	}()
 	return a
+}
+
+// newLocks returns the lock client, which reports to obs: Redlock over cfg.LockNodes when
+// set, else locks in cfg.Redis.
+func newLocks(cfg Config, obs dlock.Observer) *dlock.Client {
+	opt := &dlock.ClientOptions{Observer: obs}
+	if len(cfg.LockNodes) > 0 {
+		return dlock.NewRedlockWithOptions(cfg.LockNodes, opt)
+	}
+	return dlock.NewWithOptions(cfg.Redis, opt)
+}
+
+// withLockCheck adds to checks, under Redlock, a "redlock" check that a majority of the lock
+// nodes answer.
+func withLockCheck(cfg Config, locks *dlock.Client, checks map[string]httpapi.Check) map[string]httpapi.Check {
+	if len(cfg.LockNodes) > 0 {
+		checks["redlock"] = locks.Ping
+	}
+	return checks
 }
 
 // Close stops the App's background work. In-flight requests must be done first.

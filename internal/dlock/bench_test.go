@@ -71,7 +71,7 @@ func BenchmarkObtainRelease(b *testing.B) {
 
 // benchWithFloor runs op b.N times, each followed by a timed PING, and
 // reports op's mean time as ns/op, the PING's as rtt-us, and their ratio.
-func benchWithFloor(b *testing.B, rdb *redis.Client, op func() error) {
+func benchWithFloor(b *testing.B, rdb redis.UniversalClient, op func() error) {
 	ctx := context.Background()
 	var opTime, pingTime time.Duration
 	for b.Loop() {
@@ -102,13 +102,19 @@ func BenchmarkContended(b *testing.B) {
 }
 
 func benchContended(b *testing.B, nclients int) {
-	ctx := context.Background()
 	rdb := newRedis(b)
 	key := testKey(b, rdb, "hot")
 	clients := make([]*dlock.Client, nclients)
 	for i := range clients {
 		clients[i] = newClient(b, rdb, nil)
 	}
+	benchHandoffs(b, clients, key)
+}
+
+// benchHandoffs has 64 goroutines, spread over clients, take turns on key.
+func benchHandoffs(b *testing.B, clients []*dlock.Client, key string) {
+	ctx := context.Background()
+	nclients := len(clients)
 	var (
 		left      atomic.Int64
 		released  atomic.Int64 // ns since base when the last Release began

@@ -94,13 +94,19 @@ type ClientOptions struct {
 	// Observer receives the events of every lock whose Options.Observer is
 	// nil. Default: none.
 	Observer Observer
+
+	// NodeTimeout bounds each acquire call to one node of a Redlock Client
+	// (see NewRedlock); its release, refresh and TTL calls get four times as
+	// long. A single-Redis Client ignores it. Default: min(50ms, ttl/10).
+	NodeTimeout time.Duration
 }
 
 // Client obtains locks from Redis. It is safe for concurrent use; create one
-// per Redis client and share it, so that goroutines waiting for the same key
-// queue locally instead of all polling Redis.
+// per Redis client (or Redlock node set) and share it, so that goroutines
+// waiting for the same key queue locally instead of all polling Redis.
 type Client struct {
-	rdb    redis.UniversalClient
+	rdb    redis.UniversalClient // the single Redis; nil under Redlock
+	rl     *redlock              // the Redlock nodes; nil for a single Redis
 	obs    Observer
 	queue  waitQueue
 	notify *notifier
@@ -119,10 +125,14 @@ func New(rdb redis.UniversalClient) *Client {
 // NewWithOptions is New with client-wide options.
 func NewWithOptions(rdb redis.UniversalClient, opt *ClientOptions) *Client {
 	c := &Client{rdb: rdb, obs: NopObserver{}, notify: newNotifier(rdb)}
+	c.setOptions(opt)
+	return c
+}
+
+func (c *Client) setOptions(opt *ClientOptions) {
 	if opt != nil && opt.Observer != nil {
 		c.obs = opt.Observer
 	}
-	return c
 }
 
 // Close stops the Client's background work: the shared release subscription

@@ -1,5 +1,6 @@
-// Package dlock implements a distributed mutual-exclusion lock on Redis, with
-// a watchdog that tells the holder when its lock is gone, fencing tokens to
+// Package dlock implements a distributed mutual-exclusion lock on Redis (one
+// node, sentinel, cluster, or Redlock over independent masters), with a
+// watchdog that tells the holder when its lock is gone, fencing tokens to
 // check where the data lives, and waiting that does not storm a hot key.
 //
 // # Guarantees
@@ -100,6 +101,34 @@
 // and, unless ContextTimeoutEnabled is set, ignores context deadlines there.
 // The watchdog does not depend on it, but Release and Obtain return sooner on
 // a hung Redis with ContextTimeoutEnabled set.
+//
+// # Redlock
+//
+// NewRedlock takes each lock on a majority of N independent Redis masters,
+// with the same Client and Lock API: acquire calls go to every node at once,
+// each bounded by a short node timeout, and the lock is had when a majority
+// granted it before its validity (ttl, less the time taken and the drift
+// margin) ran out; otherwise the attempt is undone on every node that may
+// have granted it. Renewals and releases need a majority; a lock that a
+// majority no longer holds is lost. So one node of three may be down, hung or
+// wiped without stopping or breaking the lock. An attempt that fewer than a
+// majority of nodes answered is retried like a busy one while Options.Wait
+// lasts; if Wait runs out on such an attempt, Obtain returns its Redis error,
+// not ErrNotObtained.
+//
+// The fence of a Redlock lock is the largest that the granting nodes minted,
+// written back to the granting nodes below it until a majority stores it.
+// Two majorities share a node, so the next holder's fence is larger, whatever
+// the nodes' clocks say. The limits: a node that restarts without its data
+// forgets both the lock and the fence; if it is the only node two majorities
+// share, mutual exclusion may break and the fence falls back to that node's
+// clock term, which is smaller only if its clock runs behind the clock that
+// minted the last fence. Keep a restarted node out for one ttl (or give it
+// fsync-always persistence), and keep the clocks in sync. The validity time
+// assumes clocks advance at about the same rate everywhere and processes do
+// not pause for longer than the drift margin; a GC or VM pause can still
+// outlive the lock, as with one Redis. The fence check where the data lives
+// is what stays correct when those assumptions fail.
 //
 // # Observability
 //

@@ -34,9 +34,38 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
-// redisAddr returns REDIS_ADDR, skipping the test when it is not set.
+// The suite runs against the single Redis at REDIS_ADDR, unless one of these
+// variables switches its topology (topology_test.go sets them for child runs
+// of the whole suite):
+const (
+	// clusterEnv names the seed nodes of a Redis Cluster, comma-separated:
+	// newRedis returns a cluster client of it.
+	clusterEnv = "DLOCK_TEST_CLUSTER_ADDRS"
+	// redlockEnv set to 1 makes every Client a Redlock Client over its one
+	// node (quorum 1), so every test runs the Redlock code path; the cases
+	// that need several nodes are in redlock_test.go.
+	redlockEnv = "DLOCK_TEST_REDLOCK"
+)
+
+// suiteNodeTimeout is ClientOptions.NodeTimeout in Redlock mode: the suite
+// tests what the lock does, not how fast a loaded machine answers.
+const suiteNodeTimeout = 250 * time.Millisecond
+
+func clusterAddrs() []string {
+	if v := os.Getenv(clusterEnv); v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
+}
+
+// redisAddr returns REDIS_ADDR, skipping the test when it is not set, or
+// when the suite runs on a cluster: only the tests that need one node (to
+// put a TCP proxy in front of it) call it directly.
 func redisAddr(t testing.TB) string {
 	t.Helper()
+	if clusterAddrs() != nil {
+		t.Skip("needs a single Redis node; runs in the single-node suite")
+	}
 	addr := os.Getenv("REDIS_ADDR")
 	if addr == "" {
 		t.Skip("REDIS_ADDR is not set; dlock tests need a real Redis")
@@ -44,11 +73,34 @@ func redisAddr(t testing.TB) string {
 	return addr
 }
 
-// newRedis returns a client of the Redis at REDIS_ADDR, closed at cleanup.
-// It fails the test when REDIS_ADDR is set but Redis does not answer.
-func newRedis(t testing.TB) *redis.Client {
+// newRedis returns a client of the suite's Redis, closed at cleanup.
+func newRedis(t testing.TB) redis.UniversalClient {
 	t.Helper()
-	return newRedisAt(t, redisAddr(t), nil)
+	rdb := dialRedis(t)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// dialRedis returns a client of the suite's Redis (REDIS_ADDR, or the
+// cluster), which the caller closes. It fails the test when Redis does not
+// answer.
+func dialRedis(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	addrs := clusterAddrs()
+	var rdb redis.UniversalClient
+	if addrs != nil {
+		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	} else {
+		addrs = []string{redisAddr(t)}
+		rdb = redis.NewClient(&redis.Options{Addr: addrs[0]})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		t.Fatalf("Redis at %v is unreachable: %v", addrs, err)
+	}
+	return rdb
 }
 
 // newRedisAt returns a client of the Redis at addr, closed at cleanup. tweak,
@@ -72,26 +124,61 @@ func newRedisAt(t testing.TB, addr string, tweak func(*redis.Options)) *redis.Cl
 // newClient returns a dlock Client on rdb, closed at cleanup.
 func newClient(t testing.TB, rdb redis.UniversalClient, opt *dlock.ClientOptions) *dlock.Client {
 	t.Helper()
-	c := dlock.NewWithOptions(rdb, opt)
+	c := newDlock(rdb, opt)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// newDlock returns a dlock Client on rdb: a Redlock Client over rdb alone
+// when DLOCK_TEST_REDLOCK is 1.
+func newDlock(rdb redis.UniversalClient, opt *dlock.ClientOptions) *dlock.Client {
+	if os.Getenv(redlockEnv) != "1" {
+		return dlock.NewWithOptions(rdb, opt)
+	}
+	var o dlock.ClientOptions
+	if opt != nil {
+		o = *opt
+	}
+	if o.NodeTimeout == 0 {
+		o.NodeTimeout = suiteNodeTimeout
+	}
+	return dlock.NewRedlockWithOptions([]redis.UniversalClient{rdb}, &o)
 }
 
 // testKey returns a key unique to this test, so tests can run in parallel
 // and next to other packages' tests on the same Redis. At cleanup it deletes
 // the key and its companions.
-func testKey(t testing.TB, rdb *redis.Client, name string) string {
+func testKey(t testing.TB, rdb redis.UniversalClient, name string) string {
 	t.Helper()
 	id := rand.Text()[:12]
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		keys, err := rdb.Keys(ctx, "*"+id+"*").Result()
-		if err == nil && len(keys) > 0 {
-			_ = rdb.Del(ctx, keys...).Err()
+		for _, k := range keysMatching(ctx, rdb, "*"+id+"*") {
+			_ = rdb.Del(ctx, k).Err() // one by one: a cluster refuses cross-slot DEL
 		}
 	})
 	return "dlocktest:" + id + ":" + name
+}
+
+// keysMatching returns the keys that match pattern, on every master of a
+// cluster.
+func keysMatching(ctx context.Context, rdb redis.UniversalClient, pattern string) []string {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		keys, _ := rdb.Keys(ctx, pattern).Result()
+		return keys
+	}
+	var mu sync.Mutex
+	var keys []string
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		found, err := node.Keys(ctx, pattern).Result()
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, found...)
+		return err
+	})
+	return keys
 }
 
 // waitDone waits up to limit for ctx to end and returns how long it took, or

@@ -81,7 +81,7 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if l.is(released) {
 		return 0, ErrNotHeld
 	}
-	ms, err := pttlScript.Run(ctx, l.c.rdb, []string{l.r.key}, l.r.token).Int64()
+	ms, err := l.c.pttlCall(ctx, l.r)
 	if err != nil {
 		return 0, fmt.Errorf("dlock: ttl %q: %w", l.r.key, err)
 	}
@@ -109,7 +109,7 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	sent := time.Now()
-	ok, err := refreshScript.Run(ctx, l.c.rdb, []string{l.r.key}, l.r.token, ttl.Milliseconds()).Int64()
+	ok, err := l.c.refreshCall(ctx, l.r, ttl)
 	if err != nil {
 		return fmt.Errorf("dlock: refresh %q: %w", l.r.key, err)
 	}
@@ -141,7 +141,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ok, err := releaseScript.Run(ctx, l.c.rdb, []string{l.r.key}, l.r.token, l.r.channel).Int64()
+	ok, err := l.c.releaseCall(ctx, l.r)
 	l.stopWatch()
 	switch {
 	case err != nil:

@@ -14,27 +14,29 @@ import (
 const lingerTime = time.Second
 
 // notifier multiplexes the release channels of all keys that goroutines of
-// one Client wait for over one shared pub/sub connection. One goroutine, run,
-// owns the connection: it sends every SUBSCRIBE and UNSUBSCRIBE (so they reach
-// Redis in order) and delivers messages. Waiters never block on it: a missed
-// or late notification only means waking by backoff instead.
+// one Client wait for over one shared pub/sub connection per Redis node (one
+// node, or each node of a Redlock Client). One goroutine per node, run, owns
+// that node's connection: it sends every SUBSCRIBE and UNSUBSCRIBE (so they
+// reach Redis in order) and delivers messages. Waiters never block on it: a
+// missed or late notification only means waking by backoff instead.
 type notifier struct {
-	rdb redis.UniversalClient
+	nodes []redis.UniversalClient
+	all   uint64 // the bits of every node in subscription.sent
 
 	mu      sync.Mutex
 	subs    map[string]*subscription // by channel
 	started bool
 	closed  bool
-	kick    chan struct{} // cap 1: some subscriptions are not sent yet
+	kicks   []chan struct{} // per node, cap 1: some subscriptions are not sent there yet
 	cancel  context.CancelFunc
-	done    chan struct{} // closed when run returns
+	done    sync.WaitGroup // the run goroutines
 }
 
 // subscription is one release channel with the waiters that use it.
 type subscription struct {
 	wake chan struct{} // cap 1: a release, or the subscription became active
 	refs int           // waiters using it; guarded by notifier.mu
-	sent bool          // SUBSCRIBE handed to go-redis; guarded by notifier.mu
+	sent uint64        // bit i: SUBSCRIBE handed to node i's connection; guarded by notifier.mu
 	idle time.Time     // when refs last dropped to 0; guarded by notifier.mu
 }
 
@@ -65,8 +67,14 @@ func (s *subscription) signal() {
 	}
 }
 
-func newNotifier(rdb redis.UniversalClient) *notifier {
-	return &notifier{rdb: rdb, subs: make(map[string]*subscription), kick: make(chan struct{}, 1)}
+// newNotifier returns a notifier over nodes, at most maxNodes of them.
+func newNotifier(nodes ...redis.UniversalClient) *notifier {
+	n := &notifier{nodes: nodes, all: 1<<len(nodes) - 1, subs: make(map[string]*subscription)}
+	n.kicks = make([]chan struct{}, len(nodes))
+	for i := range n.kicks {
+		n.kicks[i] = make(chan struct{}, 1)
+	}
+	return n
 }
 
 // subscribe returns the subscription of channel, asking run to subscribe it
@@ -86,10 +94,14 @@ func (n *notifier) subscribe(channel string) *subscription {
 		n.subs[channel] = s
 	}
 	s.refs++
-	if !s.sent {
-		select {
-		case n.kick <- struct{}{}:
-		default:
+	if s.sent != n.all {
+		for i, kick := range n.kicks {
+			if s.sent&(1<<i) == 0 {
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
+			}
 		}
 	}
 	return s
@@ -118,15 +130,18 @@ func (n *notifier) wake(channel string) {
 	}
 }
 
-// start launches run; n.mu must be held.
+// start launches run for every node; n.mu must be held.
 func (n *notifier) start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	n.started, n.cancel, n.done = true, cancel, make(chan struct{})
-	ps := n.rdb.Subscribe(ctx) // no channels: it connects on first use
-	go n.run(ctx, ps)
+	n.started, n.cancel = true, cancel
+	n.done.Add(len(n.nodes))
+	for i, rdb := range n.nodes {
+		ps := rdb.Subscribe(ctx) // no channels: it connects on first use
+		go n.run(ctx, i, ps)
+	}
 }
 
-// close stops run and closes the pub/sub connection.
+// close stops the runs and closes the pub/sub connections.
 func (n *notifier) close() {
 	n.mu.Lock()
 	started := n.started && !n.closed
@@ -134,12 +149,13 @@ func (n *notifier) close() {
 	n.mu.Unlock()
 	if started {
 		n.cancel()
-		<-n.done
+		n.done.Wait()
 	}
 }
 
-func (n *notifier) run(ctx context.Context, ps *redis.PubSub) {
-	defer close(n.done)
+// run owns the pub/sub connection ps of node i.
+func (n *notifier) run(ctx context.Context, i int, ps *redis.PubSub) {
+	defer n.done.Done()
 	msgs := ps.ChannelWithSubscriptions()
 	sweep := time.NewTicker(lingerTime)
 	defer sweep.Stop()
@@ -158,10 +174,10 @@ func (n *notifier) run(ctx context.Context, ps *redis.PubSub) {
 				continue
 			}
 			n.deliver(m)
-		case <-n.kick:
-			n.send(ctx, ps)
+		case <-n.kicks[i]:
+			n.send(ctx, i, ps)
 		case now := <-sweep.C:
-			n.sweep(ctx, ps, now)
+			n.sweep(ctx, i, ps, now)
 		}
 	}
 }
@@ -180,14 +196,16 @@ func (n *notifier) deliver(m any) {
 	}
 }
 
-// send subscribes the channels not sent yet. On error go-redis keeps them and
-// subscribes them again when it reconnects; the waiters poll meanwhile.
-func (n *notifier) send(ctx context.Context, ps *redis.PubSub) {
+// send subscribes the channels not sent to node i yet. On error go-redis
+// keeps them and subscribes them again when it reconnects; the waiters poll
+// meanwhile.
+func (n *notifier) send(ctx context.Context, i int, ps *redis.PubSub) {
 	var chans []string
+	bit := uint64(1) << i
 	n.mu.Lock()
 	for ch, s := range n.subs {
-		if !s.sent {
-			s.sent = true
+		if s.sent&bit == 0 {
+			s.sent |= bit
 			chans = append(chans, ch)
 		}
 	}
@@ -197,15 +215,20 @@ func (n *notifier) send(ctx context.Context, ps *redis.PubSub) {
 	}
 }
 
-// sweep unsubscribes the channels idle for lingerTime.
-func (n *notifier) sweep(ctx context.Context, ps *redis.PubSub, now time.Time) {
+// sweep unsubscribes from node i the channels idle for lingerTime, and
+// forgets those that no node is subscribed to any more.
+func (n *notifier) sweep(ctx context.Context, i int, ps *redis.PubSub, now time.Time) {
 	var chans []string
+	bit := uint64(1) << i
 	n.mu.Lock()
 	for ch, s := range n.subs {
 		if s.refs == 0 && now.Sub(s.idle) >= lingerTime {
-			delete(n.subs, ch)
-			if s.sent {
+			if s.sent&bit != 0 {
+				s.sent &^= bit
 				chans = append(chans, ch)
+			}
+			if s.sent == 0 {
+				delete(n.subs, ch)
 			}
 		}
 	}

@@ -104,9 +104,12 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	return l, nil
 }
 
-// try makes one acquire call. It returns the lock when taken, or else the
-// holder's remaining ttl (zero when unknown).
-func (c *Client) try(ctx context.Context, r *request) (*Lock, time.Duration, error) {
+// try makes the n-th acquire call (from 0). It returns the lock when taken,
+// or else the holder's remaining ttl (zero when unknown).
+func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Duration, error) {
+	if c.rl != nil {
+		return c.rl.try(ctx, c, r, n)
+	}
 	sent := time.Now()
 	keys := []string{r.key, r.fenceKey}
 	res, err := acquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()

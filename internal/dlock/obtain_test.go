@@ -239,7 +239,7 @@ func TestObtainReportsRedisDownApartFromBusy(t *testing.T) {
 func TestObtainAfterClose(t *testing.T) {
 	t.Parallel()
 	rdb := newRedis(t)
-	c := dlock.New(rdb)
+	c := newDlock(rdb, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

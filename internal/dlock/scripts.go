@@ -1,7 +1,9 @@
 package dlock
 
 import (
+	"context"
 	_ "embed"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -27,3 +29,28 @@ var (
 
 // notHeldPTTL is what pttl.lua returns when the key does not hold the token.
 const notHeldPTTL = -3
+
+// pttlCall, refreshCall and releaseCall run a Lock's scripts: in the single
+// Redis, or on every Redlock node, where a majority decides (see redlock).
+// They answer as the scripts do: ms or notHeldPTTL; 1 or 0; 1 or 0.
+
+func (c *Client) pttlCall(ctx context.Context, r *request) (int64, error) {
+	if c.rl != nil {
+		return c.rl.pttl(ctx, r)
+	}
+	return pttlScript.Run(ctx, c.rdb, []string{r.key}, r.token).Int64()
+}
+
+func (c *Client) refreshCall(ctx context.Context, r *request, ttl time.Duration) (int64, error) {
+	if c.rl != nil {
+		return c.rl.refresh(ctx, r, ttl)
+	}
+	return refreshScript.Run(ctx, c.rdb, []string{r.key}, r.token, ttl.Milliseconds()).Int64()
+}
+
+func (c *Client) releaseCall(ctx context.Context, r *request) (int64, error) {
+	if c.rl != nil {
+		return c.rl.release(ctx, r)
+	}
+	return releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Int64()
+}

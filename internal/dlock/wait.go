@@ -2,6 +2,7 @@ package dlock
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -108,7 +109,9 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 // attempt tries to acquire until it succeeds or gives up. After the first
 // failed try it subscribes to the key's release channel; the subscription's
 // confirmation wakes it for one more try, which covers a release that landed
-// between the failed try and the subscription.
+// between the failed try and the subscription. Under Redlock, a try that no
+// majority of nodes answered is retried like a busy one while Wait lasts, and
+// its error is returned if Wait runs out on it.
 func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Time) (*Lock, error) {
 	var sub *subscription // nil until the first failed try, or if c is closed
 	defer func() { c.notify.unsubscribe(sub) }()
@@ -118,13 +121,19 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 			pause.Stop()
 		}
 	}()
+	var last error // the last try's errNoMajority
 	for n := 0; ; n++ {
 		sub.drain() // a release before this try is seen by the try itself
-		l, pttl, err := c.try(ctx, r)
+		l, pttl, err := c.try(ctx, r, n)
+		if last = nil; expired != nil && errors.Is(err, errNoMajority) {
+			last, err = err, nil
+		}
 		if l != nil || err != nil {
 			return l, err
 		}
-		r.obs.Contended(r.key)
+		if last == nil {
+			r.obs.Contended(r.key)
+		}
 		if expired == nil {
 			return nil, ErrNotObtained
 		}
@@ -140,6 +149,9 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 		case <-ctx.Done():
 			return nil, notObtained(ctx)
 		case <-expired:
+			if last != nil {
+				return nil, last
+			}
 			return nil, ErrNotObtained
 		}
 	}

@@ -217,7 +217,7 @@ func TestWaitersQueueLocally(t *testing.T) {
 	rdb := newRedis(t)
 	key := testKey(t, rdb, "queue")
 	hook := &inflight{key: key}
-	counted := newRedisAt(t, redisAddr(t), nil)
+	counted := newRedis(t)
 	counted.AddHook(hook)
 	c := newClient(t, counted, nil)
 
@@ -259,8 +259,8 @@ func TestRedisClientClosedWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Release(ctx)
-	own := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
-	c := dlock.New(own)
+	own := dialRedis(t)
+	c := newDlock(own, nil)
 	time.AfterFunc(300*time.Millisecond, func() { _ = own.Close() })
 	_, err = c.Obtain(ctx, key, time.Second, &dlock.Options{Wait: 5 * time.Second})
 	if err == nil || errors.Is(err, dlock.ErrNotObtained) {

@@ -188,10 +188,10 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		t.Skip("goroutines of earlier tests still running")
 	}
 	func() {
-		rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
+		rdb := dialRedis(t)
 		defer rdb.Close()
 		key := testKey(t, rdb, "leak")
-		holder, waiter := dlock.New(rdb), dlock.New(rdb)
+		holder, waiter := newDlock(rdb, nil), newDlock(rdb, nil)
 		defer holder.Close()
 		defer waiter.Close()
 		l, err := holder.Obtain(ctx, key, 200*time.Millisecond, nil)

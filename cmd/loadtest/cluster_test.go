@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// The tests of this file run the service on the multi-node Redis topologies of
+// docs/deployment.md, started by scripts/cluster.sh (what `make cluster-up` runs) on free
+// ports of their own and stopped at cleanup: three API processes, a short compare, audits.
+
+const topologyToken = "topology-admin-token"
+
+// TestTopologyRedisCluster: every strategy on a three-master Redis Cluster (locks, the redis
+// strategy's gate, the sold-out channel and the rate limits all in the cluster).
+func TestTopologyRedisCluster(t *testing.T) {
+	skipTopology(t)
+	t.Parallel()
+	dsn := testenv.Schema(t)
+	env := clusterUp(t, map[string]string{
+		"CLUSTER_PORTS": freePorts(t, 3), "CLUSTER_BUS_PORTS": freePorts(t, 3), "REDLOCK_PORTS": "",
+	})
+	targets := startAPIs(t, dsn, "REDIS_CLUSTER_ADDRS="+env["REDIS_CLUSTER_ADDRS"], "REDIS_KEY_PREFIX="+testenv.Name("t"))
+	// The harness's direct Redis audit takes one node; the API's audit reads the cluster.
+	rep := compareOn(t, targets, dsn, "-redis-addr", "")
+	checkRounds(t, rep, strategies)
+}
+
+// TestTopologyRedlockOneNodeDown: the dlock strategy with its locks on three independent
+// Redis servers (Redlock), one of them stopped before the sale.
+func TestTopologyRedlockOneNodeDown(t *testing.T) {
+	skipTopology(t)
+	t.Parallel()
+	dsn := testenv.Schema(t)
+	ports := freePorts(t, 3)
+	env := clusterUp(t, map[string]string{"CLUSTER_PORTS": "", "REDLOCK_PORTS": ports})
+	_, prefix := testenv.Redis(t) // the gate and the sold-out channel stay on REDIS_ADDR
+	targets := startAPIs(t, dsn, "REDLOCK_ADDRS="+env["REDLOCK_ADDRS"], "REDIS_ADDR="+testenv.RedisAddr(t),
+		"REDIS_KEY_PREFIX="+prefix)
+	clusterScript(t, env, "stop", strings.Fields(ports)[0])
+	rep := compareOn(t, targets, dsn, "-strategies", "dlock", "-redis-addr", testenv.RedisAddr(t), "-redis-prefix", prefix)
+	checkRounds(t, rep, []string{"dlock"})
+}
+
+// TestTopologyRedlockTwoNodesDown: with two of three Redlock servers stopped, every purchase
+// answers 503 (busy or unavailable), nothing is sold and nothing breaks; once they are back,
+// the sale finishes without an oversell.
+func TestTopologyRedlockTwoNodesDown(t *testing.T) {
+	skipTopology(t)
+	t.Parallel()
+	dsn := testenv.Schema(t)
+	ports := strings.Fields(freePorts(t, 3))
+	env := clusterUp(t, map[string]string{"CLUSTER_PORTS": "", "REDLOCK_PORTS": strings.Join(ports, " ")})
+	_, prefix := testenv.Redis(t)
+	targets := startAPIs(t, dsn, "REDLOCK_ADDRS="+env["REDLOCK_ADDRS"], "REDIS_ADDR="+testenv.RedisAddr(t),
+		"REDIS_KEY_PREFIX="+prefix)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	api := newAPIClient(targets[0], topologyToken)
+	for _, base := range targets {
+		if err := newAPIClient(base, topologyToken).ready(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := api.createProduct(ctx, "redlock-drill", 10, "dlock", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	clusterScript(t, env, "stop", ports[0])
+	clusterScript(t, env, "stop", ports[1])
+	answers := buyAll(ctx, targets, p.ID, 1, 30, 0)
+	t.Logf("two of three Redlock nodes down: %v", answers)
+	for k, n := range answers {
+		if k != "503 busy" && k != "503 unavailable" {
+			t.Errorf("%d answers %q with two of three Redlock nodes down, want only 503 busy or unavailable", n, k)
+		}
+	}
+	if a := auditOf(ctx, t, api, p.ID); a.Orders != 0 || !a.Consistent {
+		t.Fatalf("audit after the failed sale: %+v", a)
+	}
+
+	clusterScript(t, env, "start", ports[0])
+	clusterScript(t, env, "start", ports[1])
+	answers = buyAll(ctx, targets, p.ID, 101, 40, 20)
+	t.Logf("nodes back: %v", answers)
+	if answers["201 "] != 10 || answers["409 sold_out"] != 30 {
+		t.Errorf("answers after the nodes came back = %v, want 10 bought and 30 sold out", answers)
+	}
+	if a := auditOf(ctx, t, api, p.ID); a.Orders != 10 || a.Oversold != 0 || !a.Consistent {
+		t.Fatalf("audit after the sale: %+v", a)
+	}
+}
+
+// skipTopology skips with -short and without the Redis binaries scripts/cluster.sh runs.
+func skipTopology(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Redis servers and three API processes; skipped with -short")
+	}
+	testenv.DatabaseURL(t)
+	testenv.RedisAddr(t)
+	for _, bin := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s not found: these tests start their own Redis servers (`make up` installs it)", bin)
+		}
+	}
+}
+
+// clusterUp runs `scripts/cluster.sh up` with env and a data directory of the test's own,
+// registers `down` at cleanup, and returns env with the addresses the script printed.
+func clusterUp(t *testing.T, env map[string]string) map[string]string {
+	t.Helper()
+	env["CLUSTER_DIR"] = filepath.Join(t.TempDir(), "cluster")
+	t.Cleanup(func() { clusterScript(t, env, "down") })
+	out := clusterScript(t, env, "up")
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// clusterScript runs scripts/cluster.sh with args and env, and returns its stdout.
+func clusterScript(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("../../scripts/cluster.sh", args...)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("scripts/cluster.sh %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// freePorts returns n free loopback ports, space-separated.
+func freePorts(t *testing.T, n int) string {
+	t.Helper()
+	ports := make([]string, n)
+	for i := range ports {
+		_, ports[i], _ = strings.Cut(freeLoopbackAddr(t), ":")
+	}
+	return strings.Join(ports, " ")
+}
+
+// startAPIs starts three API processes on the schema dsn with the Redis settings in redis,
+// and returns their base URLs.
+func startAPIs(t *testing.T, dsn string, redis ...string) []string {
+	t.Helper()
+	bin := buildAPI(t)
+	env := append([]string{"DATABASE_URL=" + dsn, "ADMIN_TOKEN=" + topologyToken, "LOG_LEVEL=warn",
+		"DB_MAX_CONNS=5", "SHUTDOWN_TIMEOUT=5s", "RATE_LIMIT_USER=off"}, redis...)
+	var targets []string
+	for range 3 {
+		base, _ := startAPIProcess(t, bin, env)
+		targets = append(targets, base)
+	}
+	return targets
+}
+
+// compareOn runs a short `loadtest compare` against targets and returns its report.
+func compareOn(t *testing.T, targets []string, dsn string, extra ...string) report {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "compare.json")
+	args := append([]string{"loadtest", "compare", "-targets", strings.Join(targets, ","),
+		"-stock", "20", "-think-ms", "10", "-workers", "24", "-repeat-share", "0.1",
+		"-duration", "4s", "-requests", "20000", "-after-soldout", "1s", "-timeout", "5s",
+		"-progress", "0", "-wait", "30s", "-baseline=false", "-json", jsonPath, "-database-url", dsn,
+	}, extra...)
+	getenv := func(k string) string {
+		if k == "ADMIN_TOKEN" {
+			return topologyToken
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, args, getenv, &stdout, &stderr)
+	t.Logf("loadtest compare:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("compare: %v (exit %d)\nstderr:\n%s", err, exitCode(err), stderr.String())
+	}
+	var rep report
+	b, err := os.ReadFile(jsonPath)
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// checkRounds fails on a safe strategy's oversell, duplicate or inconsistency, on a redis
+// gate that disagrees with PostgreSQL, and on a strategy in want that did not run.
+func checkRounds(t *testing.T, rep report, want []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rep.Rounds[0] {
+		seen[r.Strategy] = true
+		if r.Audit == nil || r.Audit.Postgres == nil {
+			t.Errorf("%s: no PostgreSQL audit", r.Name)
+			continue
+		}
+		if pg := r.Audit.Postgres; isSafe(r.Strategy) && (pg.Oversold != 0 || pg.Duplicates != 0 || !pg.Consistent) {
+			t.Errorf("%s: PostgreSQL audit %+v", r.Name, *pg)
+		}
+		if r.Strategy == "redis" && (r.Audit.API == nil || r.Audit.API.Redis == nil || !r.Audit.API.Redis.Agrees) {
+			t.Errorf("redis: the API's audit says the gate and PostgreSQL disagree: %+v", r.Audit.API)
+		}
+	}
+	for _, s := range want {
+		if !seen[s] {
+			t.Errorf("no %q run in the report", s)
+		}
+	}
+}
+
+// buyAll sends purchases for users first..first+n-1 of product id at once, spread over
+// targets, retrying each 503 up to retries times, and counts the final answers by
+// "status code".
+func buyAll(ctx context.Context, targets []string, id, first int64, n, retries int) map[string]int {
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			api := newAPIClient(targets[i%len(targets)], "")
+			body := map[string]int64{"user_id": first + int64(i)}
+			var key string
+			for try := 0; try <= retries; try++ {
+				err := api.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", id), false, body, http.StatusCreated, nil)
+				key = answerKey(err)
+				if !strings.HasPrefix(key, "503") {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			answers[key]++
+		})
+	}
+	wg.Wait()
+	return answers
+}
+
+// answerKey names the answer of a purchase: "201 ", or the problem's status and code.
+func answerKey(err error) string {
+	var p *problemError
+	switch {
+	case err == nil:
+		return "201 "
+	case errors.As(err, &p):
+		return strconv.Itoa(p.Status) + " " + p.Code
+	}
+	return "error " + err.Error()
+}
+
+func auditOf(ctx context.Context, t *testing.T, api *apiClient, id int64) apiAudit {
+	t.Helper()
+	a, err := api.audit(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
