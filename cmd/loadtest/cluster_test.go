@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -37,7 +36,7 @@ func TestTopologyRedisCluster(t *testing.T) {
 	})
 	targets := startAPIs(t, dsn, "REDIS_CLUSTER_ADDRS="+env["REDIS_CLUSTER_ADDRS"], "REDIS_KEY_PREFIX="+testenv.Name("t"))
 	// The harness's direct Redis audit takes one node; the API's audit reads the cluster.
-	rep := compareOn(t, targets, dsn, "-redis-addr", "")
+	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false", "-redis-addr", "")
 	checkRounds(t, rep, strategies)
 }
 
@@ -53,7 +52,7 @@ func TestTopologyRedlockOneNodeDown(t *testing.T) {
 	targets := startAPIs(t, dsn, "REDLOCK_ADDRS="+env["REDLOCK_ADDRS"], "REDIS_ADDR="+testenv.RedisAddr(t),
 		"REDIS_KEY_PREFIX="+prefix)
 	clusterScript(t, env, "stop", strings.Fields(ports)[0])
-	rep := compareOn(t, targets, dsn, "-strategies", "dlock", "-redis-addr", testenv.RedisAddr(t), "-redis-prefix", prefix)
+	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false", "-strategies", "dlock", "-redis-addr", testenv.RedisAddr(t), "-redis-prefix", prefix)
 	checkRounds(t, rep, []string{"dlock"})
 }
 
@@ -170,7 +169,7 @@ func startAPIs(t *testing.T, dsn string, redis ...string) []string {
 	t.Helper()
 	bin := buildAPI(t)
 	env := append([]string{"DATABASE_URL=" + dsn, "ADMIN_TOKEN=" + topologyToken, "LOG_LEVEL=warn",
-		"DB_MAX_CONNS=5", "SHUTDOWN_TIMEOUT=5s", "RATE_LIMIT_USER=off"}, redis...)
+		"DB_MAX_CONNS=5", "SHUTDOWN_TIMEOUT=15s", "RATE_LIMIT_USER=off"}, redis...)
 	var targets []string
 	for range 3 {
 		base, _ := startAPIProcess(t, bin, env)
@@ -179,41 +178,6 @@ func startAPIs(t *testing.T, dsn string, redis ...string) []string {
 	return targets
 }
 
-// compareOn runs a short `loadtest compare` against targets and returns its report.
-func compareOn(t *testing.T, targets []string, dsn string, extra ...string) report {
-	t.Helper()
-	jsonPath := filepath.Join(t.TempDir(), "compare.json")
-	args := append([]string{"loadtest", "compare", "-targets", strings.Join(targets, ","),
-		"-stock", "20", "-think-ms", "10", "-workers", "24", "-repeat-share", "0.1",
-		"-duration", "4s", "-requests", "20000", "-after-soldout", "1s", "-timeout", "5s",
-		"-progress", "0", "-wait", "30s", "-baseline=false", "-json", jsonPath, "-database-url", dsn,
-	}, extra...)
-	getenv := func(k string) string {
-		if k == "ADMIN_TOKEN" {
-			return topologyToken
-		}
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, args, getenv, &stdout, &stderr)
-	t.Logf("loadtest compare:\n%s", stdout.String())
-	if err != nil {
-		t.Fatalf("compare: %v (exit %d)\nstderr:\n%s", err, exitCode(err), stderr.String())
-	}
-	var rep report
-	b, err := os.ReadFile(jsonPath)
-	if err == nil {
-		err = json.Unmarshal(b, &rep)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
-// checkRounds fails on a safe strategy's oversell, duplicate or inconsistency, on a redis
 // gate that disagrees with PostgreSQL, and on a strategy in want that did not run.
 func checkRounds(t *testing.T, rep report, want []string) {
 	t.Helper()

@@ -33,7 +33,7 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 	bin := buildAPI(t)
 	env := []string{
 		"DATABASE_URL=" + dsn, "REDIS_ADDR=" + redisAddr, "REDIS_KEY_PREFIX=" + prefix,
-		"ADMIN_TOKEN=" + token, "LOG_LEVEL=warn", "DB_MAX_CONNS=10", "SHUTDOWN_TIMEOUT=5s",
+		"ADMIN_TOKEN=" + token, "LOG_LEVEL=warn", "DB_MAX_CONNS=10", "SHUTDOWN_TIMEOUT=15s",
 	}
 	var targets []string
 	var logs []*lockedBuffer
@@ -43,40 +43,14 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 		logs = append(logs, log)
 	}
 
-	jsonPath := filepath.Join(t.TempDir(), "compare.json")
-	args := []string{"loadtest", "compare",
-		"-targets", strings.Join(targets, ","),
-		"-stock", "20", "-think-ms", "10", "-workers", "24", "-repeat-share", "0.1",
-		"-duration", "4s", "-requests", "20000", "-after-soldout", "1s", "-timeout", "5s",
-		"-progress", "0", "-wait", "20s", "-json", jsonPath,
-		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix,
-	}
-	getenv := func(k string) string {
-		if k == "ADMIN_TOKEN" {
-			return token
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, l := range logs {
+				t.Logf("API %d log:\n%s", i, l.String())
+			}
 		}
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, args, getenv, &stdout, &stderr)
-	t.Logf("loadtest compare:\n%s", stdout.String())
-	if err != nil {
-		for i, l := range logs {
-			t.Logf("API %d log:\n%s", i, l.String())
-		}
-		t.Fatalf("compare: %v (exit %d)\nstderr:\n%s", err, exitCode(err), stderr.String())
-	}
-
-	var rep report
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	})
+	rep := compareOn(t, token, targets, dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
 	seen := map[string]bool{}
 	for _, r := range rep.Rounds[0] {
 		seen[r.Name] = true
@@ -139,10 +113,10 @@ func startAPIProcess(t *testing.T, bin string, env []string) (string, *lockedBuf
 			if err != nil {
 				t.Errorf("API on %s exited with %v after SIGTERM; log:\n%s", addr, err, log)
 			}
-		case <-time.After(15 * time.Second):
+		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
 			<-done
-			t.Errorf("API on %s did not stop within 15s of SIGTERM", addr)
+			t.Errorf("API on %s did not stop within 30s of SIGTERM", addr)
 		}
 	})
 	return "http://" + addr, log
@@ -174,4 +148,39 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// compareOn runs a short `loadtest compare` (stock 20, think_ms 10, 24 users at once, about
+// 4 s per strategy) against targets with the admin token, and returns its report.
+func compareOn(t *testing.T, token string, targets []string, dsn string, extra ...string) report {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "compare.json")
+	args := append([]string{"loadtest", "compare", "-targets", strings.Join(targets, ","),
+		"-stock", "20", "-think-ms", "10", "-workers", "24", "-repeat-share", "0.1",
+		"-duration", "4s", "-requests", "20000", "-after-soldout", "1s", "-timeout", "5s",
+		"-progress", "0", "-wait", "30s", "-json", jsonPath, "-database-url", dsn,
+	}, extra...)
+	getenv := func(k string) string {
+		if k == "ADMIN_TOKEN" {
+			return token
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, args, getenv, &stdout, &stderr)
+	t.Logf("loadtest compare:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("compare: %v (exit %d)\nstderr:\n%s", err, exitCode(err), stderr.String())
+	}
+	var rep report
+	b, err := os.ReadFile(jsonPath)
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
