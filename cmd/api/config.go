@@ -29,6 +29,7 @@ type config struct {
 	batchLinger     time.Duration
 	pprofAddr       string
 	shutdownTimeout time.Duration
+	shutdownDelay   time.Duration
 	startupTimeout  time.Duration
 	migrate         bool
 	rateLimits      httpapi.RateLimits
@@ -64,6 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	batchMax := fs.String("batch-max", env("BATCH_MAX", "128"), "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
 	batchLinger := fs.String("batch-linger", env("BATCH_LINGER", "0s"), "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
 	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
+	shutdownDelay := fs.String("shutdown-delay", env("SHUTDOWN_DELAY", "0s"), "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
 	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
 	rateUser := fs.String("rate-limit-user", env("RATE_LIMIT_USER", "10/s"), "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
 	rateAddr := fs.String("rate-limit-addr", env("RATE_LIMIT_ADDR", "off"), "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
@@ -101,6 +103,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{&cfg.lockWait, "LOCK_WAIT", *lockWait, time.Millisecond},
 		{&cfg.batchLinger, "BATCH_LINGER", *batchLinger, 0},
 		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
+		{&cfg.shutdownDelay, "SHUTDOWN_DELAY", *shutdownDelay, 0},
 		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
 	}
 	for _, d := range durations {

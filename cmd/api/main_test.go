@@ -158,3 +158,45 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestShutdownDelayFailsReadiness: on SIGTERM (here: the context ends) with SHUTDOWN_DELAY,
+// /readyz answers 503 while requests are still served, then the server stops cleanly.
+func TestShutdownDelayFailsReadiness(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	env := map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
+		"HTTP_ADDR": addr, "SHUTDOWN_DELAY": "2s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs) }()
+	base := "http://" + addr
+	waitHTTP(t, base+"/healthz", done, logs)
+	if status, body := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Fatalf("readyz before shutdown = %d %s", status, body)
+	}
+	cancel()
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for {
+		status, body := get(t, base+"/readyz")
+		if status == http.StatusServiceUnavailable && strings.Contains(body, `"serving":"unavailable"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz during the shutdown delay = %d %s, want 503 serving unavailable", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
+		t.Fatalf("healthz during the shutdown delay = %d, want requests still served", status)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run after shutdown = %v; logs:\n%s", err, logs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("run did not return; logs:\n%s", logs)
+	}
+}

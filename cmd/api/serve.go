@@ -74,6 +74,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	a.Drain()
+	if cfg.shutdownDelay > 0 {
+		log.Info("shutting down: readyz answers 503; still serving", "delay", cfg.shutdownDelay.String())
+		time.Sleep(cfg.shutdownDelay)
+	}
 	log.Info("shutting down: draining in-flight requests", "timeout", cfg.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()

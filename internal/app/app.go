@@ -5,8 +5,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,6 +44,7 @@ type App struct {
 	Keys    inventory.Keys
 
 	locks         *dlock.Client
+	draining      atomic.Bool
 	stopListening context.CancelFunc
 	listening     chan struct{}
 }
@@ -69,6 +72,7 @@ func New(cfg Config) *App {
 		Checks: withLockCheck(cfg, a.locks, map[string]httpapi.Check{
 			"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
 			"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
+			"serving":  func(context.Context) error { return a.serving() },
 		}),
 		Products:   products,
 		Orders:     a.Orders,
@@ -103,6 +107,19 @@ func withLockCheck(cfg Config, locks *dlock.Client, checks map[string]httpapi.Ch
 		checks["redlock"] = locks.Ping
 	}
 	return checks
+}
+
+// Drain makes /readyz answer 503 from now on, so that load balancers stop sending new
+// requests before the server shuts down. Requests are still served.
+func (a *App) Drain() { a.draining.Store(true) }
+
+var errDraining = errors.New("shutting down")
+
+func (a *App) serving() error {
+	if a.draining.Load() {
+		return errDraining
+	}
+	return nil
 }
 
 // Close stops the App's background work. In-flight requests must be done first.
