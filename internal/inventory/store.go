@@ -106,17 +106,23 @@ func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
 	if len(left) == 1 {
 		return left[0], nil
 	}
+	return 0, WhyNotWritten(tx, id, fence)
+}
+
+// WhyNotWritten explains why a fenced write of a product changed nothing: ErrNotFound,
+// ErrFenced (a newer fence has written it), or else ErrSoldOut.
+func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	var rows []Product
 	if err := tx.Select("stock", "fence").Where("id = ?", id).Find(&rows).Error; err != nil {
-		return 0, fmt.Errorf("decrement product %d: %w", id, err)
+		return fmt.Errorf("read product %d: %w", id, err)
 	}
 	switch {
 	case len(rows) == 0:
-		return 0, fmt.Errorf("product %d: %w", id, ErrNotFound)
+		return fmt.Errorf("product %d: %w", id, ErrNotFound)
 	case rows[0].Fence > fence:
-		return 0, fmt.Errorf("product %d fence %d > %d: %w", id, rows[0].Fence, fence, ErrFenced)
+		return fmt.Errorf("product %d fence %d > %d: %w", id, rows[0].Fence, fence, ErrFenced)
 	default:
-		return 0, fmt.Errorf("product %d: %w", id, ErrSoldOut)
+		return fmt.Errorf("product %d: %w", id, ErrSoldOut)
 	}
 }
 

@@ -51,9 +51,8 @@ func (s *Service) writeBatch(ctx context.Context, db *gorm.DB, p inventory.Produ
 			}
 		}
 	}
-	if left < 0 { // nothing written: say why
-		_, err := inventory.DecrementFenced(db, p.ID, 0, fence)
-		return nil, 0, fmt.Errorf("sell product %d: %w", p.ID, err)
+	if left < 0 { // nothing written: say why, without writing
+		return nil, 0, fmt.Errorf("sell product %d: %w", p.ID, inventory.WhyNotWritten(db, p.ID, fence))
 	}
 	return answers(p.ID, users, orders, had), left, nil
 }
