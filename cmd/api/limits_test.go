@@ -21,10 +21,10 @@ import (
 // return and hands back everything it logged.
 func runAPI(t *testing.T, env map[string]string) (base string, stop func() string) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	env["HTTP_ADDR"] = addr
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs) }()
 	stopped := false
@@ -191,10 +191,10 @@ func TestDatabasePasswordNotLogged(t *testing.T) {
 	t.Parallel()
 	const password = "pw-not-for-logs"
 	env := map[string]string{
-		"DATABASE_URL":    "postgres://seckill:" + password + "@" + freeAddr(t) + "/seckill?sslmode=disable",
+		"DATABASE_URL":    "postgres://seckill:" + password + "@" + testenv.FreeAddr(t) + "/seckill?sslmode=disable",
 		"STARTUP_TIMEOUT": "1s", "LOG_LEVEL": "debug",
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	err := run(context.Background(), []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs)
 	if err == nil {
 		t.Fatal("run with PostgreSQL unreachable returned nil")

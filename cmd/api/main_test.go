@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,10 +17,10 @@ import (
 // program is stopped (and must stop cleanly) when the test ends.
 func startAPI(t *testing.T, env map[string]string) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	env["HTTP_ADDR"] = addr
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs)
@@ -53,7 +51,7 @@ func TestReadyz(t *testing.T) {
 		want      int
 	}{
 		{"all up", redisAddr, http.StatusOK},
-		{"redis unreachable", freeAddr(t), http.StatusServiceUnavailable},
+		{"redis unreachable", testenv.FreeAddr(t), http.StatusServiceUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,16 +100,6 @@ func TestMigrateCommand(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func waitHTTP(t *testing.T, url string, done <-chan error, logs fmt.Stringer) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -141,34 +129,16 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// syncBuffer is a bytes.Buffer safe for the program's logger and the test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestShutdownDelayFailsReadiness: on SIGTERM (here: the context ends) with SHUTDOWN_DELAY,
 // /readyz answers 503 while requests are still served, then the server stops cleanly.
 func TestShutdownDelayFailsReadiness(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	env := map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
 		"HTTP_ADDR": addr, "SHUTDOWN_DELAY": "2s"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs) }()
 	base := "http://" + addr

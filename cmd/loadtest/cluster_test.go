@@ -158,7 +158,7 @@ func freePorts(t *testing.T, n int) string {
 	t.Helper()
 	ports := make([]string, n)
 	for i := range ports {
-		_, ports[i], _ = strings.Cut(freeLoopbackAddr(t), ":")
+		_, ports[i], _ = strings.Cut(testenv.FreeAddr(t), ":")
 	}
 	return strings.Join(ports, " ")
 }

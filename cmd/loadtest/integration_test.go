@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,7 +34,7 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 		"ADMIN_TOKEN=" + token, "LOG_LEVEL=warn", "DB_MAX_CONNS=10", "SHUTDOWN_TIMEOUT=15s",
 	}
 	var targets []string
-	var logs []*lockedBuffer
+	var logs []*testenv.Buffer
 	for range 3 {
 		base, log := startAPIProcess(t, bin, env)
 		targets = append(targets, base)
@@ -94,10 +92,10 @@ func buildAPI(t *testing.T) string {
 
 // startAPIProcess starts the API binary on a free loopback port and stops it (SIGTERM,
 // then wait) when the test ends. Readiness is the harness's business (-wait).
-func startAPIProcess(t *testing.T, bin string, env []string) (string, *lockedBuffer) {
+func startAPIProcess(t *testing.T, bin string, env []string) (string, *testenv.Buffer) {
 	t.Helper()
-	addr := freeLoopbackAddr(t)
-	log := &lockedBuffer{}
+	addr := testenv.FreeAddr(t)
+	log := &testenv.Buffer{}
 	cmd := exec.Command(bin)
 	cmd.Env = append([]string{"HTTP_ADDR=" + addr, "PATH=" + os.Getenv("PATH")}, env...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -120,34 +118,6 @@ func startAPIProcess(t *testing.T, bin string, env []string) (string, *lockedBuf
 		}
 	})
 	return "http://" + addr, log
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// lockedBuffer is a bytes.Buffer that a process's output and the test may share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // compareOn runs a short `loadtest compare` (stock 20, think_ms 10, 24 users at once, about
