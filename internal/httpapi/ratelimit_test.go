@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/testenv"
@@ -80,7 +84,7 @@ func TestLimiterFailsOpen(t *testing.T) {
 	}
 	dead := ln.Addr().String()
 	ln.Close() // nothing listens there now: connections are refused
-	rdb := redis.NewClient(&redis.Options{Addr: dead, MaxRetries: -1, DialTimeout: time.Second})
+	rdb := redis.NewClient(&redis.Options{Addr: dead, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
 	defer rdb.Close()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
@@ -97,16 +101,75 @@ func TestLimiterFailsOpen(t *testing.T) {
 }
 
 // BenchmarkLimiterAllow: one limit check (a Lua call in Redis), the cost the per-user limit
-// adds to a purchase of a product that is not sold out.
+// adds to a purchase of a product that is not sold out, by 1 and by 64 concurrent callers,
+// auto-pipelined (what NewLimiter builds) and with one round trip per check (the baseline).
 func BenchmarkLimiterAllow(b *testing.B) {
 	rdb, prefix := testenv.Redis(b)
-	l := NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: RateLimits{User: Rate{1_000_000, time.Second}}})
-	var user atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := l.Allow(context.Background(), 1, user.Add(1), "192.0.2.1"); err != nil {
-				b.Fatal("refused")
-			}
+	limits := RateLimits{User: Rate{1_000_000, time.Second}}
+	pipelined := NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: limits})
+	direct := NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: limits})
+	direct.rl = redis_rate.NewLimiter(rdb)
+	for _, lim := range []struct {
+		name string
+		l    *Limiter
+	}{{"pipelined", pipelined}, {"direct", direct}} {
+		for _, callers := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/callers=%d", lim.name, callers), func(b *testing.B) {
+				var user atomic.Int64
+				b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+				if callers == 1 {
+					for b.Loop() {
+						if err := lim.l.Allow(context.Background(), 1, user.Add(1), "192.0.2.1"); err != nil {
+							b.Fatal("refused")
+						}
+					}
+					return
+				}
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := lim.l.Allow(context.Background(), 1, user.Add(1), "192.0.2.1"); err != nil {
+							b.Fatal("refused")
+						}
+					}
+				})
+			})
 		}
-	})
+	}
+}
+
+// TestLimiterConcurrentChecks: checks from many goroutines share pipelined round trips, yet
+// each caller gets its own answer: two limiters (two API processes) on one Redis grant each
+// user exactly its budget, however the attempts interleave.
+func TestLimiterConcurrentChecks(t *testing.T) {
+	t.Parallel()
+	const users, attempts, budget = 40, 30, 5
+	rdb, prefix := testenv.Redis(t)
+	other := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
+	t.Cleanup(func() { other.Close() })
+	limits := RateLimits{User: Rate{budget, time.Hour}}
+	procs := []*Limiter{
+		NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: limits}),
+		NewLimiter(LimiterConfig{Redis: other, Prefix: prefix, Limits: limits}),
+	}
+	allowed := make([]atomic.Int64, users)
+	var wg sync.WaitGroup
+	for u := range users {
+		for a := range attempts {
+			wg.Go(func() {
+				err := procs[a%2].Allow(context.Background(), 1, int64(u+1), "192.0.2.1")
+				switch {
+				case err == nil:
+					allowed[u].Add(1)
+				case !errors.Is(err, errRateLimited):
+					t.Errorf("user %d: %v, want allowed or rate limited", u+1, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for u := range users {
+		if n := allowed[u].Load(); n != budget {
+			t.Errorf("user %d: %d of %d attempts allowed, want %d", u+1, n, attempts, budget)
+		}
+	}
 }
