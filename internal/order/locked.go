@@ -44,51 +44,57 @@ func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int
 	}
 }
 
-// lead obtains the product's lock, takes the batch, writes it in one statement and
-// answers every buyer in it. It works on a context detached from its own buyer's, since the
-// other buyers depend on it.
+// lead obtains the product's lock, takes the batch, writes it in one statement and answers
+// every buyer in it as soon as it committed, before the lock is released. It works on a
+// context detached from its own buyer's, since the other buyers depend on it.
 func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.LockWait+p.Think()+leadBudget)
 	defer cancel()
 	var (
-		reqs      []*request
-		results   []result
-		committed bool
+		reqs     []*request
+		answered bool
 	)
 	opt := &dlock.Options{Wait: s.cfg.LockWait}
 	err := s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
 		s.linger(ctx, bt)
 		reqs = s.batches.take(p.ID, bt)
-		var (
-			left int
-			err  error
-		)
-		results, left, err = s.writeBatch(ctx, s.db.WithContext(ctx), p, users(reqs), l.Fence())
-		if committed = err == nil; committed {
-			s.soldOutIfZero(ctx, p.ID, left)
-		}
+		err := s.serve(ctx, p, reqs, l.Fence())
+		answered = err == nil
 		return err
 	})
+	if answered {
+		// The orders stand even if the lock was lost between COMMIT and release: they were
+		// written under a fence no newer holder had overtaken.
+		if err != nil && !errors.Is(err, dlock.ErrLost) {
+			s.Logger.Warn("after a committed batch", "product_id", p.ID, "err", err)
+		}
+		return
+	}
 	if reqs == nil { // the lock was never had: the batch is still open
 		reqs = s.batches.take(p.ID, bt)
 	}
 	if s.Observer != nil {
 		s.Observer.Batch(len(reqs))
 	}
-	if committed {
-		// The orders are in PostgreSQL, written under a fence no newer holder had overtaken,
-		// so they stand even if the lock was lost between COMMIT and release.
-		if err != nil && !errors.Is(err, dlock.ErrLost) {
-			s.Logger.Warn("after a committed batch", "product_id", p.ID, "err", err)
-		}
-		for i, r := range reqs {
-			r.res <- results[i]
-		}
-		return
-	}
 	for _, r := range reqs {
 		r.res <- result{err: err}
 	}
+}
+
+// serve writes one batch under the lock's fence and answers its buyers once it committed.
+func (s *Service) serve(ctx context.Context, p inventory.Product, reqs []*request, fence int64) error {
+	results, left, err := s.writeBatch(ctx, s.db.WithContext(ctx), p, users(reqs), fence)
+	if err != nil {
+		return err
+	}
+	s.soldOutIfZero(ctx, p.ID, left)
+	if s.Observer != nil {
+		s.Observer.Batch(len(reqs))
+	}
+	for i, r := range reqs {
+		r.res <- results[i]
+	}
+	return nil
 }
 
 // linger holds the lock for up to BatchLinger for more buyers to join, unless the batch is
