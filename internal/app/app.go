@@ -79,7 +79,7 @@ func New(cfg Config) *App {
 		AdminToken: cfg.AdminToken,
 		Metrics:    m.Handler(),
 		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
-			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger}),
+			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m}),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel

@@ -69,6 +69,13 @@ func TestRateLimitPerUser(t *testing.T) {
 	buy(t, s, p.ID, 7, 429, "rate_limited")
 	buy(t, s, p.ID, 8, 201, "")     // another user has a budget of their own
 	buy(t, s, other.ID, 7, 201, "") // and so has the same user on another product
+	_, _, metrics, _, err := s.do(http.MethodGet, "/metrics", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `seckill_rate_limited_total{scope="user"} 1`; !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
 }
 
 func TestRateLimitPerAddress(t *testing.T) {

@@ -70,6 +70,7 @@ type Limiter struct {
 	limits   RateLimits
 	exempt   func(product int64) bool
 	log      *slog.Logger
+	obs      LimiterObserver
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
 }
 
@@ -80,9 +81,26 @@ type LimiterConfig struct {
 	Limits RateLimits
 	// Exempt reports products whose purchases are not limited: those known to be sold out,
 	// whose answer costs less than the limit check. Nil: none.
-	Exempt func(product int64) bool
-	Logger *slog.Logger // default: discard
+	Exempt   func(product int64) bool
+	Logger   *slog.Logger    // default: discard
+	Observer LimiterObserver // default: none
 }
+
+// LimiterObserver hears what an operator of the limiter needs to count. Its methods must be
+// safe for concurrent use and quick: they run on the request path.
+type LimiterObserver interface {
+	// RateLimited is called for each attempt refused by the budget of scope ("user" or
+	// "addr").
+	RateLimited(scope string)
+	// LimiterUnavailable is called for each check that Redis did not answer, which let the
+	// attempt through (the limiter fails open).
+	LimiterUnavailable(scope string)
+}
+
+type noLimiterObserver struct{}
+
+func (noLimiterObserver) RateLimited(string)        {}
+func (noLimiterObserver) LimiterUnavailable(string) {}
 
 // warnEvery spaces fail-open warnings: one line per period is enough to see an outage.
 const warnEvery = 10 * time.Second
@@ -93,7 +111,10 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	if cfg.Limits.User.Off() && cfg.Limits.Addr.Off() {
 		return nil
 	}
-	l := &Limiter{prefix: cfg.Prefix, limits: cfg.Limits, exempt: cfg.Exempt, log: cfg.Logger}
+	l := &Limiter{prefix: cfg.Prefix, limits: cfg.Limits, exempt: cfg.Exempt, log: cfg.Logger, obs: cfg.Observer}
+	if l.obs == nil {
+		l.obs = noLimiterObserver{}
+	}
 	if l.exempt == nil {
 		l.exempt = func(int64) bool { return false }
 	}
@@ -144,7 +165,11 @@ func (l *Limiter) take(ctx context.Context, scope, key string, r Rate) (time.Dur
 		l.failOpen(ctx, scope, err)
 		return 0, true
 	}
-	return res.RetryAfter, res.Allowed > 0
+	if res.Allowed == 0 {
+		l.obs.RateLimited(scope)
+		return res.RetryAfter, false
+	}
+	return 0, true
 }
 
 // failOpen logs a limiter failure at warn, at most once per warnEvery; a cancelled
@@ -153,6 +178,7 @@ func (l *Limiter) failOpen(ctx context.Context, scope string, err error) {
 	if ctx.Err() != nil {
 		return
 	}
+	l.obs.LimiterUnavailable(scope)
 	now, last := time.Now().UnixNano(), l.lastWarn.Load()
 	if now-last >= int64(warnEvery) && l.lastWarn.CompareAndSwap(last, now) {
 		l.log.Warn("rate limiter unavailable: letting purchases through", "scope", scope, "err", err)

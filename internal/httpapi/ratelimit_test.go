@@ -89,7 +89,8 @@ func TestLimiterFailsOpen(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	limits := RateLimits{User: Rate{1, time.Hour}, Addr: Rate{1, time.Hour}}
-	l := NewLimiter(LimiterConfig{Redis: rdb, Prefix: "t", Limits: limits, Logger: log})
+	obs := &countingObserver{}
+	l := NewLimiter(LimiterConfig{Redis: rdb, Prefix: "t", Limits: limits, Logger: log, Observer: obs})
 	for i := range 3 {
 		if err := l.Allow(context.Background(), 1, 7, "192.0.2.1"); err != nil {
 			t.Fatalf("attempt %d with Redis down = %v, want allowed", i, err)
@@ -98,7 +99,16 @@ func TestLimiterFailsOpen(t *testing.T) {
 	if n := strings.Count(logs.String(), "rate limiter unavailable"); n != 1 {
 		t.Fatalf("logged %d fail-open warnings, want 1:\n%s", n, logs.String())
 	}
+	if n := obs.unavailable.Load(); n != 6 { // 3 attempts, 2 scopes each
+		t.Errorf("observer heard of %d unanswered checks, want 6", n)
+	}
 }
+
+// countingObserver counts what a LimiterObserver hears.
+type countingObserver struct{ limited, unavailable atomic.Int64 }
+
+func (o *countingObserver) RateLimited(string)        { o.limited.Add(1) }
+func (o *countingObserver) LimiterUnavailable(string) { o.unavailable.Add(1) }
 
 // BenchmarkLimiterAllow: one limit check (a Lua call in Redis), the cost the per-user limit
 // adds to a purchase of a product that is not sold out, by 1 and by 64 concurrent callers,
@@ -147,9 +157,10 @@ func TestLimiterConcurrentChecks(t *testing.T) {
 	other := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
 	t.Cleanup(func() { other.Close() })
 	limits := RateLimits{User: Rate{budget, time.Hour}}
+	obs := &countingObserver{}
 	procs := []*Limiter{
-		NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: limits}),
-		NewLimiter(LimiterConfig{Redis: other, Prefix: prefix, Limits: limits}),
+		NewLimiter(LimiterConfig{Redis: rdb, Prefix: prefix, Limits: limits, Observer: obs}),
+		NewLimiter(LimiterConfig{Redis: other, Prefix: prefix, Limits: limits, Observer: obs}),
 	}
 	allowed := make([]atomic.Int64, users)
 	var wg sync.WaitGroup
@@ -171,5 +182,8 @@ func TestLimiterConcurrentChecks(t *testing.T) {
 		if n := allowed[u].Load(); n != budget {
 			t.Errorf("user %d: %d of %d attempts allowed, want %d", u+1, n, attempts, budget)
 		}
+	}
+	if n, want := obs.limited.Load(), int64(users*(attempts-budget)); n != want {
+		t.Errorf("observer heard of %d refusals, want %d", n, want)
 	}
 }

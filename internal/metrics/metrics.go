@@ -1,5 +1,6 @@
 // Package metrics exposes seckill's Prometheus metrics. It implements the observer hooks
-// of internal/order and internal/dlock, so those packages stay free of Prometheus.
+// of internal/order, internal/dlock and the rate limiter of internal/httpapi, so those
+// packages stay free of Prometheus.
 package metrics
 
 import (
@@ -27,6 +28,8 @@ type Metrics struct {
 	lost       prometheus.Counter
 	releaseErr prometheus.Counter
 	batchSize  prometheus.Histogram
+	limited    *prometheus.CounterVec
+	limiterErr *prometheus.CounterVec
 }
 
 // latency buckets from 100µs to ~6.5s.
@@ -64,7 +67,14 @@ func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
 		Name: "seckill_batch_size", Help: "Buyers served by one lock holder in one transaction (dlock strategy).",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 9),
 	})
+	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_rate_limited_total", Help: "Purchase attempts refused 429 by a rate limit, by scope (user, addr).",
+	}, []string{"scope"})
+	m.limiterErr = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_rate_limiter_errors_total", Help: "Rate-limit checks Redis did not answer, let through (fail open), by scope.",
+	}, []string{"scope"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
+		m.limited, m.limiterErr,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -92,6 +102,12 @@ func (m *Metrics) Purchased(strategy inventory.Strategy, outcome string, took ti
 
 // Batch implements order.Observer.
 func (m *Metrics) Batch(size int) { m.batchSize.Observe(float64(size)) }
+
+// RateLimited implements httpapi.LimiterObserver.
+func (m *Metrics) RateLimited(scope string) { m.limited.WithLabelValues(scope).Inc() }
+
+// LimiterUnavailable implements httpapi.LimiterObserver.
+func (m *Metrics) LimiterUnavailable(scope string) { m.limiterErr.WithLabelValues(scope).Inc() }
 
 func redisPoolCollector(rdb redis.UniversalClient) []prometheus.Collector {
 	gauge := func(name, help string, f func(*redis.PoolStats) uint32) prometheus.Collector {
