@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -48,7 +49,7 @@ type auditReport struct {
 // client skips that audit. It is safe for concurrent use.
 type auditor struct {
 	pg     *sql.DB
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 }
 
@@ -70,7 +71,8 @@ func newAuditor(ctx context.Context, cfg config) (*auditor, error) {
 		}
 	}
 	if cfg.redisAddr != "" {
-		a.rdb = redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
+		// One address: that server; several: the nodes of a Redis Cluster, as for the API.
+		a.rdb = redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(cfg.redisAddr, ",")})
 		if err := a.rdb.Ping(ctx).Err(); err != nil {
 			a.close()
 			return nil, fmt.Errorf("redis for the audit (-redis-addr, empty skips it): %w", err)

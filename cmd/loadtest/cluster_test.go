@@ -34,10 +34,17 @@ func TestTopologyRedisCluster(t *testing.T) {
 	env := clusterUp(t, map[string]string{
 		"CLUSTER_PORTS": freePorts(t, 3), "CLUSTER_BUS_PORTS": freePorts(t, 3), "REDLOCK_PORTS": "",
 	})
-	targets := startAPIs(t, dsn, "REDIS_CLUSTER_ADDRS="+env["REDIS_CLUSTER_ADDRS"], "REDIS_KEY_PREFIX="+testenv.Name("t"))
-	// The harness's direct Redis audit takes one node; the API's audit reads the cluster.
-	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false", "-redis-addr", "")
+	prefix := testenv.Name("t")
+	targets := startAPIs(t, dsn, "REDIS_CLUSTER_ADDRS="+env["REDIS_CLUSTER_ADDRS"], "REDIS_KEY_PREFIX="+prefix)
+	// Both audits read the cluster: the API's, and the harness's own (-redis-addr, a list).
+	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false",
+		"-redis-addr", env["REDIS_CLUSTER_ADDRS"], "-redis-prefix", prefix)
 	checkRounds(t, rep, strategies)
+	for _, r := range rep.Rounds[0] {
+		if r.Strategy == "redis" && (r.Audit == nil || r.Audit.Redis == nil) {
+			t.Errorf("redis: no direct audit of the gate in the cluster: %+v", r.Audit)
+		}
+	}
 }
 
 // TestTopologyRedlockOneNodeDown: the dlock strategy with its locks on three independent

@@ -105,7 +105,7 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
 		"PostgreSQL the API uses, audited directly; empty skips that audit (env DATABASE_URL)")
 	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
-		"Redis the API uses, audited directly for the redis strategy; empty skips (env REDIS_ADDR)")
+		"Redis the API uses, audited directly for the redis strategy: host:port, or a comma-separated list of Redis Cluster nodes; empty skips (env REDIS_ADDR)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "REDIS_KEY_PREFIX of the API (env REDIS_KEY_PREFIX)")
 	fs.Var(&cfg.meta, "meta", "key=value recorded in the JSON report (repeatable; bench records machine and versions)")
 	if err := fs.Parse(args); err != nil {
