@@ -7,6 +7,8 @@
 # never runs out within HOT_DURATION (default 8s), and records the medians of orders/s and
 # p99 latency in bench/hot-<UTC date>-<host>.md (and one JSON per configuration). Last, the
 # ceiling: bare gin handlers that answer 409 and do nothing else, attacked the same way.
+# Between the two, open-loop rows: requests at a constant rate per HOT_RATES (default
+# "1000 2000 4000"), up to 512 waiting at once.
 set -euo pipefail
 # shellcheck source=scripts/demo.sh
 source "$(dirname "${BASH_SOURCE[0]}")/demo.sh" # cds to the repository; start_apis, stop_apis, build
@@ -15,6 +17,7 @@ HOT_BATCH=${HOT_BATCH:-"128 1"}
 HOT_WORKERS=${HOT_WORKERS:-"64 512"}
 HOT_RUNS=${HOT_RUNS:-3}
 HOT_DURATION=${HOT_DURATION:-8s}
+HOT_RATES=${HOT_RATES:-"1000 2000 4000"}
 
 # cpu_ticks prints the busy-or-idle and the steal jiffies of all CPUs (/proc/stat), to tell
 # how much of the machine the hypervisor took during the measurements.
@@ -56,6 +59,24 @@ print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['orders_per_sec']:.0f} | {r['p99_ms
       f"{r['p99_bought_ms']:.1f} | {r['oversold']} | {r['dupes']} | {r['errors']} |")
 PY
 		done
+	done
+	# Open loop: requests arrive at a constant rate whether or not earlier ones were answered
+	# (up to 512 waiting at once), the way a crowd arrives; group commit at its default.
+	local rate
+	for rate in $HOT_RATES; do
+		json=$dir/rate$rate.json
+		start_apis
+		bin/loadtest compare -targets "$TARGETS" -strategies dlock -baseline=false \
+			-expect-naive-oversell=false -stock 50000000 -rate "$rate" -workers 64 -max-workers 512 \
+			-duration "$HOT_DURATION" -requests 5000000 -runs "$HOT_RUNS" -progress 0 \
+			-json "$json" >/dev/null
+		stop_apis
+		python3 - "$json" "$rate" >>"$out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["summary"][0]
+print(f"| 128 | open loop, {sys.argv[2]} requests/s | {r['orders_per_sec']:.0f} | {r['p99_ms']:.1f} | "
+      f"{r['p99_bought_ms']:.1f} | {r['oversold']} | {r['dupes']} | {r['errors']} |")
+PY
 	done
 	# The ceiling: the same attack on bare gin handlers that only answer 409 (HTTP and the load
 	# generator, no work), beside a sold-out product on the API.
