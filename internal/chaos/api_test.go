@@ -15,10 +15,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // adminToken is the ADMIN_TOKEN of every API process the tests start.
@@ -30,7 +31,7 @@ type apiProc struct {
 	base     string   // http://127.0.0.1:port
 	env      []string // KEY=value, HTTP_ADDR aside
 	cmd      *exec.Cmd
-	log      *logBuffer
+	log      *testenv.Buffer
 	done     chan struct{} // closed when the process has exited
 	err      error         // cmd.Wait's result, valid after done
 	attempts int           // launches so far
@@ -65,7 +66,7 @@ func startAPIs(t *testing.T, n int, env map[string]string) []*apiProc {
 // continued (if stopped), sent SIGTERM and must exit 0; its log is shown if the test failed.
 func startAPI(t *testing.T, name string, env map[string]string) *apiProc {
 	t.Helper()
-	p := &apiProc{name: name, log: &logBuffer{}}
+	p := &apiProc{name: name, log: &testenv.Buffer{}}
 	for k, v := range apiEnv(env) {
 		p.env = append(p.env, k+"="+v)
 	}
@@ -106,7 +107,7 @@ func (p *apiProc) cleanup(t *testing.T) {
 		t.Errorf("%s reported a data race", p.name)
 	}
 	if t.Failed() || os.Getenv("CHAOS_LOGS") != "" {
-		t.Logf("%s log (last lines):\n%s", p.name, p.log.tail(40))
+		t.Logf("%s log (last lines):\n%s", p.name, p.log.Tail(40))
 	}
 }
 
@@ -120,14 +121,14 @@ func (p *apiProc) waitReady(t *testing.T) {
 			continue
 		}
 		if p.exited() {
-			t.Fatalf("%s exited during start-up (%v); log:\n%s", p.name, p.err, p.log.tail(40))
+			t.Fatalf("%s exited during start-up (%v); log:\n%s", p.name, p.err, p.log.Tail(40))
 		}
 		if status, _ := p.get("/readyz", ""); status == http.StatusOK {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("%s not ready within 30s; log:\n%s", p.name, p.log.tail(40))
+	t.Fatalf("%s not ready within 30s; log:\n%s", p.name, p.log.Tail(40))
 }
 
 // signal sends sig to the process.
@@ -244,30 +245,6 @@ func ephemeralLow() int {
 		}
 	}
 	return 32768
-}
-
-// logBuffer collects a process's output; safe for the process and the test to share.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// tail returns the last n lines.
-func (b *logBuffer) tail(n int) string {
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // exitCode is the exit status of a finished process, -1 if it died of a signal.

@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // server is a child process the test can stop and start again on the same port.
@@ -25,7 +27,7 @@ type server struct {
 	name string
 	argv []string
 	attr *syscall.SysProcAttr
-	log  *logBuffer
+	log  *testenv.Buffer
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -76,7 +78,7 @@ func startRedis(t *testing.T) *redisServer {
 	}
 	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
-	r := &redisServer{addr: addr, server: server{name: "redis-server", log: &logBuffer{},
+	r := &redisServer{addr: addr, server: server{name: "redis-server", log: &testenv.Buffer{},
 		argv: []string{bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 			"--daemonize", "no", "--loglevel", "warning"},
 		attr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}}
@@ -130,7 +132,7 @@ func newPGCluster(t *testing.T) *pgCluster {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	_, port, _ := net.SplitHostPort(freeAddr(t))
-	c := &pgCluster{dir: dir, port: port, server: server{name: "postgres", log: &logBuffer{}, attr: attr,
+	c := &pgCluster{dir: dir, port: port, server: server{name: "postgres", log: &testenv.Buffer{}, attr: attr,
 		argv: []string{filepath.Join(bindir, "postgres"), "-D", data, "-p", port,
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dir,
 			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
@@ -139,7 +141,7 @@ func newPGCluster(t *testing.T) *pgCluster {
 	t.Cleanup(func() {
 		c.stop(t, syscall.SIGQUIT) // immediate shutdown: the data is thrown away
 		if t.Failed() {
-			t.Logf("postgres log (last lines):\n%s", c.log.tail(30))
+			t.Logf("postgres log (last lines):\n%s", c.log.Tail(30))
 		}
 	})
 	return c

@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -35,4 +36,10 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Tail returns the last n lines.
+func (b *Buffer) Tail(n int) string {
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
