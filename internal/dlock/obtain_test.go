@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
 func TestObtainExactlyOneWinner(t *testing.T) {
@@ -226,10 +227,10 @@ func TestObtainRejectsBadArguments(t *testing.T) {
 
 func TestObtainReportsRedisDownApartFromBusy(t *testing.T) {
 	t.Parallel()
-	p := newProxy(t, redisAddr(t))
+	p := faultproxy.New(t, "", redisAddr(t))
 	rdb := newRedisAt(t, p.Addr(), func(o *redis.Options) { o.MaxRetries = -1 })
 	c := newClient(t, rdb, nil)
-	p.Cut()
+	p.Down()
 	_, err := c.Obtain(context.Background(), "dlocktest:down", time.Second, &dlock.Options{Wait: time.Second})
 	if err == nil || errors.Is(err, dlock.ErrNotObtained) {
 		t.Fatalf("Obtain with Redis down = %v, want a Redis error, not ErrNotObtained", err)

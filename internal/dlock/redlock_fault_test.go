@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
 // A hung node (it accepts connections and commands but never answers) costs
@@ -20,7 +21,7 @@ func TestRedlockToleratesAHungNode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	set := newRedlockSet(t)
-	p := newProxy(t, set.servers[0].addr)
+	p := faultproxy.New(t, "", set.servers[0].addr)
 	hung := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = hung.Close() })
 	nodes := []redis.UniversalClient{hung, set.nodes[1], set.nodes[2]}

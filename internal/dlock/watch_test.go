@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
 // lossBound is how long after the fault a watched 200 ms lock must report its
@@ -82,7 +83,7 @@ func TestWatchDetectsUnreachableRedis(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			p := newProxy(t, redisAddr(t))
+			p := faultproxy.New(t, "", redisAddr(t))
 			// Without ContextTimeoutEnabled go-redis waits ReadTimeout for a hung
 			// server whatever the context says; the loss must come sooner.
 			rdb := newRedisAt(t, p.Addr(), func(o *redis.Options) { o.ReadTimeout = 5 * time.Second })
@@ -93,7 +94,7 @@ func TestWatchDetectsUnreachableRedis(t *testing.T) {
 			wctx := l.Watch(ctx)
 			time.Sleep(300 * time.Millisecond) // a few renewals
 			if fault == "down" {
-				p.Cut()
+				p.Down()
 			} else {
 				p.Stall()
 			}
@@ -102,7 +103,7 @@ func TestWatchDetectsUnreachableRedis(t *testing.T) {
 			if cause := context.Cause(wctx); !errors.Is(cause, dlock.ErrLost) {
 				t.Fatalf("cause = %v, want ErrLost", cause)
 			}
-			p.Cut() // fail the hung calls now rather than after ReadTimeout
+			p.Down() // fail the hung calls now rather than after ReadTimeout
 			if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
 				t.Fatalf("Release after loss = %v, want ErrNotHeld", err)
 			}
