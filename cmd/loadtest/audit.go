@@ -178,15 +178,7 @@ func judge(strategy string, st runStats, a auditReport, expectNaive bool) verdic
 	if api := a.API; api != nil {
 		orders, oversold = api.Orders, api.Oversold
 		if isSafe(strategy) {
-			if api.Oversold > 0 {
-				bad("API audit: oversold %d", api.Oversold)
-			}
-			if api.DuplicateUsers > 0 {
-				bad("API audit: %d users bought twice", api.DuplicateUsers)
-			}
-			if !api.Consistent {
-				bad("API audit: inconsistent (orders %d, initial %d, stock %d)", api.Orders, api.InitialStock, api.Stock)
-			}
+			unsafe(bad, "API audit", api.Oversold, api.DuplicateUsers, api.Consistent, api.Orders, api.InitialStock, api.Stock)
 			if strategy == "redis" && (api.Redis == nil || !api.Redis.Agrees) {
 				bad("API audit: Redis gate and PostgreSQL disagree")
 			}
@@ -199,15 +191,7 @@ func judge(strategy string, st runStats, a auditReport, expectNaive bool) verdic
 		}
 		orders, oversold = pg.Orders, max(oversold, pg.Oversold)
 		if isSafe(strategy) {
-			if pg.Oversold > 0 {
-				bad("PostgreSQL: oversold %d", pg.Oversold)
-			}
-			if pg.Duplicates > 0 {
-				bad("PostgreSQL: %d users bought twice", pg.Duplicates)
-			}
-			if !pg.Consistent {
-				bad("PostgreSQL: inconsistent (orders %d, initial %d, stock %d)", pg.Orders, pg.InitialStock, pg.Stock)
-			}
+			unsafe(bad, "PostgreSQL", pg.Oversold, pg.Duplicates, pg.Consistent, pg.Orders, pg.InitialStock, pg.Stock)
 		}
 	}
 	if r := a.Redis; r != nil && !r.Agrees && isSafe(strategy) {
@@ -239,4 +223,18 @@ func judge(strategy string, st runStats, a auditReport, expectNaive bool) verdic
 		v.Label = "PASS"
 	}
 	return v
+}
+
+// unsafe reports, through bad, what one audit source (the API's or PostgreSQL's) shows that a
+// safe strategy must never do: oversell, sell a user twice, or leave orders and stock apart.
+func unsafe(bad func(string, ...any), source string, oversold, dupes int64, consistent bool, orders, initial, stock int64) {
+	if oversold > 0 {
+		bad("%s: oversold %d", source, oversold)
+	}
+	if dupes > 0 {
+		bad("%s: %d users bought twice", source, dupes)
+	}
+	if !consistent {
+		bad("%s: inconsistent (orders %d, initial %d, stock %d)", source, orders, initial, stock)
+	}
 }
