@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -78,7 +76,7 @@ func startAPI(t *testing.T, name string, env map[string]string) *apiProc {
 // launch starts the binary on a port free at this moment.
 func (p *apiProc) launch(t *testing.T) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	p.base, p.done, p.attempts = "http://"+addr, make(chan struct{}), p.attempts+1
 	p.cmd = exec.Command(apiBinary(t))
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HTTP_ADDR=" + addr}, p.env...)
@@ -217,34 +215,6 @@ func (p *apiProc) errorLines() []string {
 		}
 	}
 	return out
-}
-
-// freeAddr returns a loopback address whose port is free now and lies below the kernel's
-// ephemeral range, so that no outgoing connection takes it before a server of the test's
-// binds it, or while a server the test restarts is down.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	low := ephemeralLow()
-	for range 200 {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(max(low-10000, 1))))
-		if ln, err := net.Listen("tcp", addr); err == nil {
-			ln.Close()
-			return addr
-		}
-	}
-	t.Fatalf("no free loopback port between 10000 and %d", low)
-	return ""
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range (32768 if unknown).
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
-		if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
-			return n
-		}
-	}
-	return 32768
 }
 
 // exitCode is the exit status of a finished process, -1 if it died of a signal.

@@ -22,7 +22,7 @@ func TestRedisSlowOrUnreachable(t *testing.T) {
 	t.Parallel()
 	dsn := testenv.Schema(t)
 	_, prefix := testenv.Redis(t)
-	px := faultproxy.New(t, freeAddr(t), testenv.RedisAddr(t))
+	px := faultproxy.New(t, testenv.FreeAddr(t), testenv.RedisAddr(t))
 	apis := startAPIs(t, 2, map[string]string{
 		"DATABASE_URL": dsn, "REDIS_ADDR": px.Addr(), "REDIS_KEY_PREFIX": prefix,
 		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s",

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestRedisRestart: the Redis server of two API processes is killed mid-sale and started
@@ -23,9 +24,9 @@ func TestRedisRestart(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	dsn := testenv.Schema(t)
-	red, prefix := startRedis(t), testenv.Name("chaos")
+	red, prefix := servers.StartRedis(t), testenv.Name("chaos")
 	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": red.addr, "REDIS_KEY_PREFIX": prefix,
+		"DATABASE_URL": dsn, "REDIS_ADDR": red.Addr, "REDIS_KEY_PREFIX": prefix,
 		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s",
 	})
 	dlock := newSale(t, apis[0], dsn, product{strategy: "dlock", stock: 30, thinkMS: 250})
@@ -38,7 +39,7 @@ func TestRedisRestart(t *testing.T) {
 	fence := dlock.auditPG(t).fence
 
 	// Kill Redis just after a dlock holder took the lock: its watchdog renews during the gap.
-	rdb := redis.NewClient(&redis.Options{Addr: red.addr})
+	rdb := redis.NewClient(&redis.Options{Addr: red.Addr})
 	defer rdb.Close()
 	key, ctx := lockKey(prefix, dlock.id), context.Background()
 	prev, _ := rdb.Get(ctx, key).Result()
@@ -46,9 +47,9 @@ func TestRedisRestart(t *testing.T) {
 		v, _ := rdb.Get(ctx, key).Result()
 		return v != "" && v != prev
 	})
-	red.Kill(t)
+	red.Stop()
 	time.Sleep(100 * time.Millisecond) // the restart's gap: the fault, not an assertion
-	red.Start(t)
+	red.Start()
 	log("Redis restarted empty; sold so far: dlock %d, redis %d", dlock.bought.Load(), gated.bought.Load())
 	for _, s := range []*sale{dlock, gated} {
 		s.waitBought(t, s.bought.Load()+3) // the sale goes on after the restart

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -63,44 +62,6 @@ func (s *server) stop(t *testing.T, sig syscall.Signal) {
 	s.cmd = nil
 }
 
-// redisServer is a redis-server of the test's own, without persistence.
-type redisServer struct {
-	server
-	addr string
-}
-
-// startRedis starts redis-server on a free loopback port; it is killed when the test ends.
-func startRedis(t *testing.T) *redisServer {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not found: install it (apt-get install redis-server) to run this fault test")
-	}
-	addr := freeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	r := &redisServer{addr: addr, server: server{name: "redis-server", log: &testenv.Buffer{},
-		argv: []string{bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--daemonize", "no", "--loglevel", "warning"},
-		attr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}}
-	r.Start(t)
-	t.Cleanup(func() { r.stop(t, syscall.SIGKILL) })
-	return r
-}
-
-// Start starts the server and waits until it answers PING.
-func (r *redisServer) Start(t *testing.T) {
-	t.Helper()
-	r.start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1})
-	defer rdb.Close()
-	waitFor(t, 10*time.Second, "redis-server answers PING", func() bool {
-		return rdb.Ping(context.Background()).Err() == nil
-	})
-}
-
-// Kill kills the server: without persistence, every key is gone.
-func (r *redisServer) Kill(t *testing.T) { r.stop(t, syscall.SIGKILL) }
-
 // pgCluster is a PostgreSQL cluster of the test's own, run as the postgres OS user.
 type pgCluster struct {
 	server
@@ -131,7 +92,7 @@ func newPGCluster(t *testing.T) *pgCluster {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	_, port, _ := net.SplitHostPort(freeAddr(t))
+	_, port, _ := net.SplitHostPort(testenv.FreeAddr(t))
 	c := &pgCluster{dir: dir, port: port, server: server{name: "postgres", log: &testenv.Buffer{}, attr: attr,
 		argv: []string{filepath.Join(bindir, "postgres"), "-D", data, "-p", port,
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dir,

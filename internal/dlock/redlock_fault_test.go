@@ -12,6 +12,7 @@ import (
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/testenv/faultproxy"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // A hung node (it accepts connections and commands but never answers) costs
@@ -21,7 +22,7 @@ func TestRedlockToleratesAHungNode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	set := newRedlockSet(t)
-	p := faultproxy.New(t, "", set.servers[0].addr)
+	p := faultproxy.New(t, "", set.servers[0].Addr)
 	hung := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = hung.Close() })
 	nodes := []redis.UniversalClient{hung, set.nodes[1], set.nodes[2]}
@@ -122,7 +123,7 @@ func BenchmarkRedlockObtainRelease(b *testing.B) {
 	ctx := context.Background()
 	var nodes []redis.UniversalClient
 	for range 3 {
-		nodes = append(nodes, startServer(b).client())
+		nodes = append(nodes, servers.StartRedis(b).Client())
 	}
 	c := dlock.NewRedlock(nodes...)
 	b.Cleanup(func() { _ = c.Close() })
@@ -142,8 +143,8 @@ func BenchmarkRedlockContended(b *testing.B) {
 		b.Run(fmt.Sprintf("down=%d", down), func(b *testing.B) {
 			var nodes []redis.UniversalClient
 			for i := range 3 {
-				s := startServer(b)
-				nodes = append(nodes, s.client())
+				s := servers.StartRedis(b)
+				nodes = append(nodes, s.Client())
 				if i < down {
 					s.Stop()
 				}

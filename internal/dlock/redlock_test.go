@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // The tests of this file run a Redlock Client over three redis-server
@@ -20,7 +21,7 @@ import (
 
 // redlockSet is three independent Redis servers and a client of each.
 type redlockSet struct {
-	servers []*server
+	servers []*servers.Redis
 	nodes   []redis.UniversalClient
 }
 
@@ -28,9 +29,9 @@ func newRedlockSet(t *testing.T) *redlockSet {
 	t.Helper()
 	set := &redlockSet{}
 	for range 3 {
-		s := startServer(t)
+		s := servers.StartRedis(t)
 		set.servers = append(set.servers, s)
-		set.nodes = append(set.nodes, s.client())
+		set.nodes = append(set.nodes, s.Client())
 	}
 	return set
 }

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestSuiteOnCluster runs the whole suite again, in a child process of this
@@ -14,8 +16,8 @@ import (
 // of it) skip there.
 func TestSuiteOnCluster(t *testing.T) {
 	skipInChild(t)
-	servers := startCluster(t, 3)
-	runSuite(t, clusterEnv+"="+strings.Join(addrsOf(servers), ","))
+	nodes := servers.StartRedisCluster(t, 3)
+	runSuite(t, clusterEnv+"="+strings.Join(servers.Addrs(nodes), ","))
 }
 
 // TestSuiteOnRedlock runs the whole suite again, in a child process, with
@@ -24,8 +26,8 @@ func TestSuiteOnCluster(t *testing.T) {
 // cases that need several nodes are in redlock_test.go.
 func TestSuiteOnRedlock(t *testing.T) {
 	skipInChild(t)
-	s := startServer(t)
-	runSuite(t, redlockEnv+"=1", "REDIS_ADDR="+s.addr)
+	s := servers.StartRedis(t)
+	runSuite(t, redlockEnv+"=1", "REDIS_ADDR="+s.Addr)
 }
 
 // skipInChild skips a topology test inside a child run, and with -short.
