@@ -27,6 +27,7 @@ type config struct {
 	lockWait        time.Duration
 	batchMax        int
 	batchLinger     time.Duration
+	purchaseTimeout time.Duration
 	pprofAddr       string
 	shutdownTimeout time.Duration
 	shutdownDelay   time.Duration
@@ -64,6 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	lockWait := fs.String("lock-wait", env("LOCK_WAIT", "1s"), "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
 	batchMax := fs.String("batch-max", env("BATCH_MAX", "128"), "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
 	batchLinger := fs.String("batch-linger", env("BATCH_LINGER", "0s"), "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
+	purchaseTimeout := fs.String("purchase-timeout", env("PURCHASE_TIMEOUT", "10s"), "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
 	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
 	shutdownDelay := fs.String("shutdown-delay", env("SHUTDOWN_DELAY", "0s"), "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
 	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
@@ -102,6 +104,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{&cfg.lockTTL, "LOCK_TTL", *lockTTL, 100 * time.Millisecond},
 		{&cfg.lockWait, "LOCK_WAIT", *lockWait, time.Millisecond},
 		{&cfg.batchLinger, "BATCH_LINGER", *batchLinger, 0},
+		{&cfg.purchaseTimeout, "PURCHASE_TIMEOUT", *purchaseTimeout, 100 * time.Millisecond},
 		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
 		{&cfg.shutdownDelay, "SHUTDOWN_DELAY", *shutdownDelay, 0},
 		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
@@ -111,5 +114,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			errs = append(errs, fmt.Errorf("%s %q: want a duration of at least %s, such as 2s", d.name, d.text, d.min))
 		}
 	}
+	if cfg.purchaseTimeout > maxPurchaseTimeout {
+		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %q: at most %s, so that every answer (deadline + 10s for COMMIT and its settling) fits in the %s write timeout",
+			*purchaseTimeout, maxPurchaseTimeout, writeTimeout))
+	}
 	return cfg, errors.Join(errs...)
 }
+
+// writeTimeout is the HTTP server's limit on writing an answer; maxPurchaseTimeout keeps
+// every purchase's answer inside it.
+const (
+	writeTimeout       = 30 * time.Second
+	maxPurchaseTimeout = 15 * time.Second
+)

@@ -32,7 +32,7 @@ const fuzzToken = "fuzz-admin-token"
 // knownCodes maps each problem code a client may see for bad input to its status.
 var knownCodes = map[string]int{
 	"invalid_request": 400, "unauthorized": 401, "admin_disabled": 403, "product_not_found": 404,
-	"not_found": 404, "method_not_allowed": 405, "sold_out": 409, "already_purchased": 409,
+	"not_found": 404, "order_not_found": 404, "method_not_allowed": 405, "sold_out": 409, "already_purchased": 409,
 	"request_too_large": 413, "rate_limited": 429,
 }
 

@@ -14,20 +14,26 @@ type Problem struct {
 	Status int    `json:"status"`
 	Code   string `json:"code"`
 	Detail string `json:"detail,omitempty"`
+	// OrderID is the user's existing order, on 409 already_purchased.
+	OrderID int64 `json:"order_id,omitempty"`
 }
 
 // problemTypeBase prefixes every problem type URI; the README documents each code.
 const problemTypeBase = "https://github.com/seckill/seckill#error-"
 
-// abortProblem writes p as application/problem+json and stops the handler chain.
+// abortProblem writes a problem as application/problem+json and stops the handler chain.
 func abortProblem(c *gin.Context, status int, code, detail string) {
-	p := Problem{
-		Type:   problemTypeBase + code,
-		Title:  http.StatusText(status),
-		Status: status,
-		Code:   code,
-		Detail: detail,
+	writeProblem(c, Problem{Status: status, Code: code, Detail: detail})
+}
+
+// writeProblem fills in p's type and title, writes it as application/problem+json and stops
+// the handler chain.
+func writeProblem(c *gin.Context, p Problem) {
+	p.Type = problemTypeBase + p.Code
+	p.Title = http.StatusText(p.Status)
+	if p.Title == "" {
+		p.Title = "Client Closed Request" // 499, nginx's name: the client is gone
 	}
 	c.Header("Content-Type", "application/problem+json")
-	c.AbortWithStatusJSON(status, p)
+	c.AbortWithStatusJSON(p.Status, p)
 }

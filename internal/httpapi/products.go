@@ -100,6 +100,29 @@ func handlePurchase(d Deps) gin.HandlerFunc {
 	}
 }
 
+// handleOrderOf: GET /api/v1/products/:id/orders/:user_id, the user's order as committed
+// now: how a client that got no answer, or 503 outcome_unknown, finds out.
+func handleOrderOf(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := pathID(c)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		user, err := strconv.ParseInt(c.Param("user_id"), 10, 64)
+		if err != nil || user <= 0 {
+			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
+			return
+		}
+		o, err := d.Orders.OrderOf(c.Request.Context(), id, user)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		c.JSON(http.StatusOK, o)
+	}
+}
+
 // handleAudit: GET /api/v1/products/:id/audit (admin).
 func handleAudit(d Deps) gin.HandlerFunc {
 	return func(c *gin.Context) {

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,27 +16,42 @@ var (
 	admitSrc string
 	//go:embed lua/giveback.lua
 	giveBackSrc string
-	//go:embed lua/seed.lua
-	seedSrc string
 	//go:embed lua/confirm.lua
 	confirmSrc string
+	//go:embed lua/expired.lua
+	expiredSrc string
+	//go:embed lua/publish.lua
+	publishSrc string
 
 	admitScript    = redis.NewScript(admitSrc)
 	giveBackScript = redis.NewScript(giveBackSrc)
-	seedScript     = redis.NewScript(seedSrc)
 	confirmScript  = redis.NewScript(confirmSrc)
+	expiredScript  = redis.NewScript(expiredSrc)
+	publishScript  = redis.NewScript(publishSrc)
 )
 
-// ErrGateNotSeeded means the product's gate does not exist in Redis: it was never seeded,
-// or Redis lost its data. Seed it from PostgreSQL and try again.
-var ErrGateNotSeeded = errors.New("inventory: gate not seeded")
+// Errors of the gate. Compare with errors.Is.
+var (
+	// ErrGateNotSeeded means the product's gate does not exist in Redis: it was never
+	// seeded, or Redis lost its data. Seed it from PostgreSQL and try again.
+	ErrGateNotSeeded = errors.New("inventory: gate not seeded")
+	// ErrAlreadyAdmitted means the gate admitted this user for this product before and
+	// PostgreSQL confirmed the purchase.
+	ErrAlreadyAdmitted = errors.New("inventory: user already admitted")
+	// ErrAdmissionInFlight means another purchase attempt of this user is admitted and not
+	// finished yet.
+	ErrAdmissionInFlight = errors.New("inventory: another attempt of this user is in flight")
+	// ErrAdmissionsExpired means the gate has no unit left but holds admissions whose time
+	// ran out: reconcile them with PostgreSQL (Gate.Expired), then try again.
+	ErrAdmissionsExpired = errors.New("inventory: sold out in the gate, with expired admissions")
+)
 
-// ErrAlreadyAdmitted means the gate admitted this user for this product before.
-var ErrAlreadyAdmitted = errors.New("inventory: user already admitted")
-
-// Gate is the redis strategy's admission control: a stock counter and a set of admitted
-// buyers per product in Redis, updated by one Lua script, so at most stock distinct users
-// get through without PostgreSQL being touched. It is safe for concurrent use.
+// Gate is the redis strategy's admission control: per product, a stock counter, the set of
+// admitted buyers and the admissions PostgreSQL has not confirmed yet, in Redis, changed by
+// Lua scripts only, so at most stock distinct users get through without PostgreSQL being
+// touched. Every admission carries the token of one purchase attempt, which makes a
+// retried call harmless and lets only that attempt give its unit back. It is safe for
+// concurrent use.
 type Gate struct {
 	rdb  redis.UniversalClient
 	keys Keys
@@ -44,13 +61,15 @@ type Gate struct {
 func NewGate(rdb redis.UniversalClient, keys Keys) *Gate { return &Gate{rdb: rdb, keys: keys} }
 
 func (g *Gate) gateKeys(id int64) []string {
-	return []string{g.keys.GateStock(id), g.keys.GateBuyers(id)}
+	return []string{g.keys.GateStock(id), g.keys.GateBuyers(id), g.keys.GatePending(id)}
 }
 
-// Admit takes one unit for user. It returns nil when admitted, ErrSoldOut,
-// ErrAlreadyAdmitted, ErrGateNotSeeded, or a Redis error.
-func (g *Gate) Admit(ctx context.Context, id, user int64) error {
-	res, err := admitScript.Run(ctx, g.rdb, g.gateKeys(id), user).Int()
+// Admit takes one unit for user's purchase attempt token, pending for ttl. Calling it again
+// with the same token admits again without taking another unit. It returns nil when
+// admitted, ErrSoldOut, ErrAdmissionsExpired, ErrAlreadyAdmitted, ErrAdmissionInFlight,
+// ErrGateNotSeeded, or a Redis error (the admission may then have happened: give it back).
+func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time.Duration) error {
+	res, err := admitScript.Run(ctx, g.rdb, g.gateKeys(id), user, token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("gate of product %d: %w", id, err)
 	}
@@ -59,72 +78,82 @@ func (g *Gate) Admit(ctx context.Context, id, user int64) error {
 		return nil
 	case 0:
 		return fmt.Errorf("gate of product %d: %w", id, ErrSoldOut)
+	case 2:
+		return fmt.Errorf("gate of product %d: %w", id, ErrAdmissionsExpired)
 	case -1:
 		return fmt.Errorf("gate of product %d: %w", id, ErrAlreadyAdmitted)
+	case -3:
+		return fmt.Errorf("gate of product %d: %w", id, ErrAdmissionInFlight)
 	default:
 		return fmt.Errorf("gate of product %d: %w", id, ErrGateNotSeeded)
 	}
 }
 
-// GiveBack returns the unit of an admitted user whose purchase did not go through.
-func (g *Gate) GiveBack(ctx context.Context, id, user int64) error {
-	if err := giveBackScript.Run(ctx, g.rdb, g.gateKeys(id), user).Err(); err != nil {
+// GiveBack returns the unit of user's attempt token, whose purchase wrote nothing. It does
+// nothing unless that very attempt holds the admission.
+func (g *Gate) GiveBack(ctx context.Context, id, user int64, token string) error {
+	if err := giveBackScript.Run(ctx, g.rdb, g.gateKeys(id), user, token).Err(); err != nil {
 		return fmt.Errorf("give back to gate of product %d: %w", id, err)
 	}
 	return nil
 }
 
-// Confirm records that user's order is committed. It repairs the gate if it was re-seeded
-// while the purchase was in flight (see lua/confirm.lua).
-func (g *Gate) Confirm(ctx context.Context, id, user int64) error {
-	if err := confirmScript.Run(ctx, g.rdb, g.gateKeys(id), user).Err(); err != nil {
-		return fmt.Errorf("confirm in gate of product %d: %w", id, err)
+// Confirm records that PostgreSQL holds user's order. It repairs the gate if it was
+// re-seeded while the purchase was in flight (see lua/confirm.lua), and reports
+// needSync when the gate had no unit left for that: it admitted too many, sync it.
+func (g *Gate) Confirm(ctx context.Context, id, user int64) (needSync bool, err error) {
+	res, err := confirmScript.Run(ctx, g.rdb, g.gateKeys(id), user).Int()
+	if err != nil {
+		return false, fmt.Errorf("confirm in gate of product %d: %w", id, err)
 	}
-	return nil
+	return res < 0, nil
 }
 
-// Seed creates the gate from PostgreSQL's stock and buyers unless it exists.
-func (g *Gate) Seed(ctx context.Context, id int64, stock int, buyers []int64) error {
-	return g.seed(ctx, "init", id, stock, buyers)
+// Pending is an admission PostgreSQL has not confirmed.
+type Pending struct {
+	User  int64
+	Token string
 }
 
-// Sync overwrites the gate with PostgreSQL's stock and buyers. Use it when PostgreSQL
-// refused a buyer the gate let through: the gate then went wrong (it was re-seeded while
-// purchases were in flight), and PostgreSQL is the truth.
-func (g *Gate) Sync(ctx context.Context, id int64, stock int, buyers []int64) error {
-	return g.seed(ctx, "sync", id, stock, buyers)
-}
-
-func (g *Gate) seed(ctx context.Context, mode string, id int64, stock int, buyers []int64) error {
-	args := make([]any, 0, 2+len(buyers))
-	args = append(args, mode, stock)
-	for _, b := range buyers {
-		args = append(args, b)
+// Expired returns up to limit admissions of product id whose time ran out.
+func (g *Gate) Expired(ctx context.Context, id int64, limit int) ([]Pending, error) {
+	flat, err := expiredScript.Run(ctx, g.rdb, []string{g.keys.GatePending(id)}, limit).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("expired admissions of product %d: %w", id, err)
 	}
-	if err := seedScript.Run(ctx, g.rdb, g.gateKeys(id), args...).Err(); err != nil {
-		return fmt.Errorf("%s gate of product %d: %w", mode, id, err)
+	out := make([]Pending, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		user, err := strconv.ParseInt(flat[i], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("expired admissions of product %d: user %q: %w", id, flat[i], err)
+		}
+		out = append(out, Pending{User: user, Token: flat[i+1]})
 	}
-	return nil
+	return out, nil
 }
 
 // GateState is what the gate holds for a product.
 type GateState struct {
-	Seeded bool  `json:"seeded"`
-	Stock  int64 `json:"stock"`
-	Buyers int64 `json:"buyers"`
+	Seeded  bool  `json:"seeded"`
+	Stock   int64 `json:"stock"`
+	Buyers  int64 `json:"buyers"`
+	Pending int64 `json:"pending"` // admissions PostgreSQL has not confirmed yet
 }
 
 // State reads the gate of product id.
 func (g *Gate) State(ctx context.Context, id int64) (GateState, error) {
-	var stock *redis.StringCmd
-	var buyers *redis.IntCmd
+	var (
+		stock           *redis.StringCmd
+		buyers, pending *redis.IntCmd
+	)
 	_, err := g.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		stock = p.Get(ctx, g.keys.GateStock(id))
 		buyers = p.SCard(ctx, g.keys.GateBuyers(id))
+		pending = p.HLen(ctx, g.keys.GatePending(id))
 		return nil
 	})
 	if errors.Is(err, redis.Nil) {
-		return GateState{Buyers: buyers.Val()}, nil
+		return GateState{Buyers: buyers.Val(), Pending: pending.Val()}, nil
 	}
 	if err != nil {
 		return GateState{}, fmt.Errorf("read gate of product %d: %w", id, err)
@@ -133,5 +162,5 @@ func (g *Gate) State(ctx context.Context, id int64) (GateState, error) {
 	if err != nil {
 		return GateState{}, fmt.Errorf("read gate of product %d: %w", id, err)
 	}
-	return GateState{Seeded: true, Stock: n, Buyers: buyers.Val()}, nil
+	return GateState{Seeded: true, Stock: n, Buyers: buyers.Val(), Pending: pending.Val()}, nil
 }

@@ -21,5 +21,16 @@ func (k Keys) GateStock(id int64) string { return k.product(id, "stock") }
 // GateBuyers is the Redis gate's set of admitted user ids (redis strategy).
 func (k Keys) GateBuyers(id int64) string { return k.product(id, "buyers") }
 
+// GatePending is the Redis gate's hash of admissions not yet confirmed by PostgreSQL: user
+// id -> "<attempt token>|<deadline in ms of Redis time>" (redis strategy).
+func (k Keys) GatePending(id int64) string { return k.product(id, "pending") }
+
+// GateSeed is the set one seeding of the gate (named by token) fills chunk by chunk before it
+// becomes GateBuyers in one step.
+func (k Keys) GateSeed(id int64, token string) string { return k.product(id, "seed:"+token) }
+
+// GateSeedLock is the lock that lets one process at a time seed a product's gate.
+func (k Keys) GateSeedLock(id int64) string { return k.product(id, "seedlock") }
+
 // SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
 func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }

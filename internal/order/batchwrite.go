@@ -3,12 +3,13 @@ package order
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/seckill/seckill/internal/inventory"
 )
@@ -25,51 +26,96 @@ type sellRow struct {
 	Stock     *int
 }
 
+// sold is what one batch's statement did.
+type sold struct {
+	orders []Order         // written now
+	had    map[int64]Order // buyers who already had an order
+	left   int             // stock left
+}
+
 // writeBatch sells one unit to each distinct buyer in users, in arrival order, while stock
-// lasts, under the lock's fence, in one atomic statement (sell.sql): one round trip and one
-// commit for the whole batch, however large. It returns one result per entry of users and the
-// stock left. An error means nothing was written.
-func (s *Service) writeBatch(ctx context.Context, db *gorm.DB, p inventory.Product, users []int64, fence int64) ([]result, int, error) {
-	if err := think(ctx, p); err != nil { // the teaching pause, with the lock held
-		return nil, 0, err
-	}
-	var rows []sellRow
-	err := db.Raw(sellSQL, map[string]any{"id": p.ID, "fence": fence, "users": pgArray(users)}).Scan(&rows).Error
-	if err != nil {
+// lasts, under the lock's fence, in one transaction of two round trips (see
+// runPipelinedTx): BEGIN, the product row locked, then one statement for the whole batch
+// (sell.sql); then COMMIT. It returns one result per entry of users and the stock left. An
+// error means nothing was written, unless it matches ErrOutcomeUnknown.
+func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []int64, fence int64) ([]result, int, error) {
+	var out sold
+	err := s.runPipelinedTx(ctx, func(b *pgx.Batch) {
+		b.Queue(`SELECT stock, fence FROM products WHERE id = $1 FOR UPDATE`, p.ID)
+		b.Queue(sellSQL, pgx.NamedArgs{"id": p.ID, "fence": fence, "users": users})
+	}, func(br pgx.BatchResults) error {
+		var stock int
+		var current int64
+		if err := br.QueryRow().Scan(&stock, &current); errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("product %d: %w", p.ID, inventory.ErrNotFound)
+		} else if err != nil {
+			return fmt.Errorf("lock product %d: %w", p.ID, err)
+		}
+		var err error
+		if out, err = readSold(br, p.ID); err != nil {
+			return err
+		}
+		if out.left < 0 { // the fence condition held no row: nothing was written
+			return fmt.Errorf("product %d fence %d > %d: %w", p.ID, current, fence, inventory.ErrFenced)
+		}
+		return nil
+	})
+	if err = s.settleOrders(ctx, p.ID, out.orders, err); err != nil {
 		return nil, 0, fmt.Errorf("sell product %d: %w", p.ID, err)
 	}
-	orders, had, left := map[int64]Order{}, map[int64]bool{}, -1
-	for _, r := range rows {
+	return answers(p.ID, users, out), out.left, nil
+}
+
+// readSold reads the rows of sell.sql; left is -1 when it updated no row.
+func readSold(br pgx.BatchResults, id int64) (sold, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return sold{}, fmt.Errorf("sell: %w", err)
+	}
+	out := sold{had: map[int64]Order{}, left: -1}
+	for rows.Next() {
+		var r sellRow
+		if err := rows.Scan(&r.Kind, &r.UserID, &r.ID, &r.CreatedAt, &r.Stock); err != nil {
+			rows.Close()
+			return sold{}, fmt.Errorf("sell: %w", err)
+		}
 		switch r.Kind {
 		case "o":
-			orders[*r.UserID] = Order{ID: *r.ID, ProductID: p.ID, UserID: *r.UserID, CreatedAt: *r.CreatedAt}
+			out.orders = append(out.orders, Order{ID: *r.ID, ProductID: id, UserID: *r.UserID, CreatedAt: *r.CreatedAt})
 		case "a":
-			had[*r.UserID] = true
+			out.had[*r.UserID] = Order{ID: *r.ID, ProductID: id, UserID: *r.UserID, CreatedAt: *r.CreatedAt}
 		case "s":
 			if r.Stock != nil {
-				left = *r.Stock
+				out.left = *r.Stock
 			}
 		}
 	}
-	if left < 0 { // nothing written: say why, without writing
-		return nil, 0, fmt.Errorf("sell product %d: %w", p.ID, inventory.WhyNotWritten(db, p.ID, fence))
+	if err := rows.Err(); err != nil {
+		return sold{}, fmt.Errorf("sell: %w", err)
 	}
-	return answers(p.ID, users, orders, had), left, nil
+	return out, nil
 }
 
 // answers gives each request its result: the buyer's order for their first request in the
-// batch; already purchased for a buyer who had an order, and for a repeat request of a buyer
-// who got one now; sold out for everyone else.
-func answers(productID int64, users []int64, orders map[int64]Order, had map[int64]bool) []result {
+// batch; already purchased, with the order, for a buyer who had one and for a repeat
+// request of a buyer who got one now; sold out for everyone else.
+func answers(productID int64, users []int64, out sold) []result {
+	bought := make(map[int64]Order, len(out.orders))
+	for _, o := range out.orders {
+		bought[o.UserID] = o
+	}
 	results := make([]result, len(users))
 	answered := make(map[int64]bool, len(users))
 	for i, u := range users {
-		o, bought := orders[u]
+		o, now := bought[u]
+		had, before := out.had[u]
 		switch {
-		case bought && !answered[u]:
+		case now && !answered[u]:
 			results[i].o = o
-		case bought || had[u]:
-			results[i].err = fmt.Errorf("user %d, product %d: %w", u, productID, ErrAlreadyPurchased)
+		case now:
+			results[i].err = &PurchasedError{Order: o}
+		case before:
+			results[i].err = &PurchasedError{Order: had}
 		default:
 			results[i].err = fmt.Errorf("product %d: %w", productID, inventory.ErrSoldOut)
 		}

@@ -2,6 +2,8 @@ package order
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -12,92 +14,168 @@ import (
 )
 
 // buyGated is the redis strategy: an atomic Lua gate in Redis admits at most stock distinct
-// buyers, so PostgreSQL only ever sees buyers who will get a unit. The admitted buyer's order
-// and decrement are then written to PostgreSQL in one transaction; if that fails, the unit
-// goes back to the gate, and once it commits the gate confirms the buyer (which repairs a
-// gate re-seeded while the purchase was in flight).
+// buyers, so PostgreSQL only ever sees buyers who will get a unit. Each admission belongs to
+// one purchase attempt (a random token) and stays pending until PostgreSQL's answer reaches
+// the gate:
+//   - the order committed (or the buyer had one): the admission is confirmed;
+//   - nothing was written: the attempt gives its unit back;
+//   - PostgreSQL says sold out: the gate admitted too many (it was re-seeded while purchases
+//     were in flight), so it is synced from PostgreSQL;
+//   - the outcome is unknown, or the process died: the admission expires, and the next buyer
+//     to find the gate sold out reconciles it with PostgreSQL (see reconcile).
+//
+// think_ms is taken after the admission and before the transaction opens.
 func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	if err := s.admit(ctx, p, userID); err != nil {
+	token := newToken()
+	if err := s.admit(ctx, p.ID, userID, token); err != nil {
 		return Order{}, err
 	}
-	o, err := s.inTx(ctx, p, func(tx *gorm.DB) (Order, int, error) {
-		if err := think(ctx, p); err != nil {
-			return Order{}, 0, err
-		}
+	if err := think(ctx, p); err != nil {
+		s.giveBack(ctx, p.ID, userID, token)
+		return Order{}, err
+	}
+	o, err := s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
 		return s.insertAndDecrement(tx, p, userID)
 	})
-	if err != nil {
-		s.undoAdmit(ctx, p.ID, userID, err)
-		return Order{}, err
+	switch {
+	case err == nil, errors.Is(err, ErrAlreadyPurchased):
+		s.confirm(ctx, p.ID, userID)
+	case errors.Is(err, ErrOutcomeUnknown):
+		// Left pending: it expires, and reconcile asks PostgreSQL.
+	case errors.Is(err, inventory.ErrSoldOut):
+		s.sync(ctx, p.ID)
+	default:
+		s.giveBack(ctx, p.ID, userID, token)
 	}
-	if err := s.Gate.Confirm(context.WithoutCancel(ctx), p.ID, userID); err != nil {
-		s.Logger.Error("gate and PostgreSQL disagree until the gate is reseeded",
-			"product_id", p.ID, "user_id", userID, "err", err)
-	}
-	return o, nil
+	return o, err
 }
 
-// admit passes the buyer through the gate, seeding the gate from PostgreSQL first when it
-// is missing (a new product, or Redis lost its data).
-func (s *Service) admit(ctx context.Context, p inventory.Product, userID int64) error {
-	err := s.Gate.Admit(ctx, p.ID, userID)
-	if errors.Is(err, inventory.ErrGateNotSeeded) {
-		if err := s.seedGate(ctx, p.ID, s.Gate.Seed); err != nil {
+// admissionTTL is how long an admission stays pending before reconcile may settle it: longer
+// than any purchase can take from admission to its answer, so that only the admissions of
+// purchases that ended without telling the gate (a killed process, a lost Redis reply) expire.
+func (s *Service) admissionTTL() time.Duration {
+	return s.cfg.PurchaseTimeout + commitTimeout + settleTimeout + time.Second
+}
+
+// admit passes the buyer through the gate: seeding the gate from PostgreSQL first when it is
+// missing, and reconciling expired admissions when it is sold out with some.
+func (s *Service) admit(ctx context.Context, id, userID int64, token string) error {
+	for first := true; ; first = false {
+		err := s.Gate.Admit(ctx, id, userID, token, s.admissionTTL())
+		switch {
+		case err == nil:
+			return nil
+		case first && errors.Is(err, inventory.ErrGateNotSeeded):
+			if err := s.seedGate(ctx, id, inventory.SeedInit); err != nil {
+				return err
+			}
+		case first && errors.Is(err, inventory.ErrAdmissionsExpired):
+			if err := s.flights.do(ctx, fmt.Sprintf("reconcile %d", id), func(ctx context.Context) error {
+				return s.reconcile(ctx, id)
+			}); err != nil {
+				return err
+			}
+		case errors.Is(err, inventory.ErrAlreadyAdmitted):
+			return s.alreadyBought(ctx, id, userID)
+		case errors.Is(err, inventory.ErrSoldOut):
+			return err
+		case errors.Is(err, inventory.ErrAdmissionInFlight), errors.Is(err, inventory.ErrGateNotSeeded),
+			errors.Is(err, inventory.ErrAdmissionsExpired):
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		default: // Redis failed: the admission may have happened all the same
+			s.giveBack(ctx, id, userID, token)
 			return err
 		}
-		err = s.Gate.Admit(ctx, p.ID, userID)
 	}
-	if errors.Is(err, inventory.ErrAlreadyAdmitted) {
-		return fmt.Errorf("%w: %w", ErrAlreadyPurchased, err)
-	}
-	return err
 }
 
-// seedGate loads the gate of a product from PostgreSQL, its stock and its buyers, with
-// write: Gate.Seed or Gate.Sync.
-func (s *Service) seedGate(ctx context.Context, id int64,
-	write func(ctx context.Context, id int64, stock int, buyers []int64) error,
-) error {
-	var (
-		stock  int
-		buyers []int64
-	)
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if stock, err = inventory.Stock(tx, id, false); err != nil {
+// alreadyBought answers a buyer the gate counts as bought with the order PostgreSQL holds. A
+// gate that counts a buyer PostgreSQL has no order of is wrong: it is synced, and the buyer
+// may retry.
+func (s *Service) alreadyBought(ctx context.Context, id, userID int64) error {
+	o, err := orderOf(s.db.WithContext(ctx), id, userID)
+	if errors.Is(err, ErrOrderNotFound) {
+		s.sync(ctx, id)
+		return fmt.Errorf("%w: the gate counted user %d of product %d as a buyer", ErrBusy, userID, id)
+	}
+	if err != nil {
+		return err
+	}
+	return &PurchasedError{Order: o}
+}
+
+// reconcile settles expired admissions of product id with PostgreSQL: a buyer with an order
+// is confirmed, the others' units go back to the gate. An admission expires only after its
+// purchase has ended (see admissionTTL), and a paused process that commits later meets
+// PostgreSQL's own guards and the sync that follows.
+func (s *Service) reconcile(ctx context.Context, id int64) error {
+	expired, err := s.Gate.Expired(ctx, id, 100)
+	if err != nil || len(expired) == 0 {
+		return err
+	}
+	users := make([]int64, len(expired))
+	for i, e := range expired {
+		users[i] = e.User
+	}
+	var have []int64
+	err = s.db.WithContext(ctx).Raw(`SELECT user_id FROM orders WHERE product_id = ? AND user_id = ANY(CAST(? AS bigint[]))`,
+		id, pgArray(users)).Scan(&have).Error
+	if err != nil {
+		return fmt.Errorf("reconcile gate of product %d: %w", id, err)
+	}
+	bought := make(map[int64]bool, len(have))
+	for _, u := range have {
+		bought[u] = true
+	}
+	for _, e := range expired {
+		if bought[e.User] {
+			s.confirm(ctx, id, e.User)
+		} else if err := s.Gate.GiveBack(ctx, id, e.User, e.Token); err != nil {
 			return err
 		}
-		return tx.Model(&Order{}).Where("product_id = ?", id).Pluck("user_id", &buyers).Error
-	}, repeatableRead)
-	if err != nil {
-		return fmt.Errorf("seed gate of product %d: %w", id, err)
 	}
-	return write(ctx, id, stock, buyers)
+	s.Logger.Info("reconciled expired gate admissions", "product_id", id, "confirmed", len(have),
+		"given_back", len(expired)-len(have))
+	return nil
 }
 
-// undoAdmit gives an admitted buyer's unit back after the PostgreSQL write failed with
-// cause. If PostgreSQL says the product is sold out, the gate admitted one buyer too many:
-// it was re-seeded while purchases were in flight and counted their units as free, and
-// left those buyers out. Stock 0 is final, so the gate is then synced from PostgreSQL
-// exactly. It runs even when ctx is cancelled: a unit must not stay taken by a buyer who
-// has no order.
-func (s *Service) undoAdmit(ctx context.Context, id, userID int64, cause error) {
+// confirm records in the gate that PostgreSQL holds user's order. It runs even when ctx is
+// cancelled; if it fails, the admission expires and reconcile confirms it later.
+func (s *Service) confirm(ctx context.Context, id, userID int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	var err error
-	switch {
-	case errors.Is(cause, inventory.ErrSoldOut):
-		err = s.seedGate(ctx, id, s.Gate.Sync)
-	case errors.Is(cause, ErrAlreadyPurchased):
-		// PostgreSQL has this buyer's order, so the admission stands for it: the gate lost
-		// track of the buyer when it was reseeded while their purchase was in flight, and
-		// counted their unit as still free; taking it now makes the two agree again.
-		return
-	default:
-		err = s.Gate.GiveBack(ctx, id, userID)
-	}
+	needSync, err := s.Gate.Confirm(ctx, id, userID)
 	if err != nil {
-		s.Logger.Error("gate and PostgreSQL disagree until the gate is reseeded",
-			"product_id", id, "user_id", userID, "cause", cause, "err", err)
+		s.Logger.Warn("gate confirmation failed; the admission will be reconciled when it expires",
+			"product_id", id, "user_id", userID, "err", err)
 	}
+	if needSync {
+		s.sync(ctx, id)
+	}
+}
+
+// giveBack returns the unit of user's attempt token, which wrote nothing. It runs even when
+// ctx is cancelled; if it fails, the admission expires and reconcile gives the unit back.
+func (s *Service) giveBack(ctx context.Context, id, userID int64, token string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := s.Gate.GiveBack(ctx, id, userID, token); err != nil {
+		s.Logger.Warn("gate give-back failed; the admission will be reconciled when it expires",
+			"product_id", id, "user_id", userID, "err", err)
+	}
+}
+
+// sync overwrites the gate of product id from PostgreSQL. It runs even when ctx is
+// cancelled; if it fails, the gate stays wrong until the next sync.
+func (s *Service) sync(ctx context.Context, id int64) {
+	if err := s.seedGate(context.WithoutCancel(ctx), id, inventory.SeedSync); err != nil {
+		s.Logger.Error("gate and PostgreSQL disagree until the gate is synced", "product_id", id, "err", err)
+	}
+}
+
+// newToken names one purchase attempt: 64 random bits.
+func newToken() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -3,15 +3,13 @@ package order
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 )
-
-// leadBudget bounds the work of a batch's leader once it holds the lock (the statement,
-// think_ms aside), so a hung database cannot keep its buyers waiting for ever.
-const leadBudget = 10 * time.Second
 
 // buyLocked is the dlock strategy, the design this project teaches: lock the product in
 // Redis with a watchdog, then in one atomic statement (one transaction) re-check the stock,
@@ -22,10 +20,12 @@ const leadBudget = 10 * time.Second
 // the whole batch in that one statement under one lock. A batch of one is the plain
 // one-order-per-lock path. Every buyer still gets their own answer.
 //
-// If the lock is lost while the statement runs, the watched context is cancelled, and so is
-// the statement, which rolls back. If the holder is paused so long that another process
-// takes the lock and writes, the fence makes the late write fail. Either way the buyers get
-// ErrBusy and nothing is written.
+// The batch is one transaction (see writeBatch and runTx). If the lock is lost while its
+// statements run, the watched context is cancelled, and so is the statement in flight; COMMIT
+// is never sent, so nothing is written and the buyers get ErrBusy. If the holder is paused so
+// long that another process takes the lock and writes, the fence check under the row lock
+// makes the late write fail. Once the statements are done, COMMIT goes out whatever happens
+// to the lock, and the buyers are answered with what it committed.
 func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	r := &request{user: userID, res: make(chan result, 1)}
 	bt, lead := s.batches.join(p.ID, r)
@@ -44,57 +44,97 @@ func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int
 	}
 }
 
-// lead obtains the product's lock, takes the batch, writes it in one statement and answers
+// batchRun is what a leader knows of its batch, so that every way out of lead, a panic
+// included, answers each buyer exactly once, and truly.
+type batchRun struct {
+	reqs     []*request
+	results  []result // the batch's outcome, once known
+	answered bool
+	err      error // what ended the batch, if it has no results
+}
+
+// lead obtains the product's lock, takes the batch, writes it in one transaction and answers
 // every buyer in it as soon as it committed, before the lock is released. It works on a
-// context detached from its own buyer's, since the other buyers depend on it.
+// context detached from its own buyer's (the other buyers depend on it), with the same
+// deadline.
 func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.LockWait+p.Think()+leadBudget)
+	ctx, cancel := detach(ctx)
 	defer cancel()
-	var (
-		reqs     []*request
-		answered bool
-	)
+	run := &batchRun{}
+	defer s.endBatch(ctx, p, bt, run)
 	opt := &dlock.Options{Wait: s.cfg.LockWait}
-	err := s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
+	run.err = s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
 		s.linger(ctx, bt)
-		reqs = s.batches.take(p.ID, bt)
-		err := s.serve(ctx, p, reqs, l.Fence())
-		answered = err == nil
-		return err
+		run.reqs = s.batches.take(p.ID, bt)
+		if err := think(ctx, p); err != nil { // the teaching pause: lock held, no transaction open
+			return err
+		}
+		results, left, err := s.writeBatch(ctx, p, users(run.reqs), l.Fence())
+		if err != nil {
+			return err
+		}
+		run.results = results
+		s.soldOutIfZero(ctx, p.ID, left)
+		if s.Observer != nil {
+			s.Observer.Batch(len(run.reqs))
+		}
+		s.answer(run)
+		return nil
 	})
-	if answered {
+}
+
+// endBatch answers every buyer of the batch who has no answer yet: with the batch's results
+// when they are known, else with what ended the batch. It recovers a panic of the leader, so
+// that a bug neither leaves the batch's buyers waiting for ever nor turns a committed
+// purchase into an error.
+func (s *Service) endBatch(ctx context.Context, p inventory.Product, bt *batch, run *batchRun) {
+	if r := recover(); r != nil {
+		s.Logger.Error("panic in a batch leader", "product_id", p.ID, "panic", fmt.Sprint(r),
+			"stack", string(debug.Stack()))
+		run.err = fmt.Errorf("%w: %v", errPanic, r)
+	}
+	if run.reqs == nil { // the lock was never had: the batch is still open
+		run.reqs = s.batches.take(p.ID, bt)
+	}
+	if run.answered {
 		// The orders stand even if the lock was lost between COMMIT and release: they were
 		// written under a fence no newer holder had overtaken.
-		if err != nil && !errors.Is(err, dlock.ErrLost) {
-			s.Logger.Warn("after a committed batch", "product_id", p.ID, "err", err)
+		if run.err != nil && !errors.Is(run.err, dlock.ErrLost) {
+			s.Logger.Warn("after a committed batch", "product_id", p.ID, "err", run.err)
 		}
 		return
 	}
-	if reqs == nil { // the lock was never had: the batch is still open
-		reqs = s.batches.take(p.ID, bt)
+	if run.results == nil {
+		if errors.Is(run.err, context.DeadlineExceeded) && context.Cause(ctx) == errDeadline {
+			run.err = fmt.Errorf("%w: %w", errDeadline, run.err) // busy, whoever asks
+		}
+		run.results = make([]result, len(run.reqs))
+		for i := range run.results {
+			run.results[i].err = run.err
+		}
+		if s.Observer != nil {
+			s.Observer.Batch(len(run.reqs))
+		}
 	}
-	if s.Observer != nil {
-		s.Observer.Batch(len(reqs))
-	}
-	for _, r := range reqs {
-		r.res <- result{err: err}
-	}
+	s.answer(run)
 }
 
-// serve writes one batch under the lock's fence and answers its buyers once it committed.
-func (s *Service) serve(ctx context.Context, p inventory.Product, reqs []*request, fence int64) error {
-	results, left, err := s.writeBatch(ctx, s.db.WithContext(ctx), p, users(reqs), fence)
-	if err != nil {
-		return err
+// answer sends each buyer of the batch its result.
+func (s *Service) answer(run *batchRun) {
+	for i, r := range run.reqs {
+		r.res <- run.results[i]
 	}
-	s.soldOutIfZero(ctx, p.ID, left)
-	if s.Observer != nil {
-		s.Observer.Batch(len(reqs))
+	run.answered = true
+}
+
+// detach returns a context with ctx's values that neither ctx's cancellation nor a shorter
+// deadline of its caller's reaches, bounded by the purchase's own deadline (see Purchase).
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
+		return context.WithDeadlineCause(d, deadline, errDeadline)
 	}
-	for i, r := range reqs {
-		r.res <- results[i]
-	}
-	return nil
+	return context.WithTimeoutCause(d, 10*time.Second, errDeadline) // not called through Purchase
 }
 
 // linger holds the lock for up to BatchLinger for more buyers to join, unless the batch is

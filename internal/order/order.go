@@ -21,14 +21,48 @@ import (
 // Errors returned by Purchase besides inventory.ErrNotFound and inventory.ErrSoldOut.
 // Compare with errors.Is.
 var (
-	// ErrAlreadyPurchased: the user already has an order for this product.
+	// ErrAlreadyPurchased: the user already has an order for this product. The error is a
+	// *PurchasedError, which holds that order.
 	ErrAlreadyPurchased = errors.New("order: already purchased")
 	// ErrBusy: the product's lock could not be had within the wait budget, or was lost
-	// before the purchase committed. Nothing was written; the buyer may retry.
+	// before the purchase committed, or the purchase ran out of time. Nothing was written;
+	// the buyer may retry.
 	ErrBusy = errors.New("order: busy")
-	// ErrUnavailable: Redis or PostgreSQL could not be reached. Nothing was written.
+	// ErrUnavailable: Redis or PostgreSQL could not be reached or refused to work. Nothing
+	// was written.
 	ErrUnavailable = errors.New("order: service unavailable")
+	// ErrOutcomeUnknown: the purchase's COMMIT was sent and got no answer, and PostgreSQL
+	// could not be asked what became of it in time. The order may exist: OrderOf tells, and
+	// a retry never buys twice.
+	ErrOutcomeUnknown = errors.New("order: outcome unknown")
+	// ErrCanceled: the buyer went away (its context was cancelled) before the purchase was
+	// written. Nothing was written.
+	ErrCanceled = errors.New("order: canceled by the buyer")
+	// ErrOrderNotFound: OrderOf found no order of this user for this product.
+	ErrOrderNotFound = errors.New("order: no such order")
 )
+
+// errDeadline is the cause of a purchase's context when its deadline (Config.PurchaseTimeout)
+// passes: the purchase is then busy, and writes nothing.
+var errDeadline = fmt.Errorf("%w: purchase deadline passed", ErrBusy)
+
+// errPanic marks the answer of a buyer whose batch leader panicked before the batch's
+// outcome was known: a bug, and nothing of theirs was committed.
+var errPanic = errors.New("order: batch leader panicked")
+
+// PurchasedError is the error of a purchase by a user who already has an order for the
+// product. It matches ErrAlreadyPurchased and holds that order, so that a client who is not
+// sure whether an earlier attempt went through learns its order.
+type PurchasedError struct {
+	Order Order
+}
+
+func (e *PurchasedError) Error() string {
+	return fmt.Sprintf("user %d, product %d: %v as order %d", e.Order.UserID, e.Order.ProductID, ErrAlreadyPurchased, e.Order.ID)
+}
+
+// Unwrap makes a *PurchasedError match ErrAlreadyPurchased.
+func (e *PurchasedError) Unwrap() error { return ErrAlreadyPurchased }
 
 // Order is a row of the orders table.
 type Order struct {
@@ -49,6 +83,8 @@ const (
 	OutcomeBusy             = "busy"
 	OutcomeNotFound         = "not_found"
 	OutcomeUnavailable      = "unavailable"
+	OutcomeUnknown          = "outcome_unknown"
+	OutcomeCanceled         = "canceled"
 	OutcomeError            = "error"
 )
 
@@ -57,6 +93,10 @@ func Outcome(err error) string {
 	switch {
 	case err == nil:
 		return OutcomeBought
+	case errors.Is(err, ErrOutcomeUnknown):
+		return OutcomeUnknown
+	case errors.Is(err, ErrCanceled):
+		return OutcomeCanceled
 	case errors.Is(err, inventory.ErrSoldOut):
 		return OutcomeSoldOut
 	case errors.Is(err, ErrAlreadyPurchased):
@@ -72,8 +112,10 @@ func Outcome(err error) string {
 	}
 }
 
-// insertOrder records user's order of product in tx, or returns ErrAlreadyPurchased. ON
-// CONFLICT keeps the transaction usable: a failed INSERT would abort it.
+// insertOrder records user's order of product in tx, or returns a *PurchasedError with the
+// order the user has. ON CONFLICT keeps the transaction usable (a failed INSERT would abort
+// it) and waits for a concurrent transaction inserting the same order to end, so the order it
+// reports is committed.
 func insertOrder(tx *gorm.DB, productID, userID int64) (Order, error) {
 	var o []Order
 	err := tx.Raw(`INSERT INTO orders (product_id, user_id) VALUES (?, ?)
@@ -82,8 +124,26 @@ func insertOrder(tx *gorm.DB, productID, userID int64) (Order, error) {
 	if err != nil {
 		return Order{}, fmt.Errorf("insert order: %w", err)
 	}
+	if len(o) == 1 {
+		return o[0], nil
+	}
+	had, err := orderOf(tx, productID, userID)
+	if err != nil {
+		return Order{}, err
+	}
+	return Order{}, &PurchasedError{Order: had}
+}
+
+// orderOf reads user's order of product in tx, or returns ErrOrderNotFound.
+func orderOf(tx *gorm.DB, productID, userID int64) (Order, error) {
+	var o []Order
+	err := tx.Raw(`SELECT id, product_id, user_id, created_at FROM orders
+		WHERE product_id = ? AND user_id = ?`, productID, userID).Scan(&o).Error
+	if err != nil {
+		return Order{}, fmt.Errorf("read order of user %d, product %d: %w", userID, productID, err)
+	}
 	if len(o) == 0 {
-		return Order{}, fmt.Errorf("user %d, product %d: %w", userID, productID, ErrAlreadyPurchased)
+		return Order{}, fmt.Errorf("user %d, product %d: %w", userID, productID, ErrOrderNotFound)
 	}
 	return o[0], nil
 }
@@ -92,7 +152,8 @@ func insertOrder(tx *gorm.DB, productID, userID int64) (Order, error) {
 // keeping the original error in the chain for the log.
 func classify(err error) error {
 	switch {
-	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable):
+	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable),
+		errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrCanceled):
 		return err
 	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, dlock.ErrLost),
 		errors.Is(err, inventory.ErrFenced):

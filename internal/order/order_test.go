@@ -53,6 +53,16 @@ func (e *env) audit(t *testing.T, id int64) order.Audit {
 	return a
 }
 
+// hasOrder reports whether user has an order of product id in PostgreSQL.
+func (e *env) hasOrder(t *testing.T, id, user int64) bool {
+	t.Helper()
+	var n int64
+	if err := e.db.Raw(`SELECT count(*) FROM orders WHERE product_id = ? AND user_id = ?`, id, user).Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
 // TestLockLostMidTransaction: the watchdog finds the holder's lock gone while it is inside
 // its transaction (here the key is deleted from outside, as when a lease expires); the
 // transaction rolls back and the buyer is told busy, while the next holder sells normally.

@@ -1,18 +1,21 @@
--- sell: one lock holder's batch in one atomic statement (dlock strategy).
+-- sell: one lock holder's batch (dlock strategy). It runs in the batch's transaction right
+-- after the statement that locked the product row (FOR UPDATE), so its snapshot, taken once
+-- that lock was granted, sees every order committed while the batch waited for it, and the
+-- stock cannot change until COMMIT.
 -- Parameters: id, the product; fence, the holder's fencing token; users, the buyers in
--- arrival order (may repeat), as an array literal.
--- Sells one unit to each distinct buyer without an order, in arrival order, while stock lasts,
--- only if no newer fence has written the product. Rows returned:
+-- arrival order (may repeat).
+-- Sells one unit to each distinct buyer without an order, in arrival order, while stock
+-- lasts, only if no newer fence has written the product. Rows returned:
 --   'o' user_id id created_at   an order written now
---   'a' user_id                 a buyer who already had an order
---   's' left                    stock left; NULL when nothing was written because the product
---                               is missing or a newer fence has written it
+--   'a' user_id id created_at   a buyer who already had an order, and that order
+--   's' left                    stock left; NULL when nothing was written because a newer
+--                               fence has written the product
 WITH p AS (
-    SELECT stock FROM products WHERE id = @id AND fence <= @fence FOR UPDATE
+    SELECT stock FROM products WHERE id = @id AND fence <= @fence
 ), req AS (
     SELECT u, min(ord) AS ord FROM unnest(CAST(@users AS bigint[])) WITH ORDINALITY AS t(u, ord) GROUP BY u
 ), had AS (
-    SELECT r.u FROM req r JOIN orders o ON o.product_id = @id AND o.user_id = r.u
+    SELECT r.u, o.id, o.created_at FROM req r JOIN orders o ON o.product_id = @id AND o.user_id = r.u
 ), fresh AS (
     SELECT u, ord FROM req WHERE u NOT IN (SELECT u FROM had)
     ORDER BY ord LIMIT (SELECT coalesce(max(stock), 0) FROM p)
@@ -27,5 +30,5 @@ WITH p AS (
     RETURNING stock
 )
 SELECT 'o' AS kind, user_id, id, created_at, NULL::integer AS stock FROM ins
-UNION ALL SELECT 'a', u, NULL, NULL, NULL FROM had
+UNION ALL SELECT 'a', u, id, created_at, NULL FROM had
 UNION ALL SELECT 's', NULL, NULL, NULL, (SELECT stock FROM upd)

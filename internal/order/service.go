@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -28,6 +29,20 @@ type Config struct {
 	// writing it. Default: 0, no waiting: batches form from buyers who arrive while the lock
 	// is being waited for, and a lone buyer is served at once.
 	BatchLinger time.Duration
+	// PurchaseTimeout bounds one purchase: waiting for the lock or a connection, think_ms
+	// and the statements. A purchase past it is ErrBusy and writes nothing. A COMMIT sent
+	// before it may take commitTimeout (5s) more, and finding out what became of a COMMIT
+	// that got no answer settleTimeout (5s) more: every purchase is answered within
+	// PurchaseTimeout + 10s. Default: 10s.
+	PurchaseTimeout time.Duration
+	// ProductConns caps how many pooled PostgreSQL connections the purchases of one product
+	// hold at once in this process, so that one slow product (think_ms under a row lock, a
+	// crowd) cannot starve the pool for the others; buyers beyond it wait in the process.
+	// Default: 10, half the default pool.
+	ProductConns int
+	// SeedChunk is how many buyers one step of a gate seeding reads from PostgreSQL and
+	// writes to Redis (redis strategy). Default: 10,000.
+	SeedChunk int
 }
 
 // Observer receives one event per purchase. It must be safe for concurrent use and fast.
@@ -54,6 +69,8 @@ type Service struct {
 	db      *gorm.DB
 	cfg     Config
 	batches *batcher
+	slots   *slots
+	flights flights // gate seedings and reconciliations, one per product at a time
 }
 
 // NewService returns a Service over d with cfg.
@@ -67,34 +84,65 @@ func NewService(d Deps, cfg Config) *Service {
 	if cfg.BatchMax <= 0 {
 		cfg.BatchMax = 128
 	}
+	if cfg.PurchaseTimeout <= 0 {
+		cfg.PurchaseTimeout = 10 * time.Second
+	}
+	if cfg.ProductConns <= 0 {
+		cfg.ProductConns = 10
+	}
+	if cfg.SeedChunk <= 0 {
+		cfg.SeedChunk = 10_000
+	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg, batches: newBatcher(cfg.BatchMax)}
+	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg, batches: newBatcher(cfg.BatchMax),
+		slots: newSlots(cfg.ProductConns)}
 }
 
 // Purchase sells one unit of product productID to user userID with the product's strategy.
 // It returns the order, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
-// ErrAlreadyPurchased, ErrBusy or ErrUnavailable; anything else is a bug or an unexpected
-// failure. Whatever it returns, nothing is half-written: the order and the decrement commit
-// together or not at all.
+// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled or
+// ErrOutcomeUnknown; anything else is a bug. Every answer is true: an order is returned
+// exactly when it is committed, every error but ErrOutcomeUnknown means nothing was
+// written, and the order and its decrement commit together or not at all.
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	start := time.Now()
-	p, err := s.Products.Meta(ctx, productID)
-	if err != nil {
-		err = classify(err)
-		s.observe("", err, start)
-		return Order{}, err
-	}
+	deadline := start.Add(s.cfg.PurchaseTimeout)
+	pctx, cancel := context.WithDeadlineCause(context.WithValue(ctx, deadlineKey{}, deadline), deadline, errDeadline)
+	defer cancel()
 	var o Order
-	if s.SoldOut.Is(productID) {
+	p, err := s.Products.Meta(pctx, productID)
+	switch {
+	case err != nil:
+	case s.SoldOut.Is(productID):
 		err = fmt.Errorf("product %d: %w", productID, inventory.ErrSoldOut)
-	} else {
-		o, err = s.buy(ctx, p, userID)
-		err = classify(err)
+	default:
+		o, err = s.buy(pctx, p, userID)
 	}
+	err = explain(ctx, pctx, err)
 	s.observe(p.Strategy, err, start)
 	return o, err
+}
+
+// deadlineKey is the context key of a purchase's own deadline (see detach).
+type deadlineKey struct{}
+
+// explain turns the error of a purchase on pctx (ctx with the purchase's deadline) into one
+// of Purchase's documented errors: an error that stems from the context's end is ErrCanceled
+// when the buyer went away, ErrBusy when the deadline passed.
+func explain(ctx, pctx context.Context, err error) error {
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	ended := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	switch {
+	case ended && ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", ErrCanceled, err)
+	case ended && pctx.Err() != nil:
+		return fmt.Errorf("%w: %w", errDeadline, err)
+	}
+	return classify(err)
 }
 
 func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
@@ -125,7 +173,8 @@ func (s *Service) soldOutIfZero(ctx context.Context, id int64, left int) {
 	}
 }
 
-// think pauses for the product's teaching delay, or until ctx ends.
+// think pauses for the product's teaching delay, or until ctx ends. Strategies take it
+// before their transaction opens, where they can, so that it holds no connection.
 func think(ctx context.Context, p inventory.Product) error {
 	if p.ThinkMS == 0 {
 		return nil
@@ -138,20 +187,6 @@ func think(ctx context.Context, p inventory.Product) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-}
-
-// recheck reads the product's stock in tx (locking the row with forUpdate), marks it sold
-// out when none is left (a committed zero: safe to share), then pauses for think_ms.
-func (s *Service) recheck(ctx context.Context, tx *gorm.DB, p inventory.Product, forUpdate bool) error {
-	stock, err := inventory.Stock(tx, p.ID, forUpdate)
-	if err != nil {
-		return err
-	}
-	if stock == 0 {
-		s.SoldOut.Mark(ctx, p.ID)
-		return fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
-	}
-	return think(ctx, p)
 }
 
 // repeatableRead makes a transaction's reads one consistent snapshot.

@@ -2,73 +2,108 @@ package order
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// buyNaive is the teaching control: read the stock, check it, insert the order and write
-// back stock = read - 1, with no lock, no transaction and no conditional update. Buyers that
-// read the same stock all pass the check and all write the same value: it oversells.
+// buyNaive is the teaching control: read the stock without a lock, check it, think, then
+// insert the order and write back stock = read - 1, with no conditional update. Buyers who
+// read the same stock all pass the check and all write the same value: lost updates, so it
+// oversells. The two writes share one transaction only so that the buyer's answer is exact;
+// that does not close the race. It never marks the product sold out: its own lost updates
+// can bring the stock back above zero after someone read zero.
 func (s *Service) buyNaive(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	tx := s.db.WithContext(ctx)
-	stock, err := inventory.Stock(tx, p.ID, false)
+	stock, err := inventory.Stock(s.db.WithContext(ctx), p.ID, false)
 	if err != nil {
 		return Order{}, err
 	}
 	if stock == 0 {
-		s.SoldOut.Mark(ctx, p.ID)
-		return Order{}, inventory.ErrSoldOut
+		return Order{}, fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
 	}
 	if err := think(ctx, p); err != nil {
 		return Order{}, err
 	}
-	o, err := insertOrder(tx, p.ID, userID)
+	return s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
+		o, err := insertOrder(tx, p.ID, userID)
+		if err != nil {
+			return Order{}, 0, err
+		}
+		return o, -1, inventory.SetStock(tx, p.ID, stock-1) // -1: never a sold-out mark
+	})
+}
+
+// buyPessimistic locks the product row with SELECT ... FOR UPDATE for the whole transaction,
+// think_ms included (that is the strategy): buyers of one product queue in PostgreSQL, each
+// holding a connection, at most Config.ProductConns of them per process.
+func (s *Service) buyPessimistic(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	return s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
+		if err := s.soldOutCheck(ctx, tx, p, true); err != nil {
+			return Order{}, 0, err
+		}
+		if err := think(ctx, p); err != nil {
+			return Order{}, 0, err
+		}
+		return s.insertAndDecrement(tx, p, userID)
+	})
+}
+
+// buyOptimistic takes no lock: it reads the stock, thinks (no transaction open), then
+// inserts the order and takes the unit with UPDATE ... WHERE stock >= 1, the only
+// serialisation; a buyer who loses the race gets sold_out.
+func (s *Service) buyOptimistic(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	if err := s.soldOutCheck(ctx, s.db.WithContext(ctx), p, false); err != nil {
+		return Order{}, err
+	}
+	if err := think(ctx, p); err != nil {
+		return Order{}, err
+	}
+	return s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
+		return s.insertAndDecrement(tx, p, userID)
+	})
+}
+
+// soldOutCheck reads the product's stock in tx (locking the row with forUpdate), and marks
+// it sold out when none is left: a committed zero, safe to share.
+func (s *Service) soldOutCheck(ctx context.Context, tx *gorm.DB, p inventory.Product, forUpdate bool) error {
+	stock, err := inventory.Stock(tx, p.ID, forUpdate)
+	if err != nil {
+		return err
+	}
+	if stock == 0 {
+		s.SoldOut.Mark(ctx, p.ID)
+		return fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
+	}
+	return nil
+}
+
+// buyInTx runs one buyer's write in a transaction of its own (see runTx) while holding one
+// of the product's connection slots, finds out what became of a COMMIT that got no answer,
+// and marks the product sold out once a committed write left no stock. write returns the
+// order, and the stock left (negative: do not mark).
+func (s *Service) buyInTx(ctx context.Context, p inventory.Product, userID int64,
+	write func(tx *gorm.DB) (Order, int, error),
+) (Order, error) {
+	release, err := s.slots.acquire(ctx, p.ID)
 	if err != nil {
 		return Order{}, err
 	}
-	if err := inventory.SetStock(tx, p.ID, stock-1); err != nil {
-		return Order{}, err
-	}
-	s.soldOutIfZero(ctx, p.ID, stock-1)
-	return o, nil
-}
-
-// buyPessimistic locks the product row with SELECT ... FOR UPDATE for the whole
-// transaction: buyers of one product queue in PostgreSQL.
-func (s *Service) buyPessimistic(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	return s.inTx(ctx, p, func(tx *gorm.DB) (Order, int, error) {
-		if err := s.recheck(ctx, tx, p, true); err != nil {
-			return Order{}, 0, err
-		}
-		return s.insertAndDecrement(tx, p, userID)
-	})
-}
-
-// buyOptimistic takes no lock: the conditional UPDATE ... WHERE stock > 0 is the only
-// serialisation, and a buyer who loses the race gets sold_out.
-func (s *Service) buyOptimistic(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	return s.inTx(ctx, p, func(tx *gorm.DB) (Order, int, error) {
-		if err := s.recheck(ctx, tx, p, false); err != nil {
-			return Order{}, 0, err
-		}
-		return s.insertAndDecrement(tx, p, userID)
-	})
-}
-
-// inTx runs write in one transaction and, once it has committed, marks the product sold out
-// if write left no stock.
-func (s *Service) inTx(ctx context.Context, p inventory.Product, write func(tx *gorm.DB) (Order, int, error)) (Order, error) {
+	defer release()
 	var (
 		o    Order
 		left int
 	)
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.runTx(ctx, func(tx *gorm.DB) error {
 		var err error
 		o, left, err = write(tx)
 		return err
 	})
+	if errors.Is(err, errCommitUnknown) {
+		err = s.settleOrders(ctx, p.ID, []Order{o}, err)
+	}
 	if err != nil {
 		return Order{}, err
 	}

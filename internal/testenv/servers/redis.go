@@ -89,9 +89,28 @@ func (s *Redis) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	_ = s.cmd.Process.Signal(syscall.SIGKILL) // works on a paused server too
 	<-s.done
 	s.cmd, s.done = nil, nil
+}
+
+// Pause freezes the server (SIGSTOP): connections stay open and nothing is answered, as
+// when a server hangs. Resume lets it go on.
+func (s *Redis) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Redis) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Redis) signal(sig syscall.Signal) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.t.Fatalf("signal %v to redis-server on %s: not running", sig, s.Addr)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("signal %v to redis-server on %s: %v", sig, s.Addr, err)
+	}
 }
 
 // Log is what the server printed.

@@ -1,0 +1,81 @@
+//go:build linux
+
+package chaos_test
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/faultproxy"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// TestPostgresSlowMidBatch: two API processes reach PostgreSQL through a TCP proxy of the
+// test's that delays every chunk, so that each batch's statements are in flight for a long
+// time, and take their locks in a Redis of the test's own. Two faults then strike while
+// statements are in flight:
+//   - the lock's lease runs out: Redis is frozen (SIGSTOP) for longer than LOCK_TTL, so
+//     every holder's watchdog gives up and cancels its work mid-statement;
+//   - the leader's budget runs out: the replies take longer than PURCHASE_TIMEOUT.
+//
+// A statement abandoned by the client still reaches PostgreSQL (the proxy delivers what it
+// has read) and runs to its end. Whatever the timing, every answer must be true: a 201 has
+// its order, and no error answer hides one.
+func TestPostgresSlowMidBatch(t *testing.T) {
+	skipShort(t)
+	t.Parallel()
+	log := timeline(t)
+	dsn := testenv.Schema(t)
+	px := faultproxy.New(t, testenv.FreeAddr(t), hostOf(t, dsn))
+	red, prefix := servers.StartRedis(t), testenv.Name("chaos")
+	apis := startAPIs(t, 2, map[string]string{
+		"DATABASE_URL": viaProxy(t, dsn, px.Addr()), "REDIS_ADDR": red.Addr, "REDIS_KEY_PREFIX": prefix,
+		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "1s",
+	})
+	s := newSale(t, apis[0], dsn, product{strategy: "dlock", stock: 400, thinkMS: 0})
+	s.start(8, apis...)
+	s.waitBought(t, 10)
+	log("selling: %s", s.summary())
+
+	before := s.counts()
+	px.SetLatency(250 * time.Millisecond) // a statement's round trip: at least 0.5 s
+	time.Sleep(300 * time.Millisecond)    // batches are now in flight
+	red.Pause()
+	time.Sleep(time.Second) // the fault: leases (300ms) run out mid-statement
+	red.Resume()
+	waitFor(t, 10*time.Second, "answers after the lease fault", more(s, "201", 1))
+	log("lease lost mid-statement: %s", diff(s.counts(), before))
+
+	before = s.counts()
+	px.SetLatency(700 * time.Millisecond) // a round trip of 1.4 s: past PURCHASE_TIMEOUT
+	time.Sleep(3 * time.Second)           // the fault: leaders' budgets run out mid-statement
+	px.SetLatency(0)
+	log("budget ran out mid-statement: %s", diff(s.counts(), before))
+
+	s.finish(t, apis...)
+	log("sold out: %s", s.summary())
+	s.verify(t, apis[1], noneUnanswered)
+}
+
+// hostOf returns the host:port of a PostgreSQL URL.
+func hostOf(t *testing.T, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" {
+		t.Fatalf("DATABASE_URL must be a postgres:// URL for this test: %v", err)
+	}
+	return u.Host
+}
+
+// viaProxy returns dsn with its host:port replaced by addr.
+func viaProxy(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
+}

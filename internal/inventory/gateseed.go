@@ -1,0 +1,76 @@
+package inventory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// SeedMode says whether a seeding may overwrite a gate that exists.
+type SeedMode string
+
+// The seeding modes.
+const (
+	// SeedInit creates the gate unless it exists (first use, or Redis lost its data).
+	SeedInit SeedMode = "init"
+	// SeedSync overwrites the gate: PostgreSQL refused a buyer the gate admitted.
+	SeedSync SeedMode = "sync"
+)
+
+// seedingTTL bounds how long a seeding's half-loaded set may stay in Redis if its process
+// dies mid-way; each chunk renews it.
+const seedingTTL = 5 * time.Minute
+
+// Seeding loads a product's gate from PostgreSQL's view in bounded chunks, so that a product
+// with millions of orders neither blocks Redis with one huge command nor needs them all in
+// memory: Add each chunk of buyers, then Publish the stock, which makes the loaded set the
+// gate's in one step. Use one Seeding from one goroutine.
+type Seeding struct {
+	g   *Gate
+	id  int64
+	tmp string
+}
+
+// StartSeeding begins loading the gate of product id.
+func (g *Gate) StartSeeding(id int64) *Seeding {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &Seeding{g: g, id: id, tmp: g.keys.GateSeed(id, hex.EncodeToString(b))}
+}
+
+// Add loads one chunk of buyers (user ids with an order).
+func (s *Seeding) Add(ctx context.Context, users []int64) error {
+	if len(users) == 0 {
+		return nil
+	}
+	members := make([]any, len(users))
+	for i, u := range users {
+		members[i] = u
+	}
+	pipe := s.g.rdb.Pipeline()
+	pipe.SAdd(ctx, s.tmp, members...)
+	pipe.PExpire(ctx, s.tmp, seedingTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("seed gate of product %d: %w", s.id, err)
+	}
+	return nil
+}
+
+// Publish ends the seeding with the product's stock: the loaded buyers and the stock become
+// the gate. In SeedInit mode a gate that exists meanwhile is kept; written reports whether
+// the gate was written.
+func (s *Seeding) Publish(ctx context.Context, mode SeedMode, stock int) (written bool, err error) {
+	keys := append(s.g.gateKeys(s.id), s.tmp)
+	res, err := publishScript.Run(ctx, s.g.rdb, keys, string(mode), stock).Int()
+	if err != nil {
+		return false, fmt.Errorf("%s gate of product %d: %w", mode, s.id, err)
+	}
+	return res == 1, nil
+}
+
+// Abort drops what a seeding loaded, when it cannot finish.
+func (s *Seeding) Abort(ctx context.Context) {
+	_ = s.g.rdb.Unlink(ctx, s.tmp).Err() // best effort: the set expires anyway
+}

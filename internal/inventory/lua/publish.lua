@@ -1,0 +1,19 @@
+-- publish: ends a seeding of the gate. The buyers were loaded chunk by chunk into KEYS[4];
+-- it becomes the buyers set and the stock is set, in one step, so the gate never exists
+-- half-loaded. With ARGV[1] == "init" nothing changes if the gate exists already (another
+-- process seeded it first); with "sync" the gate is overwritten (PostgreSQL refused an
+-- admitted buyer: PostgreSQL is the truth). Pending admissions are dropped either way: their
+-- purchases confirm themselves, or fail in PostgreSQL, which the seed reflects.
+-- KEYS[1] stock, KEYS[2] buyers, KEYS[3] pending, KEYS[4] the loaded buyers. ARGV[2] stock.
+-- Returns 1 written, 0 left as it was.
+if ARGV[1] == 'init' and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('UNLINK', KEYS[4])
+  return 0
+end
+redis.call('UNLINK', KEYS[2], KEYS[3])
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('RENAME', KEYS[4], KEYS[2])
+  redis.call('PERSIST', KEYS[2])
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1

@@ -1,0 +1,92 @@
+package order
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// flightBudget bounds one gate seeding or reconciliation, whoever waits for it.
+const flightBudget = 60 * time.Second
+
+// flights runs at most one gate seeding or reconciliation per product at a time in this
+// process; buyers who need it meanwhile wait for that one, each until its own context ends.
+type flights struct{ g singleflight.Group }
+
+// do runs fn under key unless a call under key is in flight, and waits for it or for ctx.
+// fn gets a context detached from ctx's cancellation, bounded by flightBudget: others may
+// be waiting for it.
+func (f *flights) do(ctx context.Context, key string, fn func(ctx context.Context) error) error {
+	ch := f.g.DoChan(key, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightBudget)
+		defer cancel()
+		return nil, fn(fctx)
+	})
+	select {
+	case r := <-ch:
+		return r.Err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// seedGate loads the gate of product id from PostgreSQL (mode inventory.SeedInit: unless it
+// exists; SeedSync: overwriting it). One seeding per product runs at a time: in this process
+// through flights, across processes under a lock, so that a crowd arriving at a gate Redis
+// lost costs PostgreSQL one read of the product's buyers, not one per buyer.
+func (s *Service) seedGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
+	return s.flights.do(ctx, fmt.Sprintf("%s %d", mode, id), func(ctx context.Context) error {
+		opt := &dlock.Options{Wait: flightBudget}
+		return s.Locks.Do(ctx, s.Keys.GateSeedLock(id), 5*time.Second, opt, func(ctx context.Context, _ *dlock.Lock) error {
+			if mode == inventory.SeedInit {
+				if g, err := s.Gate.State(ctx, id); err != nil || g.Seeded {
+					return err // seeded meanwhile, by another process
+				}
+			}
+			return s.loadGate(ctx, id, mode)
+		})
+	})
+}
+
+// loadGate copies PostgreSQL's stock and buyers of product id into its gate, from one
+// consistent snapshot, SeedChunk buyers at a time (keyset order on the unique index).
+func (s *Service) loadGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
+	seeding := s.Gate.StartSeeding(id)
+	loaded := 0
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		stock, err := inventory.Stock(tx, id, false)
+		if err != nil {
+			return err
+		}
+		for after := int64(0); ; {
+			var chunk []int64
+			err := tx.Raw(`SELECT user_id FROM orders WHERE product_id = ? AND user_id > ? ORDER BY user_id LIMIT ?`,
+				id, after, s.cfg.SeedChunk).Scan(&chunk).Error
+			if err != nil {
+				return fmt.Errorf("read buyers of product %d: %w", id, err)
+			}
+			if err := seeding.Add(ctx, chunk); err != nil {
+				return err
+			}
+			loaded += len(chunk)
+			if len(chunk) < s.cfg.SeedChunk {
+				break
+			}
+			after = chunk[len(chunk)-1]
+		}
+		_, err = seeding.Publish(ctx, mode, stock)
+		return err
+	}, repeatableRead)
+	if err != nil {
+		seeding.Abort(context.WithoutCancel(ctx))
+		return fmt.Errorf("%s gate of product %d: %w", mode, id, err)
+	}
+	s.Logger.Info("gate seeded from PostgreSQL", "product_id", id, "mode", string(mode), "buyers", loaded)
+	return nil
+}

@@ -1,0 +1,143 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+)
+
+// The bounds of the two steps that may outlast a purchase's deadline (Config.PurchaseTimeout).
+const (
+	// commitTimeout bounds a COMMIT once sent.
+	commitTimeout = 5 * time.Second
+	// settleTimeout bounds finding out what became of a COMMIT that got no answer.
+	settleTimeout = 5 * time.Second
+)
+
+// errCommitUnknown marks a transaction whose COMMIT was sent and got no answer: it may have
+// committed. settle finds out.
+var errCommitUnknown = errors.New("order: commit sent, no answer")
+
+// runTx runs work in a transaction of its own and commits it, so that its outcome is never
+// in doubt where it can be avoided.
+//
+// work's statements run on ctx. When ctx ends (the purchase's deadline, or the product's
+// lock lost) a statement in flight is abandoned and its connection closed. PostgreSQL may
+// still run that statement to its end, but COMMIT is never sent, so the transaction rolls
+// back: an error from work means nothing was written.
+//
+// COMMIT is sent on a context detached from ctx and bounded by commitTimeout: once work has
+// succeeded, losing the lock or the deadline no longer decides the outcome. (A lock holder's
+// fence was checked under the product's row lock, which it keeps until COMMIT, so no newer
+// holder can have written in between.) An error wrapping errCommitUnknown means COMMIT got no
+// answer; any other error means nothing was written.
+func (s *Service) runTx(ctx context.Context, work func(tx *gorm.DB) error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeLeft(ctx)+commitTimeout)
+	defer cancel()
+	tx := s.db.WithContext(cctx).Begin()
+	if tx.Error != nil {
+		return fmt.Errorf("begin: %w", tx.Error)
+	}
+	if err := work(tx.WithContext(ctx)); err != nil {
+		tx.Rollback() // a broken connection takes the transaction with it: no error to act on
+		return err
+	}
+	err := tx.Commit().Error
+	switch {
+	case err == nil:
+		return nil
+	case notCommitted(err):
+		return fmt.Errorf("commit: %w", err)
+	}
+	return fmt.Errorf("%w: %w", errCommitUnknown, err)
+}
+
+// notCommitted reports whether a failed COMMIT certainly did not commit: PostgreSQL answered
+// with an error or a rollback, or the COMMIT never left this process.
+func notCommitted(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback) ||
+		errors.Is(err, sql.ErrTxDone) || pgconn.SafeToRetry(err)
+}
+
+// timeLeft is the time before ctx's deadline (zero without one, or once it passed).
+func timeLeft(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(0, time.Until(d))
+	}
+	return 0
+}
+
+//go:embed settle.sql
+var settleSQL string
+
+// settle finds out whether a transaction whose COMMIT got no answer committed: the
+// transaction that inserted the orders ids, one for each of users, for product. It asks on
+// another connection, and first waits for that transaction to end (see settle.sql), so the
+// answer is final; it keeps asking while PostgreSQL cannot be reached, for up to
+// settleTimeout. An error means the outcome is still unknown.
+func (s *Service) settle(ctx context.Context, product int64, users, ids []int64) (committed bool, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		committed, err = s.settleOnce(ctx, product, users, ids)
+		if err == nil || !IsUnavailable(err) {
+			return committed, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// errProbeDone rolls back settle's probe.
+var errProbeDone = errors.New("probe done")
+
+func (s *Service) settleOnce(ctx context.Context, product int64, users, ids []int64) (bool, error) {
+	var found int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(settleSQL, map[string]any{"id": product, "users": pgArray(users)}).Error; err != nil {
+			return err
+		}
+		err := tx.Raw(`SELECT count(*) FROM orders WHERE id = ANY(CAST(? AS bigint[]))`, pgArray(ids)).Scan(&found).Error
+		if err != nil {
+			return err
+		}
+		return errProbeDone // the probe's inserts must not stay
+	})
+	if !errors.Is(err, errProbeDone) {
+		return false, fmt.Errorf("settle a commit of product %d: %w", product, err)
+	}
+	return found > 0, nil
+}
+
+// settleOrders turns the error of a runTx whose transaction inserted orders into its true
+// outcome: nil when it committed after all, an ErrUnavailable when it did not (nothing was
+// written), ErrOutcomeUnknown when PostgreSQL could not tell in time. Other errors pass.
+func (s *Service) settleOrders(ctx context.Context, product int64, orders []Order, err error) error {
+	if !errors.Is(err, errCommitUnknown) || len(orders) == 0 {
+		return err // a transaction that inserted no order changed nothing a buyer is told of
+	}
+	users, ids := make([]int64, len(orders)), make([]int64, len(orders))
+	for i, o := range orders {
+		users[i], ids[i] = o.UserID, o.ID
+	}
+	committed, serr := s.settle(ctx, product, users, ids)
+	switch {
+	case serr != nil:
+		s.Logger.Warn("purchase outcome unknown", "product_id", product, "commit_err", err, "err", serr)
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	case committed:
+		return nil
+	}
+	return fmt.Errorf("%w: commit failed, nothing written: %w", ErrUnavailable, err)
+}
