@@ -25,6 +25,9 @@ func TestBadInput(t *testing.T) {
 		{"not an object", "POST", buy, "", `[1,2]`, 400, "invalid_request"},
 		{"empty body", "POST", buy, "", ``, 400, "invalid_request"},
 		{"unknown field", "POST", buy, "", `{"user_id":1,"admin":true}`, 400, "invalid_request"},
+		{"duplicate key", "POST", buy, "", `{"user_id":1,"user_id":2}`, 400, "invalid_request"},
+		{"case-variant key", "POST", buy, "", `{"User_Id":3}`, 400, "invalid_request"},
+		{"case-variant duplicate", "POST", buy, "", `{"user_id":1,"USER_ID":2}`, 400, "invalid_request"},
 		{"missing user_id", "POST", buy, "", `{}`, 400, "invalid_request"},
 		{"null user_id", "POST", buy, "", `{"user_id":null}`, 400, "invalid_request"},
 		{"zero user_id", "POST", buy, "", `{"user_id":0}`, 400, "invalid_request"},
@@ -50,6 +53,8 @@ func TestBadInput(t *testing.T) {
 		{"create long name", "POST", "/api/v1/products", adminToken, `{"name":"` + strings.Repeat("n", 201) + `","stock":1}`, 400, "invalid_request"},
 		{"create bad strategy", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"strategy":"magic"}`, 400, "invalid_request"},
 		{"create bad think_ms", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"think_ms":-5}`, 400, "invalid_request"},
+		{"create duplicate key", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"stock":2}`, 400, "invalid_request"},
+		{"create case-variant key", "POST", "/api/v1/products", adminToken, `{"name":"x","Stock":1}`, 400, "invalid_request"},
 		{"audit unknown product", "GET", "/api/v1/products/999999999/audit", adminToken, ``, 404, "product_not_found"},
 		{"wrong method", "DELETE", buy, "", ``, 405, "method_not_allowed"},
 	}
@@ -71,6 +76,34 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExactKeys: a purchase body with a key that differs from "user_id" in case, or that
+// repeats it, is refused with a detail that names the key and never a value, and buys
+// nothing (encoding/json alone would buy for the last or case-variant user id).
+func TestExactKeys(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, order.Config{})
+	p := s.createProduct(t, 5, "dlock", 0)
+	buy := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
+	for _, tt := range []struct{ body, detail string }{
+		{`{"user_id":1,"USER_ID":2}`, `unknown field "USER_ID"`},
+		{`{"User_Id":3}`, `unknown field "User_Id"`},
+		{`{"user_id":4,"user_id":5}`, `duplicate key "user_id"`},
+	} {
+		status, code, body, _, err := s.do(http.MethodPost, buy, "", tt.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pr problem
+		mustJSON(t, body, &pr)
+		if status != http.StatusBadRequest || code != "invalid_request" || pr.Detail != tt.detail {
+			t.Errorf("purchase with %s = %d %s, want 400 invalid_request %q", tt.body, status, body, tt.detail)
+		}
+	}
+	if a := s.audit(t, p.ID); a.Orders != 0 || a.Stock != 5 {
+		t.Errorf("after refused purchases: %d orders, stock %d; want 0 and 5", a.Orders, a.Stock)
 	}
 }
 

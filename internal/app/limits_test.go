@@ -103,6 +103,40 @@ func TestRateLimitPerAddress(t *testing.T) {
 	}
 }
 
+// TestRateLimitPerIPv6Net: IPv6 clients share the address budget of their /64, IPv4
+// clients have one each, however their address is written. The requests are served in
+// memory with the TCP peer address the server would see (no proxy is trusted, so gin's
+// ClientIP is RemoteAddr's host).
+func TestRateLimitPerIPv6Net(t *testing.T) {
+	t.Parallel()
+	s := limitedStack(t, httpapi.RateLimits{Addr: httpapi.Rate{N: 2, Per: time.Hour}})
+	p := s.createProduct(t, 100, "optimistic", 0)
+	path := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
+	for i, tt := range []struct {
+		from string
+		want int
+	}{
+		{"[2001:db8:1:2::1]:40000", http.StatusCreated},
+		{"[2001:db8:1:2:a:b:c:d]:40001", http.StatusCreated},
+		{"[2001:db8:1:2:ffff:ffff:ffff:ffff]:40002", http.StatusTooManyRequests}, // same /64
+		{"[2001:db8:1:3::1]:40003", http.StatusCreated},                          // the next /64
+		{"[2001:db8:1:3::2]:40004", http.StatusCreated},
+		{"[2001:db8:1:3::3]:40005", http.StatusTooManyRequests},
+		{"192.0.2.7:40006", http.StatusCreated},
+		{"[::ffff:192.0.2.7]:40007", http.StatusCreated}, // the same IPv4 client, IPv4-mapped
+		{"192.0.2.7:40008", http.StatusTooManyRequests},
+		{"192.0.2.8:40009", http.StatusCreated}, // IPv4 neighbours do not share
+	} {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(fmt.Sprintf(`{"user_id":%d}`, i+1)))
+		req.RemoteAddr = tt.from
+		w := httptest.NewRecorder()
+		s.App.Handler.ServeHTTP(w, req)
+		if w.Code != tt.want {
+			t.Errorf("purchase from %s = %d %s, want %d", tt.from, w.Code, w.Body, tt.want)
+		}
+	}
+}
+
 // TestRateLimitSharedByProcesses: two API processes on one Redis and prefix share a budget.
 func TestRateLimitSharedByProcesses(t *testing.T) {
 	t.Parallel()

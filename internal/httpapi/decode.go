@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -15,23 +17,91 @@ import (
 // maxBody is the largest request body accepted; every body this API takes is a few dozen bytes.
 const maxBody = 4 << 10
 
-// decodeJSON reads exactly one JSON object into dst, rejecting unknown fields, trailing
-// data and bodies over maxBody. Its errors say what is wrong without echoing the body.
+// decodeJSON reads exactly one JSON object into dst, a pointer to a struct, rejecting
+// unknown fields, keys that are not exactly a field's json tag or that repeat, trailing
+// data and bodies over maxBody. Its errors say what is wrong; they may name a key the
+// client sent, never a value.
 func decodeJSON(c *gin.Context, dst any) error {
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
-	dec := json.NewDecoder(body)
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
+	if err != nil {
+		return jsonError(err)
+	}
+	if err := checkKeys(body, reflect.TypeOf(dst).Elem()); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return jsonError(err)
-		}
 		return detailed{"body must hold a single JSON object"}
 	}
 	return nil
+}
+
+// checkKeys rejects a key of the JSON object in body that is not exactly the json tag of
+// one of struct t's fields, or that repeats. encoding/json matches keys ignoring case and
+// lets a later repeat win, so {"user_id":1,"USER_ID":2} would buy for user 2. Only the
+// top-level keys are checked and values are skipped: the bodies are flat. A body that does
+// not start with a valid object passes, for the decode to say what is wrong with it.
+func checkKeys(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var bad error // the first bad key; reported only if the object is valid JSON
+	seen := make(map[string]bool, t.NumField())
+	for dec.More() {
+		tok, err := dec.Token()
+		var skip json.RawMessage
+		if err != nil || dec.Decode(&skip) != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		switch {
+		case bad != nil:
+		case !hasField(t, key):
+			bad = detailed{"unknown field " + quoteKey(key)}
+		case seen[key]:
+			bad = detailed{"duplicate key " + quoteKey(key)}
+		}
+		seen[key] = true
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil
+	}
+	return bad
+}
+
+// hasField reports whether key is exactly the JSON name of one of struct t's fields.
+func hasField(t reflect.Type, key string) bool {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		if f.IsExported() && name != "-" && name == key {
+			return true
+		}
+	}
+	return false
+}
+
+// maxKeyEcho is how many characters of a client's key an error detail repeats.
+const maxKeyEcho = 40
+
+// quoteKey quotes a key the client sent for an error detail, cut to maxKeyEcho characters.
+func quoteKey(key string) string {
+	n := 0
+	for i := range key {
+		if n == maxKeyEcho {
+			return strconv.Quote(key[:i]) + "..."
+		}
+		n++
+	}
+	return strconv.Quote(key)
 }
 
 func jsonError(err error) error {

@@ -3,9 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -93,23 +91,6 @@ func checkAnswer(t *testing.T, w *httptest.ResponseRecorder) {
 	}
 }
 
-// strictDecode is the reference reading of a body: one JSON object, known fields only, or
-// an error.
-func strictDecode(body []byte, dst any) error {
-	if len(body) > 4<<10 {
-		return errors.New("too large")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data")
-	}
-	return nil
-}
-
 func createProduct(f *testing.F, h http.Handler, body string) int64 {
 	f.Helper()
 	w := call(h, http.MethodPost, "/api/v1/products", fuzzToken, []byte(body))
@@ -125,8 +106,8 @@ func FuzzPurchaseBody(f *testing.F) {
 	for _, seed := range []string{
 		`{"user_id":1}`, `{"user_id":0}`, `{"user_id":-1}`, `{"user_id":1.5}`, `{"user_id":"1"}`,
 		`{"user_id":9223372036854775807}`, `{"user_id":9223372036854775808}`, `{"user_id":1e3}`,
-		`{"USER_ID":2}`, `{"user_id":null}`, `{"user_id":3,"user_id":4}`, `{"user_id":1,"x":2}`,
-		`{"user_id":1} {}`, `[]`, `null`, ``, `{"user_id":5}` + strings.Repeat(" ", 5000),
+		`{"USER_ID":2}`, `{"User_Id":2}`, `{"user_id":1,"USER_ID":2}`, `{"user_id":null}`, `{"user_id":3,"user_id":4}`,
+		`{"user_id":1,"x":2}`, `{"user_id":1} {}`, `[]`, `null`, ``, `{"user_id":5}` + strings.Repeat(" ", 5000),
 	} {
 		f.Add([]byte(seed))
 	}
@@ -139,7 +120,7 @@ func FuzzPurchaseBody(f *testing.F) {
 		var req struct {
 			UserID *int64 `json:"user_id"`
 		}
-		valid := strictDecode(body, &req) == nil && req.UserID != nil && *req.UserID > 0
+		valid := httpapi.StrictDecode(body, &req) == nil && req.UserID != nil && *req.UserID > 0
 		switch {
 		case w.Code == http.StatusCreated:
 			var o struct {
@@ -169,6 +150,7 @@ func FuzzCreateProductBody(f *testing.F) {
 		`{"name":"` + strings.Repeat("é", 201) + `","stock":1}`, `{"name":"\ud800","stock":1}`,
 		`{"name":"w","stock":1,"strategy":"DLOCK"}`,
 		`{"name":"w","stock":1,"id":5}`, `{"name":1,"stock":1}`, `{"name":"w","stock":1}x`, `{`,
+		`{"name":"w","stock":1,"stock":2}`, `{"name":"w","Stock":1}`, `{"NAME":"x","name":"w","stock":1}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -182,7 +164,7 @@ func FuzzCreateProductBody(f *testing.F) {
 			Strategy string `json:"strategy"`
 			ThinkMS  int    `json:"think_ms"`
 		}
-		valid := strictDecode(body, &req) == nil && req.Stock != nil
+		valid := httpapi.StrictDecode(body, &req) == nil && req.Stock != nil
 		np := inventory.NewProduct{Name: req.Name, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS}
 		if valid {
 			np.Stock = *req.Stock

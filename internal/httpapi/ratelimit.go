@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -139,20 +140,38 @@ func autoPipelined(rdb redis.UniversalClient, log *slog.Logger) redis.Cmdable {
 	return ap
 }
 
-// Allow spends one purchase attempt of product by user from addr, and returns an error
-// matching errRateLimited (with the wait before a retry) when a budget is exhausted. The
-// address budget is spent first. A nil Limiter and exempt (sold-out) products allow all.
+// Allow spends one purchase attempt of product by user from addr (an IP address, as
+// text), and returns an error matching errRateLimited (with the wait before a retry) when a
+// budget is exhausted. The address budget, shared by an IPv6 /64 (see addrKey), is spent
+// first. A nil Limiter and exempt (sold-out) products allow all.
 func (l *Limiter) Allow(ctx context.Context, product, user int64, addr string) error {
 	if l == nil || l.exempt(product) {
 		return nil
 	}
-	if wait, ok := l.take(ctx, "addr", "a:"+addr, l.limits.Addr); !ok {
+	if wait, ok := l.take(ctx, "addr", "a:"+addrKey(addr), l.limits.Addr); !ok {
 		return rateLimited{wait}
 	}
 	if wait, ok := l.take(ctx, "user", fmt.Sprintf("u:%d:%d", product, user), l.limits.User); !ok {
 		return rateLimited{wait}
 	}
 	return nil
+}
+
+// addrKey is the client an address stands for: an IPv4 address (also written IPv4-mapped,
+// ::ffff:192.0.2.1) as is, and an IPv6 address by its /64 (2001:db8:1:2::/64), because one
+// IPv6 host is usually given a whole /64 and could otherwise rotate addresses to get a
+// fresh budget each time. Zones are dropped; text that is not an address is kept as is.
+func addrKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64) // cannot fail: a 128-bit address without zone
+	return p.String()
 }
 
 func (l *Limiter) take(ctx context.Context, scope, key string, r Rate) (time.Duration, bool) {

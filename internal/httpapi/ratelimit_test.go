@@ -69,6 +69,27 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
+func TestAddrKey(t *testing.T) {
+	tests := []struct{ addr, want string }{
+		{"192.0.2.1", "192.0.2.1"},
+		{"::ffff:192.0.2.1", "192.0.2.1"}, // IPv4-mapped: the IPv4 client
+		{"::ffff:c000:201", "192.0.2.1"},
+		{"2001:db8:1:2::1", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
+		{"2001:DB8:1:2:0:0:0:7", "2001:db8:1:2::/64"},
+		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"::1", "::/64"},
+		{"", ""},
+		{"not an address", "not an address"},
+	}
+	for _, tt := range tests {
+		if got := addrKey(tt.addr); got != tt.want {
+			t.Errorf("addrKey(%q) = %q, want %q", tt.addr, got, tt.want)
+		}
+	}
+}
+
 func TestNewLimiterOff(t *testing.T) {
 	if l := NewLimiter(LimiterConfig{Prefix: "p"}); l != nil {
 		t.Fatalf("NewLimiter with both limits off = %v, want nil", l)

@@ -1,0 +1,4 @@
+package httpapi
+
+// Exported for the tests in package httpapi_test.
+var StrictDecode = strictDecode
