@@ -8,9 +8,14 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seckill/seckill/internal/httpapi"
 )
+
+// minAdminToken is the fewest characters a non-empty ADMIN_TOKEN may have: a short token is
+// guessed, and the admin routes create products and read audits.
+const minAdminToken = 16
 
 // config is everything cmd/api reads from the environment, each field overridable by a flag.
 type config struct {
@@ -55,7 +60,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	clusterAddrs := fs.String("redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster nodes; overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
 	redlockAddrs := fs.String("redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis masters (3 or more) for the product locks, with Redlock (env REDLOCK_ADDRS)")
 	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
-		"bearer token for admin routes; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
+		"bearer token for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
 	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
@@ -78,6 +83,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	var errs []error
 	errs = append(errs, cfg.parseRedisTopology(*clusterAddrs, *redlockAddrs)...)
+	// Never quote the token: a typo in it is still most of the secret.
+	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
+		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))
+	}
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", *level))
 	}
