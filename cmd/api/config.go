@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -62,7 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
 		"bearer token for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
-	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
+	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
 	maxConns := fs.String("db-max-conns", env("DB_MAX_CONNS", "20"), "PostgreSQL pool size (env DB_MAX_CONNS)")
 	lockTTL := fs.String("lock-ttl", env("LOCK_TTL", "2s"), "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
@@ -86,6 +89,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	// Never quote the token: a typo in it is still most of the secret.
 	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
 		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))
+	}
+	if cfg.pprofAddr != "" && !isLoopback(cfg.pprofAddr) {
+		errs = append(errs, fmt.Errorf("PPROF_ADDR %q: want a loopback host:port, such as 127.0.0.1:6060, [::1]:6060 or localhost:6060", cfg.pprofAddr))
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", *level))
@@ -121,4 +127,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// isLoopback reports whether addr is a host:port that only this machine reaches: localhost, or
+// a loopback IP. An empty host (":6060") listens on every interface and is not.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
