@@ -24,9 +24,9 @@ const minAdminToken = 16
 type config struct {
 	addr            string
 	databaseURL     string
-	redisAddr       string
-	redisCluster    []string // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
-	redlockAddrs    []string // REDLOCK_ADDRS: product locks with Redlock over these masters
+	redis           redisNode   // REDIS_ADDR when it names one Redis
+	redisCluster    []redisNode // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
+	redlock         []redisNode // REDLOCK_ADDRS: product locks with Redlock over these masters
 	adminToken      string
 	redisPrefix     string
 	logLevel        slog.Level
@@ -59,9 +59,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.databaseURL, "database-url",
 		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
 		"PostgreSQL URL (env DATABASE_URL)")
-	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR)")
-	clusterAddrs := fs.String("redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster nodes; overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
-	redlockAddrs := fs.String("redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis masters (3 or more) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+	redisAddr := fs.String("redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
+		"Redis host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR)")
+	clusterAddrs := fs.String("redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster nodes (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
+	redlockAddrs := fs.String("redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis masters (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+	redisUser := fs.String("redis-username", getenv("REDIS_USERNAME"), "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
 	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
 		"bearer token for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
@@ -85,7 +87,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	var errs []error
-	errs = append(errs, cfg.parseRedisTopology(*clusterAddrs, *redlockAddrs)...)
+	// REDIS_PASSWORD has no flag: arguments are visible to ps.
+	errs = append(errs, cfg.parseRedisTopology(*redisAddr, *clusterAddrs, *redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
 	// Never quote the token: a typo in it is still most of the secret.
 	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
 		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))
