@@ -56,16 +56,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.addr, "addr", env("HTTP_ADDR", ":8080"), "listen address (env HTTP_ADDR)")
-	fs.StringVar(&cfg.databaseURL, "database-url",
+	// The settings that may hold a password or a token are quietVars: -h and a flag error
+	// print every flag's default, which comes from the environment.
+	quietVar(fs, &cfg.databaseURL, "database-url",
 		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
-		"PostgreSQL URL (env DATABASE_URL)")
-	redisAddr := fs.String("redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
-		"Redis host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR)")
-	clusterAddrs := fs.String("redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster nodes (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
-	redlockAddrs := fs.String("redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis masters (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+		"PostgreSQL `URL` (env DATABASE_URL; default postgres://seckill:...@127.0.0.1:5432/seckill?sslmode=disable)")
+	var redisAddr, clusterAddrs, redlockAddrs string
+	quietVar(fs, &redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
+		"Redis `address`: host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR; default 127.0.0.1:6379)")
+	quietVar(fs, &clusterAddrs, "redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
+	quietVar(fs, &redlockAddrs, "redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
 	redisUser := fs.String("redis-username", getenv("REDIS_USERNAME"), "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
-	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
-		"bearer token for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
+	quietVar(fs, &cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
+		"bearer `token` for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
 	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
@@ -88,7 +91,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	var errs []error
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.
-	errs = append(errs, cfg.parseRedisTopology(*redisAddr, *clusterAddrs, *redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
+	errs = append(errs, cfg.parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
 	// Never quote the token: a typo in it is still most of the secret.
 	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
 		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))
@@ -144,4 +147,21 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// quietVar defines a string flag, like fs.StringVar, whose value the usage message never shows:
+// it comes from the environment and may hold a password or a token.
+func quietVar(fs *flag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fs.Var(quietString{p}, name, usage)
+}
+
+// quietString is a string flag.Value whose String is empty, so flag prints no default.
+type quietString struct{ p *string }
+
+func (q quietString) String() string { return "" }
+
+func (q quietString) Set(v string) error {
+	*q.p = v
+	return nil
 }

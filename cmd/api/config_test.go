@@ -55,3 +55,29 @@ func TestAdminTokenFlag(t *testing.T) {
 		t.Fatalf("-admin-token short-flag: err %v, want one naming ADMIN_TOKEN without the token", err)
 	}
 }
+
+// TestUsageShowsNoSecrets: a flag error prints every flag with its default, and the defaults
+// come from the environment: the admin token and the passwords must not be among them.
+func TestUsageShowsNoSecrets(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"ADMIN_TOKEN":         "admin-token-s3cr3t-a",
+		"DATABASE_URL":        "postgres://seckill:pg-s3cr3t-b@db:5432/seckill",
+		"REDIS_ADDR":          "redis://:redis-s3cr3t-c@h:1",
+		"REDIS_CLUSTER_ADDRS": "rediss://u:cluster-s3cr3t-d@a:1,rediss://u:cluster-s3cr3t-d@b:2",
+		"REDLOCK_ADDRS":       "redis://:node-s3cr3t-e@a:1,b:2,c:3",
+		"REDIS_PASSWORD":      "env-s3cr3t-f",
+	}
+	for _, args := range [][]string{{"-no-such-flag"}, {"-h"}} {
+		var out strings.Builder
+		if _, err := parseConfig(args, func(k string) string { return env[k] }, &out); err == nil {
+			t.Fatalf("parseConfig(%q) = nil error", args)
+		}
+		if !strings.Contains(out.String(), "-redis-addr") {
+			t.Fatalf("parseConfig(%q) printed no usage, so the test proves nothing:\n%s", args, out.String())
+		}
+		if strings.Contains(out.String(), "s3cr3t") {
+			t.Fatalf("the usage message of %q shows a secret:\n%s", args, out.String())
+		}
+	}
+}
