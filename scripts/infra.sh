@@ -20,6 +20,10 @@ STARTED=$STATE/started
 say() { printf 'infra: %s\n' "$*" >&2; }
 die() { printf 'infra: error: %s\n' "$*" >&2; exit 1; }
 
+# compose.yaml requires ADMIN_TOKEN for its api service, and compose checks the whole file even
+# when it starts or stops only postgres and redis. Those never read it: a placeholder will do.
+compose() { ADMIN_TOKEN=${ADMIN_TOKEN:-unused-placeholder-postgres-redis-only} docker compose "$@"; }
+
 port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
 pg_answers() {
@@ -119,7 +123,7 @@ up() {
 	redis_answers || redis=start
 	if [ "$pg$redis" != reusereuse ] && docker_works; then
 		say "starting PostgreSQL and Redis with docker compose"
-		docker compose up -d --wait postgres redis
+		compose up -d --wait postgres redis
 		record docker
 		return 0
 	fi
@@ -133,7 +137,7 @@ down() {
 	[ -f "$STARTED" ] || { say "nothing to stop: make up started nothing"; return 0; }
 	while read -r what; do
 		case $what in
-		docker) say "stopping docker compose services"; docker compose down ;;
+		docker) say "stopping docker compose services"; compose down ;;
 		postgres) say "stopping PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main stop || true ;;
 		redis)
 			say "stopping Redis"

@@ -6,19 +6,27 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seckill/seckill/internal/httpapi"
 )
+
+// minAdminToken is the fewest characters a non-empty ADMIN_TOKEN may have: a short token is
+// guessed, and the admin routes create products and read audits.
+const minAdminToken = 16
 
 // config is everything cmd/api reads from the environment, each field overridable by a flag.
 type config struct {
 	addr            string
 	databaseURL     string
-	redisAddr       string
-	redisCluster    []string // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
-	redlockAddrs    []string // REDLOCK_ADDRS: product locks with Redlock over these masters
+	redis           redisNode   // REDIS_ADDR when it names one Redis
+	redisCluster    []redisNode // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
+	redlock         []redisNode // REDLOCK_ADDRS: product locks with Redlock over these masters
 	adminToken      string
 	redisPrefix     string
 	logLevel        slog.Level
@@ -49,16 +57,21 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.addr, "addr", env("HTTP_ADDR", ":8080"), "listen address (env HTTP_ADDR)")
-	fs.StringVar(&cfg.databaseURL, "database-url",
+	// The settings that may hold a password or a token are quietVars: -h and a flag error
+	// print every flag's default, which comes from the environment.
+	quietVar(fs, &cfg.databaseURL, "database-url",
 		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
-		"PostgreSQL URL (env DATABASE_URL)")
-	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR)")
-	clusterAddrs := fs.String("redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster nodes; overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
-	redlockAddrs := fs.String("redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis masters (3 or more) for the product locks, with Redlock (env REDLOCK_ADDRS)")
-	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
-		"bearer token for admin routes; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
+		"PostgreSQL `URL` (env DATABASE_URL; default postgres://seckill:...@127.0.0.1:5432/seckill?sslmode=disable)")
+	var redisAddr, clusterAddrs, redlockAddrs string
+	quietVar(fs, &redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
+		"Redis `address`: host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR; default 127.0.0.1:6379)")
+	quietVar(fs, &clusterAddrs, "redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
+	quietVar(fs, &redlockAddrs, "redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+	redisUser := fs.String("redis-username", getenv("REDIS_USERNAME"), "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
+	quietVar(fs, &cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
+		"bearer `token` for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
-	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
+	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
 	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
 	maxConns := fs.String("db-max-conns", env("DB_MAX_CONNS", "20"), "PostgreSQL pool size (env DB_MAX_CONNS)")
 	lockTTL := fs.String("lock-ttl", env("LOCK_TTL", "2s"), "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
@@ -79,7 +92,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	var errs []error
-	errs = append(errs, cfg.parseRedisTopology(*clusterAddrs, *redlockAddrs)...)
+	// REDIS_PASSWORD has no flag: arguments are visible to ps.
+	errs = append(errs, cfg.parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
+	// Never quote the token: a typo in it is still most of the secret.
+	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
+		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))
+	}
+	if cfg.pprofAddr != "" && !isLoopback(cfg.pprofAddr) {
+		errs = append(errs, fmt.Errorf("PPROF_ADDR %q: want a loopback host:port, such as 127.0.0.1:6060, [::1]:6060 or localhost:6060", cfg.pprofAddr))
+	}
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", *level))
 	}
@@ -127,3 +148,34 @@ const (
 	writeTimeout       = 30 * time.Second
 	maxPurchaseTimeout = 15 * time.Second
 )
+
+// isLoopback reports whether addr is a host:port that only this machine reaches: localhost, or
+// a loopback IP. An empty host (":6060") listens on every interface and is not.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// quietVar defines a string flag, like fs.StringVar, whose value the usage message never shows:
+// it comes from the environment and may hold a password or a token.
+func quietVar(fs *flag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fs.Var(quietString{p}, name, usage)
+}
+
+// quietString is a string flag.Value whose String is empty, so flag prints no default.
+type quietString struct{ p *string }
+
+func (q quietString) String() string { return "" }
+
+func (q quietString) Set(v string) error {
+	*q.p = v
+	return nil
+}

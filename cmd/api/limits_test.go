@@ -145,9 +145,10 @@ func TestRateLimitConfig(t *testing.T) {
 	}
 
 	rdb, prefix := testenv.Redis(t) // its cleanup removes the server's keys but the limiter's
+	const rateToken = "rate-limit-admin-token"
 	base, _ := runAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
-		"REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": "t0ken", "RATE_LIMIT_USER": "1/h"})
-	id := createProduct(t, base, "t0ken")
+		"REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": rateToken, "RATE_LIMIT_USER": "1/h"})
+	id := createProduct(t, base, rateToken)
 	t.Cleanup(func() { rdb.Del(context.Background(), fmt.Sprintf("rate:%s:rl:u:%d:9", prefix, id)) })
 	for i, want := range []int{http.StatusCreated, http.StatusTooManyRequests} {
 		resp := postJSON(t, fmt.Sprintf("%s/api/v1/products/%d/purchase", base, id), "", `{"user_id":9}`)

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"time"
 
@@ -15,7 +13,8 @@ import (
 // Redis topologies: REDIS_ADDR names one Redis, unless it is a comma-separated list of
 // cluster nodes, or REDIS_CLUSTER_ADDRS names them (it then wins over REDIS_ADDR);
 // REDLOCK_ADDRS moves the product locks to Redlock over independent masters, while the gate
-// of the redis strategy, the sold-out channel and the rate limits stay on REDIS_ADDR.
+// of the redis strategy, the sold-out channel and the rate limits stay on REDIS_ADDR. Each
+// address is host:port or a redis:// or rediss:// URL (see redisaddr.go).
 
 // minRedlockNodes is the fewest independent masters REDLOCK_ADDRS takes: with fewer, losing
 // one node stops every sale, which a single Redis does as well for less.
@@ -25,57 +24,69 @@ const minRedlockNodes = 3
 // each call more tightly (ClientOptions.NodeTimeout); this is the socket's backstop.
 const redlockNodeTimeout = time.Second
 
-// parseRedisTopology fills cfg.redisCluster and cfg.redlockAddrs from the REDIS_ADDR
-// already in cfg, REDIS_CLUSTER_ADDRS and REDLOCK_ADDRS.
-func (cfg *config) parseRedisTopology(clusterAddrs, redlockAddrs string) []error {
+// parseRedisTopology fills cfg.redis, cfg.redisCluster and cfg.redlock from REDIS_ADDR,
+// REDIS_CLUSTER_ADDRS and REDLOCK_ADDRS, with the credentials REDIS_USERNAME (user) and
+// REDIS_PASSWORD (password) for the addresses that hold none.
+func (cfg *config) parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, user, password string) []error {
 	var errs []error
-	list := func(name, v string) []string {
-		addrs, err := parseAddrList(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %q: %w", name, v, err))
+	add := func(err ...error) {
+		for _, e := range err {
+			if e != nil {
+				errs = append(errs, e)
+			}
 		}
-		return addrs
 	}
 	switch {
 	case clusterAddrs != "":
-		cfg.redisCluster = list("REDIS_CLUSTER_ADDRS", clusterAddrs)
-	case strings.Contains(cfg.redisAddr, ","):
-		cfg.redisCluster = list("REDIS_ADDR", cfg.redisAddr)
+		nodes, err := parseRedisList("REDIS_CLUSTER_ADDRS", clusterAddrs, user, password)
+		cfg.redisCluster = nodes
+		add(err)
+		add(checkCluster("REDIS_CLUSTER_ADDRS", nodes)...)
+	case strings.Contains(redisAddr, ","):
+		// A list of cluster nodes, unless the whole is one URL whose password holds a comma.
+		nodes, err := parseRedisList("REDIS_ADDR", redisAddr, user, password)
+		if err != nil && strings.Contains(redisAddr, "://") {
+			if n, uerr := parseRedisNode(redisAddr, user, password); uerr == nil {
+				cfg.redis = n
+				break
+			}
+		}
+		cfg.redisCluster = nodes
+		add(err)
+		add(checkCluster("REDIS_ADDR", nodes)...)
+	default:
+		n, err := parseRedisNode(redisAddr, user, password)
+		if err != nil {
+			add(fmt.Errorf("%s: %w", where("REDIS_ADDR", 0, redisAddr), err))
+		}
+		cfg.redis = n
 	}
 	if redlockAddrs != "" {
-		cfg.redlockAddrs = list("REDLOCK_ADDRS", redlockAddrs)
-		if n := len(cfg.redlockAddrs); n > 0 && n < minRedlockNodes {
-			errs = append(errs, fmt.Errorf("REDLOCK_ADDRS %q: want at least %d independent Redis masters, got %d",
-				redlockAddrs, minRedlockNodes, n))
+		nodes, err := parseRedisList("REDLOCK_ADDRS", redlockAddrs, user, password)
+		add(err)
+		if n := len(nodes); n > 0 && n < minRedlockNodes {
+			add(fmt.Errorf("REDLOCK_ADDRS: want at least %d independent Redis masters, got %d",
+				minRedlockNodes, n))
 		}
+		cfg.redlock = nodes
 	}
 	return errs
-}
-
-// parseAddrList splits a comma-separated list of host:port addresses.
-func parseAddrList(v string) ([]string, error) {
-	var addrs []string
-	for _, a := range strings.Split(v, ",") {
-		a = strings.TrimSpace(a)
-		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return nil, errors.New("want host:port addresses separated by commas")
-		}
-		addrs = append(addrs, a)
-	}
-	return addrs, nil
 }
 
 // newRedisClient returns the service's Redis client: a cluster client when cluster nodes
 // are configured, else a client of REDIS_ADDR.
 func newRedisClient(cfg config) redis.UniversalClient {
 	if len(cfg.redisCluster) > 0 {
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.redisCluster,
+		n := cfg.redisCluster[0] // all nodes share user, password and TLS (checkCluster)
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs(cfg.redisCluster),
+			Username: n.username, Password: n.password, TLSConfig: n.tlsConfig(),
 			ContextTimeoutEnabled: true, MaxRetries: 1, DialerRetries: 1, DialTimeout: time.Second})
 	}
 	// One retry and one dial attempt: while Redis is down a purchase should answer 503 at
 	// once, not after go-redis's default 5 dials x 3 tries (about 3 s).
-	return redis.NewClient(&redis.Options{Addr: cfg.redisAddr,
-		ContextTimeoutEnabled: true, MaxRetries: 1, DialerRetries: 1, DialTimeout: time.Second})
+	n := cfg.redis
+	return redis.NewClient(&redis.Options{Addr: n.addr, Username: n.username, Password: n.password, DB: n.db,
+		TLSConfig: n.tlsConfig(), ContextTimeoutEnabled: true, MaxRetries: 1, DialerRetries: 1, DialTimeout: time.Second})
 }
 
 // newLockNodes returns one client per REDLOCK_ADDRS node, or nil. They honour context
@@ -83,9 +94,10 @@ func newRedisClient(cfg config) redis.UniversalClient {
 // dlock bounds each call and retries at the level of the majority.
 func newLockNodes(cfg config) []redis.UniversalClient {
 	var nodes []redis.UniversalClient
-	for _, addr := range cfg.redlockAddrs {
+	for _, n := range cfg.redlock {
 		nodes = append(nodes, redis.NewClient(&redis.Options{
-			Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1,
+			Addr: n.addr, Username: n.username, Password: n.password, DB: n.db, TLSConfig: n.tlsConfig(),
+			ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1,
 			DialTimeout: redlockNodeTimeout, ReadTimeout: redlockNodeTimeout, WriteTimeout: redlockNodeTimeout,
 		}))
 	}
@@ -99,17 +111,15 @@ func closeAll(nodes []redis.UniversalClient) {
 	}
 }
 
-// logRedisTopology says which Redis topology the process uses.
+// logRedisTopology says which Redis topology the process uses: addresses, never credentials.
 func logRedisTopology(log *slog.Logger, cfg config) {
-	data := "single"
+	data := "single " + cfg.redis.String()
 	if len(cfg.redisCluster) > 0 {
-		data = "cluster " + strings.Join(cfg.redisCluster, ",")
-	} else {
-		data += " " + cfg.redisAddr
+		data = "cluster " + joinNodes(cfg.redisCluster)
 	}
 	locks := "same as redis"
-	if len(cfg.redlockAddrs) > 0 {
-		locks = "redlock " + strings.Join(cfg.redlockAddrs, ",")
+	if len(cfg.redlock) > 0 {
+		locks = "redlock " + joinNodes(cfg.redlock)
 	}
 	log.Info("redis topology", "redis", data, "locks", locks)
 }

@@ -35,8 +35,9 @@ func TestRedisTopologyConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(cfg.redisCluster, tt.cluster) || !slices.Equal(cfg.redlockAddrs, tt.redlock) {
-				t.Fatalf("cluster %q, redlock %q; want %q, %q", cfg.redisCluster, cfg.redlockAddrs, tt.cluster, tt.redlock)
+			cluster, redlock := addrs(cfg.redisCluster), addrs(cfg.redlock)
+			if !slices.Equal(cluster, tt.cluster) || !slices.Equal(redlock, tt.redlock) {
+				t.Fatalf("cluster %q, redlock %q; want %q, %q", cluster, redlock, tt.cluster, tt.redlock)
 			}
 		})
 	}
@@ -49,7 +50,7 @@ func TestRedisTopologyFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.redisCluster) != 2 || len(cfg.redlockAddrs) != 3 {
-		t.Fatalf("cluster %q, redlock %q", cfg.redisCluster, cfg.redlockAddrs)
+	if len(cfg.redisCluster) != 2 || len(cfg.redlock) != 3 {
+		t.Fatalf("cluster %v, redlock %v", cfg.redisCluster, cfg.redlock)
 	}
 }

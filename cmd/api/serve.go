@@ -50,7 +50,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer a.Close()
 	handler := a.Handler
 	if cfg.pprofAddr != "" {
-		go servePprof(cfg.pprofAddr, log)
+		pprofSrv := servePprof(cfg.pprofAddr, log)
+		defer pprofSrv.Close()
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -183,16 +184,20 @@ func healthcheck(ctx context.Context, addr string, stdout io.Writer) error {
 	return nil
 }
 
-// servePprof serves the runtime profiles on addr, for performance work. It is off unless
-// PPROF_ADDR is set; keep it on loopback.
-func servePprof(addr string, log *slog.Logger) {
+// servePprof serves the runtime profiles on addr, for performance work, until the returned
+// server is closed. It is off unless PPROF_ADDR is set, and parseConfig accepts only a loopback
+// address: the profiles show the program's internals and cost CPU to produce.
+func servePprof(addr string, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	log.Info("pprof listening", "addr", addr)
-	if err := srv.ListenAndServe(); err != nil {
-		log.Error("pprof stopped", "err", err)
-	}
+	go func() {
+		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("pprof stopped", "err", err)
+		}
+	}()
+	return srv
 }

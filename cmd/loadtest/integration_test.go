@@ -27,7 +27,7 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 	dsn := testenv.Schema(t)
 	redisAddr := testenv.RedisAddr(t)
 	_, prefix := testenv.Redis(t) // its cleanup deletes the API's keys under prefix
-	const token = "ci-admin-token"
+	const token = "ci-loadtest-admin-token"
 	bin := buildAPI(t)
 	env := []string{
 		"DATABASE_URL=" + dsn, "REDIS_ADDR=" + redisAddr, "REDIS_KEY_PREFIX=" + prefix,

@@ -45,6 +45,8 @@ type Redis struct {
 
 // StartRedis starts a redis-server without persistence on a free loopback port and waits
 // until it answers PING; extra arguments go to redis-server (they may override the defaults).
+// A server that requires a password (--requirepass) is up when it answers NOAUTH; Client does
+// not log in to it.
 func StartRedis(t testing.TB, extra ...string) *Redis {
 	t.Helper()
 	bin := RedisBin(t)
@@ -124,7 +126,7 @@ func (s *Redis) Client() *redis.Client {
 	return rdb
 }
 
-// waitPing waits up to 10 s for a PONG from addr, or for exited.
+// waitPing waits up to 10 s for a PONG (or a NOAUTH) from addr, or for exited.
 func waitPing(addr string, exited <-chan struct{}) error {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer rdb.Close()
@@ -133,7 +135,7 @@ func waitPing(addr string, exited <-chan struct{}) error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := rdb.Ping(ctx).Err()
 		cancel()
-		if err == nil {
+		if err == nil || redis.IsAuthError(err) { // asking for a password is an answer too
 			return nil
 		}
 		select {

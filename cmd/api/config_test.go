@@ -1,0 +1,83 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// parseEnv is parseConfig with env as the whole environment and no flags.
+func parseEnv(env map[string]string) (config, error) {
+	return parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+}
+
+func TestAdminTokenLength(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, token string
+		ok          bool
+	}{
+		{"empty disables the admin routes", "", true},
+		{"15 characters", "abcdefghijklmno", false},
+		{"one character", "x", false},
+		{"16 characters", "abcdefghijklmnop", true},
+		{"long", "a-much-longer-admin-token-of-40-chars-xx", true},
+		// Characters, not bytes: 15 runes of 2 bytes each are 30 bytes, and still too short.
+		{"15 two-byte characters", strings.Repeat("é", 15), false},
+		{"16 two-byte characters", strings.Repeat("é", 16), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := parseEnv(map[string]string{"ADMIN_TOKEN": tt.token})
+			if tt.ok {
+				if err != nil || cfg.adminToken != tt.token {
+					t.Fatalf("ADMIN_TOKEN of %d characters: token %q, err %v; want it accepted",
+						len([]rune(tt.token)), cfg.adminToken, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN") {
+				t.Fatalf("ADMIN_TOKEN of %d characters: err %v, want one naming ADMIN_TOKEN", len([]rune(tt.token)), err)
+			}
+			if strings.Contains(err.Error(), tt.token) {
+				t.Fatalf("the error echoes the token: %v", err)
+			}
+		})
+	}
+}
+
+// TestAdminTokenFlag: the flag is held to the same rule as the variable.
+func TestAdminTokenFlag(t *testing.T) {
+	t.Parallel()
+	_, err := parseConfig([]string{"-admin-token", "short-flag"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN") || strings.Contains(err.Error(), "short-flag") {
+		t.Fatalf("-admin-token short-flag: err %v, want one naming ADMIN_TOKEN without the token", err)
+	}
+}
+
+// TestUsageShowsNoSecrets: a flag error prints every flag with its default, and the defaults
+// come from the environment: the admin token and the passwords must not be among them.
+func TestUsageShowsNoSecrets(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"ADMIN_TOKEN":         "admin-token-s3cr3t-a",
+		"DATABASE_URL":        "postgres://seckill:pg-s3cr3t-b@db:5432/seckill",
+		"REDIS_ADDR":          "redis://:redis-s3cr3t-c@h:1",
+		"REDIS_CLUSTER_ADDRS": "rediss://u:cluster-s3cr3t-d@a:1,rediss://u:cluster-s3cr3t-d@b:2",
+		"REDLOCK_ADDRS":       "redis://:node-s3cr3t-e@a:1,b:2,c:3",
+		"REDIS_PASSWORD":      "env-s3cr3t-f",
+	}
+	for _, args := range [][]string{{"-no-such-flag"}, {"-h"}} {
+		var out strings.Builder
+		if _, err := parseConfig(args, func(k string) string { return env[k] }, &out); err == nil {
+			t.Fatalf("parseConfig(%q) = nil error", args)
+		}
+		if !strings.Contains(out.String(), "-redis-addr") {
+			t.Fatalf("parseConfig(%q) printed no usage, so the test proves nothing:\n%s", args, out.String())
+		}
+		if strings.Contains(out.String(), "s3cr3t") {
+			t.Fatalf("the usage message of %q shows a secret:\n%s", args, out.String())
+		}
+	}
+}
