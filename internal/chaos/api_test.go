@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,6 +104,9 @@ func (p *apiProc) cleanup(t *testing.T) {
 	}
 	if strings.Contains(p.log.String(), "WARNING: DATA RACE") {
 		t.Errorf("%s reported a data race", p.name)
+	}
+	if dir := os.Getenv("CHAOS_LOGDIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, t.Name()+"-"+p.name+".log"), []byte(p.log.String()), 0o644)
 	}
 	if t.Failed() || os.Getenv("CHAOS_LOGS") != "" {
 		t.Logf("%s log (last lines):\n%s", p.name, p.log.Tail(40))

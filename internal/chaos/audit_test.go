@@ -71,7 +71,10 @@ type apiAudit struct {
 //   - every buyer answered 201 has an order, and every order belongs to a buyer answered
 //     201 or not answered at all (noAnswerOK says which requests may go unanswered: those
 //     to a process the test killed, or cut off): no error answer hides a sale;
-//   - no 5xx but 503 busy / unavailable with Retry-After, and no other unexpected answer;
+//   - no 5xx but 503 busy / unavailable / outcome_unknown with Retry-After, and no other
+//     unexpected answer; an outcome_unknown (the process could not ask PostgreSQL what became
+//     of its COMMIT) is resolved the way the README tells clients to, with GET
+//     /api/v1/products/{id}/orders/{user_id} through via, which must agree with PostgreSQL;
 //   - the API's own audit (through via) says consistent.
 func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) {
 	t.Helper()
@@ -83,11 +86,11 @@ func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) 
 	if pg.stock != 0 {
 		t.Errorf("%s: not sold out: %s", s.strategy, pg)
 	}
-	s.checkAnswers(t, pg, noAnswerOK)
+	s.checkAnswers(t, pg, via, noAnswerOK)
 	s.checkAPIAudit(t, via)
 }
 
-func (s *sale) checkAnswers(t *testing.T, pg pgAudit, noAnswerOK func(answer) bool) {
+func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *apiProc, noAnswerOK func(answer) bool) {
 	t.Helper()
 	s.mu.Lock()
 	answers := append([]answer(nil), s.answers...)
@@ -110,8 +113,18 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, noAnswerOK func(answer) bo
 				fail("user %d got no answer from %s: %v", a.user, a.target, a.err)
 			}
 			continue
+		case a.status == http.StatusServiceUnavailable && a.code == "outcome_unknown":
+			t.Logf("%s: user %d answered outcome_unknown by %s; resolving it", s.strategy, a.user, a.target)
+			if a.retryAfter == "" {
+				fail("user %d: %s answered 503 outcome_unknown without Retry-After", a.user, a.target)
+			}
+			status, body := via.get(fmt.Sprintf("/api/v1/products/%d/orders/%d", s.id, a.user), "")
+			if (status == http.StatusOK) != pg.buyers[a.user] || status != http.StatusOK && status != http.StatusNotFound {
+				fail("user %d: the order lookup says %d %s, PostgreSQL has an order: %v", a.user, status, body, pg.buyers[a.user])
+			}
+			continue
 		case a.status >= 500 && (a.status != http.StatusServiceUnavailable || a.code != "busy" && a.code != "unavailable"):
-			fail("user %d: %s answered %s: a 5xx other than 503 busy/unavailable", a.user, a.target, a.outcome())
+			fail("user %d: %s answered %s: a 5xx other than 503 busy/unavailable/outcome_unknown", a.user, a.target, a.outcome())
 		case a.status == http.StatusServiceUnavailable && a.retryAfter == "":
 			fail("user %d: %s answered 503 %s without Retry-After", a.user, a.target, a.code)
 		case a.status < 500 && (a.status != http.StatusConflict || a.code != "sold_out"):

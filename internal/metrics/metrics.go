@@ -28,6 +28,7 @@ type Metrics struct {
 	lost       prometheus.Counter
 	releaseErr prometheus.Counter
 	batchSize  prometheus.Histogram
+	settled    *prometheus.CounterVec
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
 }
@@ -73,8 +74,12 @@ func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
 	m.limiterErr = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_rate_limiter_errors_total", Help: "Rate-limit checks Redis did not answer, let through (fail open), by scope.",
 	}, []string{"scope"})
+	m.settled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_commits_settled_total",
+		Help: "COMMITs that got no answer, by what PostgreSQL said of them afterwards (committed, rolled_back, unknown).",
+	}, []string{"result"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
-		m.limited, m.limiterErr,
+		m.limited, m.limiterErr, m.settled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -102,6 +107,9 @@ func (m *Metrics) Purchased(strategy inventory.Strategy, outcome string, took ti
 
 // Batch implements order.Observer.
 func (m *Metrics) Batch(size int) { m.batchSize.Observe(float64(size)) }
+
+// Settled implements order.Observer.
+func (m *Metrics) Settled(result string) { m.settled.WithLabelValues(result).Inc() }
 
 // RateLimited implements httpapi.LimiterObserver.
 func (m *Metrics) RateLimited(scope string) { m.limited.WithLabelValues(scope).Inc() }

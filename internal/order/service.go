@@ -49,6 +49,9 @@ type Config struct {
 type Observer interface {
 	Purchased(strategy inventory.Strategy, outcome string, took time.Duration)
 	Batch(size int) // the number of buyers one lock holder served at once (dlock strategy)
+	// Settled is called for each COMMIT that got no answer, once PostgreSQL was asked what
+	// became of it: result is "committed", "rolled_back" or "unknown".
+	Settled(result string)
 }
 
 // Deps are the parts a Service coordinates.

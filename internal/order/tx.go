@@ -60,11 +60,13 @@ func (s *Service) runTx(ctx context.Context, work func(tx *gorm.DB) error) error
 }
 
 // notCommitted reports whether a failed COMMIT certainly did not commit: PostgreSQL answered
-// with an error or a rollback, or the COMMIT never left this process.
+// it with an error or a rollback, or database/sql had already ended the transaction. Any other
+// failure is settled instead, even one pgx calls safe to retry: pgx v5.12 reports a read that
+// failed after COMMIT was sent as "conn closed", an error that claims nothing was sent
+// (TestPostgresConnectionsCut caught an order committed behind it).
 func notCommitted(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback) ||
-		errors.Is(err, sql.ErrTxDone) || pgconn.SafeToRetry(err)
+	return errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback) || errors.Is(err, sql.ErrTxDone)
 }
 
 // timeLeft is the time before ctx's deadline (zero without one, or once it passed).
@@ -132,11 +134,19 @@ func (s *Service) settleOrders(ctx context.Context, product int64, orders []Orde
 		users[i], ids[i] = o.UserID, o.ID
 	}
 	committed, serr := s.settle(ctx, product, users, ids)
-	switch {
-	case serr != nil:
-		s.Logger.Warn("purchase outcome unknown", "product_id", product, "commit_err", err, "err", serr)
+	result := map[bool]string{true: "committed", false: "rolled_back"}[committed]
+	if serr != nil {
+		result = "unknown"
+	}
+	s.Logger.Warn("COMMIT got no answer; asked PostgreSQL", "product_id", product, "orders", len(orders),
+		"result", result, "commit_err", err, "err", serr)
+	if s.Observer != nil {
+		s.Observer.Settled(result)
+	}
+	switch result {
+	case "unknown":
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
-	case committed:
+	case "committed":
 		return nil
 	}
 	return fmt.Errorf("%w: commit failed, nothing written: %w", ErrUnavailable, err)

@@ -19,7 +19,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	ln      net.Listener // nil while down
 	conns   map[net.Conn]struct{}
-	latency time.Duration
+	latency [2]time.Duration // by direction: toServer, toClient
 	stalled bool
 	wg      sync.WaitGroup
 }
@@ -48,11 +48,25 @@ func (p *Proxy) Addr() string {
 	return p.addr
 }
 
+// Directions of the traffic.
+const (
+	toServer = 0
+	toClient = 1
+)
+
 // SetLatency delays each chunk of data by d in each direction (0: none).
 func (p *Proxy) SetLatency(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.latency = d
+	p.latency = [2]time.Duration{d, d}
+}
+
+// SetReplyLatency delays each chunk the server sends by d, and forwards what clients send at
+// once: requests reach the server, their answers are late.
+func (p *Proxy) SetReplyLatency(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.latency = [2]time.Duration{0, d}
 }
 
 // Stall keeps every connection open, and accepts new ones, but forwards nothing any more:
@@ -113,8 +127,8 @@ func (p *Proxy) accept(ln net.Listener) {
 			return
 		}
 		p.wg.Add(2)
-		go p.pipe(up, down)
-		go p.pipe(down, up)
+		go p.pipe(up, down, toServer)
+		go p.pipe(down, up, toClient)
 	}
 }
 
@@ -129,15 +143,16 @@ func (p *Proxy) track(ln net.Listener, down, up net.Conn) bool {
 	return true
 }
 
-// pipe copies src to dst, each chunk after the current latency, dropping it while stalled.
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst, each chunk after the current latency of direction dir, dropping it
+// while stalled.
+func (p *Proxy) pipe(dst, src net.Conn, dir int) {
 	defer p.wg.Done()
 	defer p.forget(dst, src)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			latency, stalled := p.state()
+			latency, stalled := p.state(dir)
 			if latency > 0 {
 				time.Sleep(latency)
 			}
@@ -162,8 +177,8 @@ func (p *Proxy) forget(conns ...net.Conn) {
 	}
 }
 
-func (p *Proxy) state() (time.Duration, bool) {
+func (p *Proxy) state(dir int) (time.Duration, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.latency, p.stalled
+	return p.latency[dir], p.stalled
 }

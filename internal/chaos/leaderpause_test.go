@@ -1,0 +1,99 @@
+//go:build linux
+
+package chaos_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/faultproxy"
+)
+
+// TestPausedLeaderAfterStatement: a batch leader is frozen (SIGSTOP) after its statements
+// ran in PostgreSQL and before their answer reached it, and stays frozen past its lease
+// (LOCK_TTL 300ms). Its PostgreSQL replies go through a proxy that holds them back, so the
+// test sees that moment in pg_stat_activity: the leader's session idle in its transaction,
+// its last statement the batch's sell statement. Another process takes the lock meanwhile
+// and queues on the product's row, which the frozen transaction holds. On SIGCONT the
+// leader's watchdog finds its deadline passed while the statement's answer waits in the
+// socket: whichever wins, the batch commits (its fence was checked under the row lock) and
+// its buyers get 201, or it is abandoned before COMMIT and they get 503 with nothing
+// written. Either way every answer must match PostgreSQL.
+func TestPausedLeaderAfterStatement(t *testing.T) {
+	skipShort(t)
+	t.Parallel()
+	log := timeline(t)
+	dsn := testenv.Schema(t)
+	_, prefix := testenv.Redis(t)
+	px := faultproxy.New(t, testenv.FreeAddr(t), hostOf(t, dsn))
+	px.SetReplyLatency(300 * time.Millisecond)
+	env := map[string]string{"REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
+		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "3s"}
+	env["DATABASE_URL"] = withParam(t, viaProxy(t, dsn, px.Addr()), "application_name", "victim")
+	victim := startAPI(t, "victim", env)
+	env["DATABASE_URL"] = dsn
+	other := startAPI(t, "other", env)
+	victim.waitReady(t)
+	other.waitReady(t)
+	s := newSale(t, other, dsn, product{strategy: "dlock", stock: 60, thinkMS: 0})
+
+	for round := 1; round <= 2; round++ {
+		g := s.start(2, victim)
+		waitFor(t, 20*time.Second, "a batch of the victim between its statements and their answer", func() bool {
+			return sellAnswerPending(t, s)
+		})
+		victim.signal(t, syscall.SIGSTOP)
+		frozen := s.inflightUsers(victim.name)
+		log("round %d: victim frozen with buyers %v in flight", round, frozen)
+		o := s.start(4, other)
+		time.Sleep(time.Second) // the fault: frozen past the lease, its row lock held
+		victim.signal(t, syscall.SIGCONT)
+		g.stop()
+		o.stop()
+		pg := s.auditPG(t)
+		for _, u := range frozen {
+			a, _ := s.answerOf(u)
+			log("round %d: frozen batch's buyer %d answered %s, has an order: %v", round, u, a.outcome(), pg.buyers[u])
+		}
+		if status, _ := victim.get("/readyz", ""); status != http.StatusOK {
+			t.Fatalf("victim not ready after SIGCONT: %d", status)
+		}
+	}
+	s.finish(t, victim, other)
+	log("sold out: %s", s.summary())
+	s.verify(t, other, noneUnanswered)
+}
+
+// sellAnswerPending reports whether a session of the victim has run a batch's sell statement
+// and waits, in its transaction, for the client's next word (the answer is held back).
+func sellAnswerPending(t *testing.T, s *sale) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var n int
+	// The sell statement is known by its first line: pg_stat_activity cuts texts at 1 KiB.
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = 'victim' AND state = 'idle in transaction' AND query LIKE '-- sell:%'`).Scan(&n)
+	if err != nil {
+		t.Fatalf("pg_stat_activity: %v", err)
+	}
+	return n > 0
+}
+
+// withParam returns dsn with the query parameter key set to value.
+func withParam(t *testing.T, dsn, key, value string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
