@@ -1,0 +1,93 @@
+package order_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// TestIsUnavailableCluster: on Redis Cluster nodes of the test's own, CLUSTERDOWN (a node
+// that serves no slot) and TRYAGAIN (the lock's and the gate's keys in a slot being
+// migrated, only some of them still on the source node) count as unavailable; CROSSSLOT and
+// MOVED (to a client that does not follow it) are bugs.
+func TestIsUnavailableCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster; skipped with -short")
+	}
+	t.Parallel()
+	keys := inventory.Keys{Prefix: "cluster"}
+	lockAndGate := func(t *testing.T, addr, want string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer rdb.Close()
+		locks := dlock.New(rdb)
+		defer locks.Close()
+		_, lockErr := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
+		for _, err := range []error{lockErr, inventory.NewGate(rdb, keys).Admit(ctx, 1, 7)} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v, want one with %q", err, want)
+			} else if !order.IsUnavailable(err) {
+				t.Errorf("IsUnavailable(%q) = false, want true", err)
+			}
+		}
+	}
+
+	t.Run("no slots", func(t *testing.T) {
+		t.Parallel()
+		node := servers.StartRedis(t, "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"))
+		lockAndGate(t, node.Addr, "CLUSTERDOWN ")
+	})
+
+	t.Run("slot migrating", func(t *testing.T) {
+		t.Parallel()
+		nodes := servers.StartRedisCluster(t, 2)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		slot := nodes[0].Client().ClusterKeySlot(ctx, keys.Lock(1)).Val()
+		src, dst := nodes[slot*2/16384], nodes[1-slot*2/16384] // StartRedisCluster halves the slots
+		rdb := src.Client()
+		// The gate's stock and the lock's fence exist; the lock and the gate's buyers do not.
+		if err := inventory.NewGate(rdb, keys).Seed(ctx, 1, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+		locks := dlock.New(rdb)
+		defer locks.Close()
+		l, err := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		srcID, dstID := rdb.ClusterMyID(ctx).Val(), dst.Client().ClusterMyID(ctx).Val()
+		mustDo(t, dst.Client(), "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID)
+		mustDo(t, rdb, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID)
+		lockAndGate(t, src.Addr, "TRYAGAIN ")
+
+		for _, c := range []struct {
+			want string
+			err  error
+		}{
+			{"CROSSSLOT ", rdb.Eval(ctx, "return 1", []string{"{a}1", "{b}2"}).Err()},
+			{"MOVED ", dst.Client().Get(ctx, keys.GateStock(1)).Err()},
+		} {
+			if c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) {
+				t.Errorf("err = %v, want one with %q", c.err, c.want)
+			} else if order.IsUnavailable(c.err) {
+				t.Errorf("IsUnavailable(%q) = true, want false", c.err)
+			}
+		}
+	})
+}

@@ -1,0 +1,292 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// redisCase makes a redis-server of the test's own fail in one way and names the text the
+// error must carry.
+type redisCase struct {
+	name string
+	want string // in the error's text: the reply's prefix, or go-redis's message ("a|b": either)
+	opts func(*redis.Options)
+	// fault breaks the server or rdb (the client under test) and returns what undoes it.
+	fault func(t *testing.T, admin, rdb *redis.Client) (lift func())
+}
+
+// TestIsUnavailableRedis: each way a Redis server says it cannot serve for now is made for
+// real, and the errors of the lock (dlock.Obtain, on one Redis and as a one-node Redlock) and
+// of the redis strategy's gate (Gate.Admit), the scripts a purchase runs, must carry it and
+// count as unavailable.
+func TestIsUnavailableRedis(t *testing.T) {
+	t.Parallel()
+	// DEBUG makes LOADING; a protected config (dir) makes MISCONF.
+	red := servers.StartRedis(t, "--enable-debug-command", "yes", "--enable-protected-configs", "yes")
+	admin := red.Client()
+	set := func(t *testing.T, nameValues ...string) {
+		t.Helper()
+		for i := 0; i+1 < len(nameValues); i += 2 {
+			if err := admin.ConfigSet(context.Background(), nameValues[i], nameValues[i+1]).Err(); err != nil {
+				t.Fatalf("CONFIG SET %s: %v", nameValues[i], err)
+			}
+		}
+	}
+	cases := []redisCase{
+		{name: "out of memory", want: "OOM ", fault: func(t *testing.T, _, _ *redis.Client) func() {
+			set(t, "maxmemory-policy", "noeviction", "maxmemory", "1")
+			return func() { set(t, "maxmemory", "0") }
+		}},
+		{name: "replica", want: "READONLY ", fault: replicaOfNobody(set, "yes")},
+		{name: "replica without master", want: "MASTERDOWN ", fault: replicaOfNobody(set, "no")},
+		{name: "no replicas", want: "NOREPLICAS ", fault: func(t *testing.T, _, _ *redis.Client) func() {
+			set(t, "min-replicas-to-write", "1")
+			return func() { set(t, "min-replicas-to-write", "0") }
+		}},
+		{name: "failed snapshot", want: "MISCONF ", fault: func(t *testing.T, admin, _ *redis.Client) func() {
+			was := admin.ConfigGet(context.Background(), "dir").Val()["dir"]
+			dir := filepath.Join(t.TempDir(), "gone")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			set(t, "dir", dir, "save", "3600 1")
+			if err := os.Remove(dir); err != nil { // the snapshot cannot be written
+				t.Fatal(err)
+			}
+			mustDo(t, admin, "BGSAVE")
+			eventually(t, "the snapshot to fail", func() bool {
+				info, _ := admin.Info(context.Background(), "persistence").Result()
+				return strings.Contains(info, "rdb_last_bgsave_status:err")
+			})
+			return func() { set(t, "save", "", "dir", was) }
+		}},
+		{name: "busy script", want: "BUSY ", fault: func(t *testing.T, admin, _ *redis.Client) func() {
+			set(t, "busy-reply-threshold", "50")
+			done := inBackground(t, red.Addr, "EVAL", spinScript, 0, time.Second.Microseconds())
+			waitReply(t, admin, "BUSY ")
+			return func() { <-done; set(t, "busy-reply-threshold", "5000") }
+		}},
+		{name: "loading", want: "LOADING ", fault: func(t *testing.T, admin, _ *redis.Client) func() {
+			filler := redis.NewClient(&redis.Options{Addr: red.Addr, DB: 9})
+			defer filler.Close()
+			mustDo(t, filler, "DEBUG", "POPULATE", 5000, "filler")
+			set(t, "key-load-delay", "100", "loading-process-events-interval-bytes", "1024")
+			done := inBackground(t, red.Addr, "DEBUG", "RELOAD")
+			waitReply(t, admin, "LOADING ")
+			return func() { <-done; set(t, "key-load-delay", "0") }
+		}},
+		// Redis writes the error and closes at once: go-redis mostly fails writing its HELLO
+		// or reading its reply.
+		{name: "max clients", want: "max number of clients reached|broken pipe|connection reset|EOF", fault: func(t *testing.T, admin, _ *redis.Client) func() {
+			set(t, "maxclients", "1") // admin's connection is the one: rdb's next is refused
+			mustDo(t, admin, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+			return func() { set(t, "maxclients", "10000") }
+		}},
+		{name: "pool timeout", want: redis.ErrPoolTimeout.Error(),
+			opts: func(o *redis.Options) { o.PoolSize, o.PoolTimeout = 1, 50*time.Millisecond },
+			fault: func(t *testing.T, admin, rdb *redis.Client) func() {
+				blocked := make(chan struct{})
+				go func() { defer close(blocked); rdb.BLPop(context.Background(), 5*time.Second, "wake") }()
+				eventually(t, "the only connection to block", func() bool { return rdb.PoolStats().IdleConns == 0 && rdb.PoolStats().TotalConns == 1 })
+				time.Sleep(20 * time.Millisecond) // BLPOP is on the wire
+				return func() { admin.LPush(context.Background(), "wake", 1); <-blocked }
+			}},
+		{name: "closed client", want: redis.ErrClosed.Error(), fault: func(t *testing.T, _, rdb *redis.Client) func() {
+			rdb.Close()
+			return func() {}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkRedisCase(t, red.Addr, admin, c) })
+	}
+}
+
+// checkRedisCase seeds a gate, makes c's fault, and checks the locks' and the gate's errors.
+func checkRedisCase(t *testing.T, addr string, admin *redis.Client, c redisCase) {
+	opts := &redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true}
+	if c.opts != nil {
+		c.opts(opts)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	keys := inventory.Keys{Prefix: strings.ReplaceAll(t.Name(), " ", "_")}
+	gate := inventory.NewGate(rdb, keys)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := gate.Seed(ctx, 1, 10, nil); err != nil {
+		t.Fatal(err)
+	}
+	locks := dlock.New(rdb)
+	// Redlock joins the nodes' errors. A node timeout longer than a reply can take under
+	// load: this is about the reply, not the timeout.
+	redlock := dlock.NewRedlockWithOptions([]redis.UniversalClient{rdb}, &dlock.ClientOptions{NodeTimeout: 5 * time.Second})
+	defer locks.Close()
+	defer redlock.Close()
+	lift := c.fault(t, admin, rdb)
+	_, lockErr := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
+	_, redlockErr := redlock.Obtain(ctx, keys.Lock(2), time.Second, nil)
+	gateErr := gate.Admit(ctx, 1, 7)
+	lift()
+	for _, err := range []error{lockErr, redlockErr, gateErr} {
+		if err == nil || !slices.ContainsFunc(strings.Split(c.want, "|"), func(w string) bool { return strings.Contains(err.Error(), w) }) {
+			t.Errorf("err = %v, want one with %q", err, c.want)
+		} else if !order.IsUnavailable(err) {
+			t.Errorf("IsUnavailable(%q) = false, want true", err)
+		}
+	}
+}
+
+// replicaOfNobody makes the server the replica of a master that never answers: a listener
+// that accepts nothing (so no other server can take its port and be synced from).
+func replicaOfNobody(set func(*testing.T, ...string), serveStale string) func(*testing.T, *redis.Client, *redis.Client) func() {
+	return func(t *testing.T, admin, _ *redis.Client) func() {
+		ln := newSilentMaster(t)
+		set(t, "replica-serve-stale-data", serveStale)
+		mustDo(t, admin, "REPLICAOF", "127.0.0.1", ln.port)
+		return func() {
+			mustDo(t, admin, "REPLICAOF", "NO", "ONE")
+			set(t, "replica-serve-stale-data", "yes")
+			ln.Close()
+		}
+	}
+}
+
+// TestIsUnavailableNotForBugs: replies that mean a bug or a rule of the data stay errors,
+// so that they are answered 500 and logged.
+func TestIsUnavailableNotForBugs(t *testing.T) {
+	t.Parallel()
+	red := servers.StartRedis(t)
+	rdb := red.Client()
+	ctx := context.Background()
+	keys := inventory.Keys{Prefix: "bugs"}
+	gate := inventory.NewGate(rdb, keys)
+	mustDo(t, rdb, "SET", keys.GateBuyers(1), "not a set")
+	mustDo(t, rdb, "SET", "k", "v")
+	mustDo(t, rdb, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	dump := rdb.Dump(ctx, "k").Val()
+	for _, c := range []struct {
+		want string
+		err  error
+	}{
+		{"WRONGTYPE ", gate.Admit(ctx, 1, 7)},
+		{"NOSCRIPT ", rdb.EvalSha(ctx, strings.Repeat("0", 40), nil).Err()},
+		{"ERR boom", rdb.Eval(ctx, "return redis.error_reply('ERR boom')", nil).Err()},
+		{"ERR Unknown Redis command", rdb.Eval(ctx, "return redis.call('NOSUCHCOMMAND')", nil).Err()},
+		{"BUSYGROUP ", rdb.XGroupCreate(ctx, "s", "g", "$").Err()},
+		{"BUSYKEY ", rdb.Restore(ctx, "k", 0, dump).Err()},
+		{"context canceled", rdb.Get(canceledCtx(), "k").Err()},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("err = %v, want one with %q", c.err, c.want)
+		} else if order.IsUnavailable(c.err) {
+			t.Errorf("IsUnavailable(%q) = true, want false", c.err)
+		}
+	}
+	if order.IsUnavailable(nil) || order.IsUnavailable(errors.New("OOPS")) {
+		t.Error("IsUnavailable of nil or a plain error = true")
+	}
+}
+
+func canceledCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// spinScript runs for ARGV[1] µs of server time (a loop bounded in count and time).
+const spinScript = `local t = redis.call('TIME')
+local start = t[1] * 1000000 + t[2]
+for i = 1, 100000000 do
+	t = redis.call('TIME')
+	if t[1] * 1000000 + t[2] - start >= tonumber(ARGV[1]) then return i end
+end
+return -1`
+
+// mustDo runs one command, failing the test if it fails.
+func mustDo(t *testing.T, rdb *redis.Client, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rdb.Do(ctx, args...).Err(); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+}
+
+// inBackground runs a long command on a connection of its own; the channel is closed once it
+// has returned. The test fails if it fails.
+func inBackground(t *testing.T, addr string, args ...any) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: 10 * time.Second})
+		defer rdb.Close()
+		if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+			t.Errorf("%v: %v", args[0], err)
+		}
+	}()
+	return done
+}
+
+// waitReply waits until PING gets a reply starting with prefix.
+func waitReply(t *testing.T, rdb *redis.Client, prefix string) {
+	t.Helper()
+	eventually(t, "a "+prefix+"reply", func() bool {
+		err := rdb.Ping(context.Background()).Err()
+		return err != nil && strings.HasPrefix(err.Error(), prefix)
+	})
+}
+
+// eventually polls cond until it holds, failing the test after 5s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after 5s waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// silentMaster is a loopback listener that accepts nothing: a master that never answers.
+type silentMaster struct {
+	net.Listener
+	port string
+}
+
+func newSilentMaster(t *testing.T) silentMaster {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return silentMaster{ln, port}
+}
+
+// TestIsUnavailableClosedLockClient: the lock client, closed at shutdown, is unavailable too.
+func TestIsUnavailableClosedLockClient(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer rdb.Close()
+	locks := dlock.New(rdb)
+	locks.Close()
+	_, err := locks.Obtain(context.Background(), "k", time.Second, nil)
+	if !errors.Is(err, dlock.ErrClosed) || !order.IsUnavailable(err) {
+		t.Errorf("Obtain after Close: err = %v, IsUnavailable = %v; want dlock.ErrClosed, true", err, order.IsUnavailable(err))
+	}
+}
