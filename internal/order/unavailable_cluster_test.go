@@ -34,7 +34,7 @@ func TestIsUnavailableCluster(t *testing.T) {
 		locks := dlock.New(rdb)
 		defer locks.Close()
 		_, lockErr := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
-		for _, err := range []error{lockErr, inventory.NewGate(rdb, keys).Admit(ctx, 1, 7)} {
+		for _, err := range []error{lockErr, inventory.NewGate(rdb, keys).Admit(ctx, 1, 7, "attempt", time.Minute)} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("err = %v, want one with %q", err, want)
 			} else if !order.IsUnavailable(err) {
@@ -59,7 +59,7 @@ func TestIsUnavailableCluster(t *testing.T) {
 		src, dst := nodes[slot*2/16384], nodes[1-slot*2/16384] // StartRedisCluster halves the slots
 		rdb := src.Client()
 		// The gate's stock and the lock's fence exist; the lock and the gate's buyers do not.
-		if err := inventory.NewGate(rdb, keys).Seed(ctx, 1, 10, nil); err != nil {
+		if _, err := inventory.NewGate(rdb, keys).StartSeeding(1).Publish(ctx, inventory.SeedInit, 10); err != nil {
 			t.Fatal(err)
 		}
 		locks := dlock.New(rdb)

@@ -127,7 +127,7 @@ func checkRedisCase(t *testing.T, addr string, admin *redis.Client, c redisCase)
 	gate := inventory.NewGate(rdb, keys)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := gate.Seed(ctx, 1, 10, nil); err != nil {
+	if _, err := gate.StartSeeding(1).Publish(ctx, inventory.SeedInit, 10); err != nil {
 		t.Fatal(err)
 	}
 	locks := dlock.New(rdb)
@@ -139,7 +139,7 @@ func checkRedisCase(t *testing.T, addr string, admin *redis.Client, c redisCase)
 	lift := c.fault(t, admin, rdb)
 	_, lockErr := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
 	_, redlockErr := redlock.Obtain(ctx, keys.Lock(2), time.Second, nil)
-	gateErr := gate.Admit(ctx, 1, 7)
+	gateErr := gate.Admit(ctx, 1, 7, "attempt", time.Minute)
 	lift()
 	for _, err := range []error{lockErr, redlockErr, gateErr} {
 		if err == nil || !slices.ContainsFunc(strings.Split(c.want, "|"), func(w string) bool { return strings.Contains(err.Error(), w) }) {
@@ -174,6 +174,7 @@ func TestIsUnavailableNotForBugs(t *testing.T) {
 	ctx := context.Background()
 	keys := inventory.Keys{Prefix: "bugs"}
 	gate := inventory.NewGate(rdb, keys)
+	mustDo(t, rdb, "SET", keys.GateStock(1), "10")
 	mustDo(t, rdb, "SET", keys.GateBuyers(1), "not a set")
 	mustDo(t, rdb, "SET", "k", "v")
 	mustDo(t, rdb, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
@@ -182,7 +183,7 @@ func TestIsUnavailableNotForBugs(t *testing.T) {
 		want string
 		err  error
 	}{
-		{"WRONGTYPE ", gate.Admit(ctx, 1, 7)},
+		{"WRONGTYPE ", gate.Admit(ctx, 1, 7, "attempt", time.Minute)},
 		{"NOSCRIPT ", rdb.EvalSha(ctx, strings.Repeat("0", 40), nil).Err()},
 		{"ERR boom", rdb.Eval(ctx, "return redis.error_reply('ERR boom')", nil).Err()},
 		{"ERR Unknown Redis command", rdb.Eval(ctx, "return redis.call('NOSUCHCOMMAND')", nil).Err()},
