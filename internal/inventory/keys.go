@@ -29,8 +29,9 @@ func (k Keys) GatePending(id int64) string { return k.product(id, "pending") }
 // becomes GateBuyers in one step.
 func (k Keys) GateSeed(id int64, token string) string { return k.product(id, "seed:"+token) }
 
-// GateSeedLock is the lock that lets one process at a time seed a product's gate.
-func (k Keys) GateSeedLock(id int64) string { return k.product(id, "seedlock") }
+// GateRepairLock is the lock that lets one process at a time seed a product's gate or
+// reconcile its expired admissions.
+func (k Keys) GateRepairLock(id int64) string { return k.product(id, "gatelock") }
 
 // SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
 func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }

@@ -29,6 +29,7 @@ type Metrics struct {
 	releaseErr prometheus.Counter
 	batchSize  prometheus.Histogram
 	settled    *prometheus.CounterVec
+	reconciled *prometheus.CounterVec
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
 }
@@ -78,8 +79,12 @@ func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
 		Name: "seckill_commits_settled_total",
 		Help: "COMMITs that got no answer, by what PostgreSQL said of them afterwards (committed, rolled_back, unknown).",
 	}, []string{"result"})
+	m.reconciled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_gate_reconciled_total",
+		Help: "Expired redis-gate admissions settled with PostgreSQL, by result (confirmed, given_back).",
+	}, []string{"result"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
-		m.limited, m.limiterErr, m.settled,
+		m.limited, m.limiterErr, m.settled, m.reconciled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -110,6 +115,12 @@ func (m *Metrics) Batch(size int) { m.batchSize.Observe(float64(size)) }
 
 // Settled implements order.Observer.
 func (m *Metrics) Settled(result string) { m.settled.WithLabelValues(result).Inc() }
+
+// Reconciled implements order.Observer.
+func (m *Metrics) Reconciled(confirmed, givenBack int) {
+	m.reconciled.WithLabelValues("confirmed").Add(float64(confirmed))
+	m.reconciled.WithLabelValues("given_back").Add(float64(givenBack))
+}
 
 // RateLimited implements httpapi.LimiterObserver.
 func (m *Metrics) RateLimited(scope string) { m.limited.WithLabelValues(scope).Inc() }

@@ -70,7 +70,7 @@ func (s *Service) admit(ctx context.Context, id, userID int64, token string) err
 				return err
 			}
 		case first && errors.Is(err, inventory.ErrAdmissionsExpired):
-			if err := s.flights.do(ctx, fmt.Sprintf("reconcile %d", id), func(ctx context.Context) error {
+			if err := s.repairGate(ctx, "reconcile", id, func(ctx context.Context) error {
 				return s.reconcile(ctx, id)
 			}); err != nil {
 				return err
@@ -134,8 +134,11 @@ func (s *Service) reconcile(ctx context.Context, id int64) error {
 			return err
 		}
 	}
-	s.Logger.Info("reconciled expired gate admissions", "product_id", id, "confirmed", len(have),
+	s.Logger.Warn("reconciled expired gate admissions", "product_id", id, "confirmed", len(have),
 		"given_back", len(expired)-len(have))
+	if s.Observer != nil {
+		s.Observer.Reconciled(len(have), len(expired)-len(have))
+	}
 	return nil
 }
 

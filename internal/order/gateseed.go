@@ -36,21 +36,29 @@ func (f *flights) do(ctx context.Context, key string, fn func(ctx context.Contex
 	}
 }
 
-// seedGate loads the gate of product id from PostgreSQL (mode inventory.SeedInit: unless it
-// exists; SeedSync: overwriting it). One seeding per product runs at a time: in this process
-// through flights, across processes under a lock, so that a crowd arriving at a gate Redis
-// lost costs PostgreSQL one read of the product's buyers, not one per buyer.
-func (s *Service) seedGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
-	return s.flights.do(ctx, fmt.Sprintf("%s %d", mode, id), func(ctx context.Context) error {
+// repairGate runs fn, a repair of product id's gate named what, once per product at a time:
+// in this process through flights (buyers who need it meanwhile wait for that one), across
+// processes under the gate's repair lock. So a crowd arriving at a gate Redis lost costs
+// PostgreSQL one read of the product's buyers, not one per buyer.
+func (s *Service) repairGate(ctx context.Context, what string, id int64, fn func(ctx context.Context) error) error {
+	return s.flights.do(ctx, fmt.Sprintf("%s %d", what, id), func(ctx context.Context) error {
 		opt := &dlock.Options{Wait: flightBudget}
-		return s.Locks.Do(ctx, s.Keys.GateSeedLock(id), 5*time.Second, opt, func(ctx context.Context, _ *dlock.Lock) error {
-			if mode == inventory.SeedInit {
-				if g, err := s.Gate.State(ctx, id); err != nil || g.Seeded {
-					return err // seeded meanwhile, by another process
-				}
-			}
-			return s.loadGate(ctx, id, mode)
+		return s.Locks.Do(ctx, s.Keys.GateRepairLock(id), 5*time.Second, opt, func(ctx context.Context, _ *dlock.Lock) error {
+			return fn(ctx)
 		})
+	})
+}
+
+// seedGate loads the gate of product id from PostgreSQL (mode inventory.SeedInit: unless it
+// exists; SeedSync: overwriting it), as a repair (see repairGate).
+func (s *Service) seedGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
+	return s.repairGate(ctx, string(mode), id, func(ctx context.Context) error {
+		if mode == inventory.SeedInit {
+			if g, err := s.Gate.State(ctx, id); err != nil || g.Seeded {
+				return err // seeded meanwhile, by another process
+			}
+		}
+		return s.loadGate(ctx, id, mode)
 	})
 }
 

@@ -52,6 +52,9 @@ type Observer interface {
 	// Settled is called for each COMMIT that got no answer, once PostgreSQL was asked what
 	// became of it: result is "committed", "rolled_back" or "unknown".
 	Settled(result string)
+	// Reconciled is called when expired gate admissions (redis strategy) were settled with
+	// PostgreSQL: confirmed ones had an order, the others' units went back to the gate.
+	Reconciled(confirmed, givenBack int)
 }
 
 // Deps are the parts a Service coordinates.
