@@ -1,0 +1,110 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestOrderLookup: a buyer who is not sure whether a purchase went through can find out two
+// ways, for every strategy: a retried purchase answers 409 already_purchased with the
+// order's id, and GET /api/v1/products/{id}/orders/{user_id} answers 200 with the order, or
+// 404 order_not_found.
+func TestOrderLookup(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, order.Config{})
+	for _, strategy := range append(safeStrategies, "naive") {
+		t.Run(strategy, func(t *testing.T) {
+			p := s.createProduct(t, 5, strategy, 0)
+			status, _, body, _, err := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", p.ID), "", `{"user_id":7}`)
+			var bought order.Order
+			if err != nil || status != http.StatusCreated {
+				t.Fatalf("purchase = %d %s %v", status, body, err)
+			}
+			mustJSON(t, body, &bought)
+
+			status, code, body, _, _ := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", p.ID), "", `{"user_id":7}`)
+			var again problem
+			mustJSON(t, body, &again)
+			if status != http.StatusConflict || code != "already_purchased" || !strings.Contains(string(body), fmt.Sprintf(`"order_id":%d`, bought.ID)) {
+				t.Fatalf("retried purchase = %d %s, want 409 already_purchased with order_id %d", status, body, bought.ID)
+			}
+
+			status, _, body, _, _ = s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/7", p.ID), "", "")
+			var found order.Order
+			mustJSON(t, body, &found)
+			if status != http.StatusOK || found.ID != bought.ID || found.UserID != 7 || found.ProductID != p.ID {
+				t.Fatalf("lookup = %d %s, want order %d", status, body, bought.ID)
+			}
+			if status, code, body, _, _ := s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/8", p.ID), "", ""); status != http.StatusNotFound || code != "order_not_found" {
+				t.Fatalf("lookup of a user without an order = %d %s", status, body)
+			}
+		})
+	}
+	for path, want := range map[string]string{
+		"/api/v1/products/999999/orders/1": "404 product_not_found",
+		"/api/v1/products/1/orders/0":      "400 invalid_request",
+		"/api/v1/products/1/orders/x":      "400 invalid_request",
+		"/api/v1/products/0/orders/1":      "400 invalid_request",
+	} {
+		if status, code, body, _, _ := s.do(http.MethodGet, path, "", ""); fmt.Sprintf("%d %s", status, code) != want {
+			t.Errorf("GET %s = %d %s, want %s", path, status, body, want)
+		}
+	}
+}
+
+// TestClientGoneIsNotAnError: a client that disconnects in the middle of its purchase is not
+// a failure of the service: no 500, no error line in the log, its own outcome in the
+// metrics ("canceled"), a debug line.
+func TestClientGoneIsNotAnError(t *testing.T) {
+	t.Parallel()
+	logs := &testenv.Buffer{}
+	gdb := testenv.Postgres(t)
+	rdb, prefix := testenv.Redis(t)
+	s := serve(t, app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, AdminToken: adminToken,
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	p := s.createProduct(t, 5, "optimistic", 500)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/api/v1/products/%d/purchase", s.URL, p.ID),
+		strings.NewReader(`{"user_id":1}`))
+	if _, err := s.client.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("purchase that the client gave up on = %v", err)
+	}
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "client went away") })
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a client going away was logged as an error:\n%s", logs)
+	}
+	_, _, metrics, _, _ := s.do(http.MethodGet, "/metrics", "", "")
+	if !strings.Contains(string(metrics), `seckill_purchases_total{outcome="canceled",strategy="optimistic"} 1`) {
+		t.Errorf("no canceled purchase in the metrics:\n%s", grepLines(string(metrics), "seckill_purchases_total"))
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+	}
+}
+
+func grepLines(text, substr string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
