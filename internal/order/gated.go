@@ -168,11 +168,18 @@ func (s *Service) giveBack(ctx context.Context, id, userID int64, token string) 
 	}
 }
 
-// sync overwrites the gate of product id from PostgreSQL. It runs even when ctx is
-// cancelled; if it fails, the gate stays wrong until the next sync.
+// sync overwrites the gate of product id from PostgreSQL. The buyer who asks waits for it a
+// second at most (a seeding of a product with many orders takes longer); the seeding goes on
+// meanwhile, whatever happens to ctx. If it fails, the gate stays wrong until the next sync.
 func (s *Service) sync(ctx context.Context, id int64) {
-	if err := s.seedGate(context.WithoutCancel(ctx), id, inventory.SeedSync); err != nil {
-		s.Logger.Error("gate and PostgreSQL disagree until the gate is synced", "product_id", id, "err", err)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	err := s.seedGate(ctx, id, inventory.SeedSync)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		s.Logger.Info("gate sync goes on in the background", "product_id", id)
+	case err != nil:
+		s.Logger.Warn("gate and PostgreSQL disagree until the gate is synced", "product_id", id, "err", err)
 	}
 }
 

@@ -12,12 +12,13 @@ import (
 )
 
 // buyLocked is the dlock strategy, the design this project teaches: lock the product in
-// Redis with a watchdog, then in one atomic statement (one transaction) re-check the stock,
-// insert the order and decrement under the lock's fence, commit, and only then release.
+// Redis with a watchdog, then in one transaction lock the product row and, in one statement,
+// re-check the stock, insert the order and decrement under the lock's fence; commit, and
+// only then release.
 //
 // Buyers of one product who arrive at this process while its lock is being waited for or
 // held join one batch (group commit): the buyer who opened the batch leads it, and serves
-// the whole batch in that one statement under one lock. A batch of one is the plain
+// the whole batch in that one transaction under one lock. A batch of one is the plain
 // one-order-per-lock path. Every buyer still gets their own answer.
 //
 // The batch is one transaction (see writeBatch and runTx). If the lock is lost while its
