@@ -1,0 +1,64 @@
+package order_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// BenchmarkSeedGate seeds the Redis gate of a product that has n orders, the way a buyer does
+// after Redis lost its data, on a redis-server of its own so that its slow log is the
+// seeding's alone. It reports the longest single Redis command (slowest-cmd-us): the seeding
+// goes in chunks (Config.SeedChunk) so that Redis is never blocked for long, whatever n.
+//
+//	go test -run '^$' -bench SeedGate -benchtime 3x ./internal/order/
+func BenchmarkSeedGate(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("orders=%d", n), func(b *testing.B) {
+			red := servers.StartRedis(b, "--slowlog-log-slower-than", "0", "--slowlog-max-len", "100000")
+			rdb := red.Client()
+			gdb := testenv.Postgres(b)
+			a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: "bench"})
+			b.Cleanup(func() { a.Close() })
+			ctx := context.Background()
+			p, err := inventory.NewStore(gdb).Create(ctx, inventory.NewProduct{Name: "p", Stock: n + 1_000_000, Strategy: inventory.StrategyRedis})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := gdb.Exec(`WITH o AS (INSERT INTO orders (product_id, user_id) SELECT ?, g FROM generate_series(1, ?) g)
+				UPDATE products SET stock = stock - ? WHERE id = ?`, p.ID, n, n, p.ID).Error; err != nil {
+				b.Fatal(err)
+			}
+			var slowest time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				rdb.FlushAll(ctx)
+				rdb.SlowLogReset(ctx)
+				b.StartTimer()
+				if _, err := a.Orders.Purchase(ctx, p.ID, int64(n+1+i)); err != nil { // seeds, then buys
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				entries, err := rdb.SlowLogGet(ctx, -1).Result()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, e := range entries {
+					slowest = max(slowest, e.Duration)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(slowest.Microseconds()), "slowest-cmd-us")
+			if st, _ := a.Orders.Gate.State(ctx, p.ID); st.Buyers != int64(n+1) {
+				b.Fatalf("gate buyers = %d, want %d", st.Buyers, n+1)
+			}
+		})
+	}
+}
