@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 
 // BenchmarkSeedGate seeds the Redis gate of a product that has n orders, the way a buyer does
 // after Redis lost its data, on a redis-server of its own so that its slow log is the
-// seeding's alone. It reports the longest single Redis command (slowest-cmd-us): the seeding
-// goes in chunks (Config.SeedChunk) so that Redis is never blocked for long, whatever n.
+// seeding's alone. It reports the longest single Redis command (slowest-cmd-us) and the
+// largest heap of this process during a seeding (peak-heap-MiB): the seeding goes in chunks
+// so that neither grows with n.
 //
 //	go test -run '^$' -bench SeedGate -benchtime 3x ./internal/order/
 func BenchmarkSeedGate(b *testing.B) {
@@ -35,17 +37,23 @@ func BenchmarkSeedGate(b *testing.B) {
 				UPDATE products SET stock = stock - ? WHERE id = ?`, p.ID, n, n, p.ID).Error; err != nil {
 				b.Fatal(err)
 			}
-			var slowest time.Duration
+			var (
+				slowest time.Duration
+				peak    uint64
+			)
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
 				rdb.FlushAll(ctx)
 				rdb.SlowLogReset(ctx)
+				runtime.GC()
+				stop := sampleHeap(&peak)
 				b.StartTimer()
 				if _, err := a.Orders.Purchase(ctx, p.ID, int64(n+1+i)); err != nil { // seeds, then buys
 					b.Fatal(err)
 				}
 				b.StopTimer()
+				stop()
 				entries, err := rdb.SlowLogGet(ctx, -1).Result()
 				if err != nil {
 					b.Fatal(err)
@@ -56,9 +64,29 @@ func BenchmarkSeedGate(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(slowest.Microseconds()), "slowest-cmd-us")
-			if st, _ := a.Orders.Gate.State(ctx, p.ID); st.Buyers != int64(n+1) {
-				b.Fatalf("gate buyers = %d, want %d", st.Buyers, n+1)
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			if st, _ := a.Orders.Gate.State(ctx, p.ID); st.Buyers != int64(n+b.N) {
+				b.Fatalf("gate buyers = %d, want %d", st.Buyers, n+b.N)
 			}
 		})
 	}
+}
+
+// sampleHeap records the largest HeapInuse into peak every millisecond until stop is called.
+func sampleHeap(peak *uint64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			*peak = max(*peak, m.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
