@@ -25,16 +25,9 @@ CLUSTER_BUS_PORTS=${CLUSTER_BUS_PORTS:-}
 CLUSTER_DIR=${CLUSTER_DIR:-$PWD/.run/cluster}
 STARTED=$CLUSTER_DIR/started
 
-say() { printf 'cluster: %s\n' "$*" >&2; }
-die() { printf 'cluster: error: %s\n' "$*" >&2; exit 1; }
-
-port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
-
-answers() { # answers PORT: a Redis on 127.0.0.1:PORT replies to PING
-	local reply
-	reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf 'PING\r\n' >&3 && timeout 2 head -c 5 <&3) 2>/dev/null) || true
-	[ "$reply" = +PONG ]
-}
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+answers() { redis_pings "$1"; } # answers PORT: a Redis on 127.0.0.1:PORT replies to PING
 
 ours() { grep -qx "$1" "$STARTED" 2>/dev/null; }
 

@@ -24,10 +24,8 @@ export ADMIN_TOKEN=${ADMIN_TOKEN:-demo-$(od -An -N8 -tx8 /dev/urandom | tr -d ' 
 RUN_DIR=$PWD/.run
 API_PIDS=()
 
-say() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 
 build() {
 	mkdir -p bin

@@ -17,14 +17,12 @@ DB_PASS=${DB_PASS:-seckill}
 STATE=$PWD/.run
 STARTED=$STATE/started
 
-say() { printf 'infra: %s\n' "$*" >&2; }
-die() { printf 'infra: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 
 # compose.yaml requires ADMIN_TOKEN for its api service, and compose checks the whole file even
 # when it starts or stops only postgres and redis. Those never read it: a placeholder will do.
 compose() { ADMIN_TOKEN=${ADMIN_TOKEN:-unused-placeholder-postgres-redis-only} docker compose "$@"; }
-
-port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
 pg_answers() {
 	if command -v pg_isready >/dev/null; then
@@ -34,11 +32,7 @@ pg_answers() {
 	fi
 }
 
-redis_answers() {
-	local reply
-	reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT" && printf 'PING\r\n' >&3 && timeout 2 head -c 5 <&3) 2>/dev/null) || true
-	[ "$reply" = +PONG ]
-}
+redis_answers() { redis_pings "$REDIS_PORT"; }
 
 wait_for() { # wait_for NAME CHECK-FUNCTION
 	local i
