@@ -1,0 +1,136 @@
+// Package audit reads what PostgreSQL and the Redis gate hold of one product's sale, directly
+// and without the service: the load tester (cmd/loadtest) and the fault tests use it to check
+// the service's promises without trusting the service. The service's own view is its audit
+// route (GET /api/v1/products/{id}/audit, internal/order); each figure here has the meaning
+// documented there, and one definition, in this file.
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Sale is one product's sale as PostgreSQL records it and, when asked, as its Redis gate
+// (redis strategy) holds it.
+type Sale struct {
+	ProductID    int64 `json:"product_id"`
+	InitialStock int64 `json:"initial_stock"`
+	Stock        int64 `json:"stock"`
+	Orders       int64 `json:"orders"`
+	// Sold is initial_stock - stock: the units that left the stock.
+	Sold int64 `json:"sold"`
+	// Oversold is how many orders exceed the initial stock.
+	Oversold int64 `json:"oversold"`
+	// DuplicateUsers is how many users have more than one order of the product.
+	DuplicateUsers int64 `json:"duplicate_users"`
+	// Fence is the newest lock fence that wrote the product (dlock strategy; 0 otherwise).
+	Fence int64 `json:"fence"`
+	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and the
+	// gate agrees when it was read.
+	Consistent bool  `json:"consistent"`
+	Gate       *Gate `json:"gate,omitempty"`
+}
+
+// Gate is what the Redis gate of a product holds.
+type Gate struct {
+	Seeded  bool  `json:"seeded"` // the stock key exists
+	Stock   int64 `json:"stock"`
+	Buyers  int64 `json:"buyers"`
+	Pending int64 `json:"pending"` // admissions PostgreSQL has not confirmed yet
+	// Agrees: the gate's stock equals PostgreSQL's and its buyers are the orders; or nobody
+	// has come yet (no gate, no order, stock untouched).
+	Agrees bool `json:"agrees"`
+}
+
+// Auditor reads PostgreSQL and Redis directly. It is safe for concurrent use.
+type Auditor struct {
+	db   *sql.DB
+	rdb  redis.UniversalClient
+	keys inventory.Keys
+}
+
+// New returns an Auditor of the products in db whose gates live in rdb under keys. A nil rdb
+// audits PostgreSQL only.
+func New(db *sql.DB, rdb redis.UniversalClient, keys inventory.Keys) *Auditor {
+	return &Auditor{db: db, rdb: rdb, keys: keys}
+}
+
+const saleQuery = `
+SELECT p.initial_stock, p.stock, p.fence,
+       (SELECT count(*) FROM orders o WHERE o.product_id = p.id),
+       (SELECT count(*) FROM (SELECT 1 FROM orders o WHERE o.product_id = p.id
+                              GROUP BY o.user_id HAVING count(*) > 1) d)
+  FROM products p
+ WHERE p.id = $1`
+
+// Sale audits product id in PostgreSQL and, with gate (and a Redis client), its gate.
+func (a *Auditor) Sale(ctx context.Context, id int64, gate bool) (Sale, error) {
+	s := Sale{ProductID: id}
+	err := a.db.QueryRowContext(ctx, saleQuery, id).Scan(&s.InitialStock, &s.Stock, &s.Fence, &s.Orders, &s.DuplicateUsers)
+	if err != nil {
+		return Sale{}, fmt.Errorf("audit product %d in PostgreSQL: %w", id, err)
+	}
+	s.Sold = s.InitialStock - s.Stock
+	s.Oversold = max(0, s.Orders-s.InitialStock)
+	s.Consistent = s.Orders == s.Sold && s.Stock >= 0 && s.Oversold == 0 && s.DuplicateUsers == 0
+	if gate && a.rdb != nil {
+		g, err := a.gate(ctx, s)
+		if err != nil {
+			return Sale{}, err
+		}
+		s.Gate = &g
+		s.Consistent = s.Consistent && g.Agrees
+	}
+	return s, nil
+}
+
+// gate reads the gate of s's product and compares it with s.
+func (a *Auditor) gate(ctx context.Context, s Sale) (Gate, error) {
+	stock := a.rdb.Get(ctx, a.keys.GateStock(s.ProductID))
+	buyers := a.rdb.SCard(ctx, a.keys.GateBuyers(s.ProductID))
+	pending := a.rdb.HLen(ctx, a.keys.GatePending(s.ProductID))
+	var g Gate
+	for _, err := range []error{buyers.Err(), pending.Err()} {
+		if err != nil {
+			return Gate{}, fmt.Errorf("audit the gate of product %d: %w", s.ProductID, err)
+		}
+	}
+	g.Buyers, g.Pending = buyers.Val(), pending.Val()
+	switch n, err := stock.Int64(); {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		return Gate{}, fmt.Errorf("audit the gate of product %d: %w", s.ProductID, err)
+	default:
+		g.Seeded, g.Stock = true, n
+	}
+	untouched := !g.Seeded && s.Orders == 0 && s.Stock == s.InitialStock
+	g.Agrees = untouched || g.Seeded && g.Stock == s.Stock && g.Buyers == s.Orders
+	return g, nil
+}
+
+// Buyers returns the users who have an order of product id.
+func (a *Auditor) Buyers(ctx context.Context, id int64) (map[int64]bool, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT user_id FROM orders WHERE product_id = $1`, id)
+	if err != nil {
+		return nil, fmt.Errorf("buyers of product %d: %w", id, err)
+	}
+	defer rows.Close()
+	buyers := map[int64]bool{}
+	for rows.Next() {
+		var u int64
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("buyers of product %d: %w", id, err)
+		}
+		buyers[u] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("buyers of product %d: %w", id, err)
+	}
+	return buyers, nil
+}

@@ -1,0 +1,67 @@
+package audit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestSale: the figures of a sale as PostgreSQL and the gate hold it, for a consistent sale,
+// an oversold one with a user who bought twice, and a gate that disagrees.
+func TestSale(t *testing.T) {
+	t.Parallel()
+	gdb := testenv.Postgres(t)
+	rdb, prefix := testenv.Redis(t)
+	keys := inventory.Keys{Prefix: prefix}
+	sqlDB, _ := gdb.DB()
+	a := audit.New(sqlDB, rdb, keys)
+	ctx := context.Background()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if err := gdb.Exec(sql, args...).Error; err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`INSERT INTO products (id, name, stock, initial_stock, strategy, fence) VALUES
+		(1, 'ok', 1, 3, 'redis', 0), (2, 'bad', 0, 2, 'naive', 7), (3, 'new', 5, 5, 'redis', 0)`)
+	exec(`INSERT INTO orders (product_id, user_id) VALUES (1, 10), (1, 11), (2, 20), (2, 21), (2, 22)`)
+	exec(`ALTER TABLE orders DROP CONSTRAINT orders_product_user_key`) // what a broken lock leaves possible
+	exec(`INSERT INTO orders (product_id, user_id) VALUES (2, 20)`)
+	rdb.Set(ctx, keys.GateStock(1), 1, 0)
+	rdb.SAdd(ctx, keys.GateBuyers(1), 10, 11)
+
+	tests := []struct {
+		id   int64
+		want audit.Sale
+	}{
+		{1, audit.Sale{ProductID: 1, InitialStock: 3, Stock: 1, Orders: 2, Sold: 2, Consistent: true,
+			Gate: &audit.Gate{Seeded: true, Stock: 1, Buyers: 2, Agrees: true}}},
+		{2, audit.Sale{ProductID: 2, InitialStock: 2, Stock: 0, Orders: 4, Sold: 2, Oversold: 2, DuplicateUsers: 1, Fence: 7,
+			Gate: &audit.Gate{}}},
+		{3, audit.Sale{ProductID: 3, InitialStock: 5, Stock: 5, Consistent: true, Gate: &audit.Gate{Agrees: true}}},
+	}
+	for _, tt := range tests {
+		got, err := a.Sale(ctx, tt.id, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Gate == nil || *got.Gate != *tt.want.Gate {
+			t.Errorf("product %d gate = %+v, want %+v", tt.id, got.Gate, tt.want.Gate)
+		}
+		got.Gate, tt.want.Gate = nil, nil
+		if got != tt.want {
+			t.Errorf("product %d = %+v, want %+v", tt.id, got, tt.want)
+		}
+	}
+	rdb.SAdd(ctx, keys.GateBuyers(1), 12) // a buyer the gate counts and PostgreSQL does not have
+	if got, _ := a.Sale(ctx, 1, true); got.Gate.Agrees || got.Consistent {
+		t.Errorf("a gate with a buyer PostgreSQL lacks = %+v (gate %+v), want disagreement", got, got.Gate)
+	}
+	buyers, err := a.Buyers(ctx, 2)
+	if err != nil || len(buyers) != 3 || !buyers[20] || !buyers[22] {
+		t.Errorf("buyers of product 2 = %v, %v", buyers, err)
+	}
+}
