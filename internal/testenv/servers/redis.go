@@ -39,8 +39,7 @@ type Redis struct {
 	log  *Buffer
 
 	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
+	proc *process // nil while stopped
 }
 
 // StartRedis starts a redis-server without persistence on a free loopback port and waits
@@ -66,19 +65,15 @@ func (s *Redis) Start() {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd != nil {
+	if s.proc != nil {
 		return
 	}
-	cmd := exec.Command(s.bin, s.args...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
+	proc, err := startProcess(exec.Command(s.bin, s.args...), s.log)
+	if err != nil {
 		s.t.Fatalf("start redis-server on %s: %v", s.Addr, err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	s.cmd, s.done = cmd, done
-	if err := waitPing(s.Addr, done); err != nil {
+	s.proc = proc
+	if err := waitPing(s.Addr, proc.done); err != nil {
 		s.t.Fatalf("redis-server on %s: %v\n%s", s.Addr, err, s.log.Tail(20))
 	}
 }
@@ -88,12 +83,11 @@ func (s *Redis) Start() {
 func (s *Redis) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
+	if s.proc == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGKILL) // works on a paused server too
-	<-s.done
-	s.cmd, s.done = nil, nil
+	s.proc.stop(syscall.SIGKILL, time.Minute) // works on a paused server too
+	s.proc = nil
 }
 
 // Pause freezes the server (SIGSTOP): connections stay open and nothing is answered, as
@@ -107,10 +101,10 @@ func (s *Redis) signal(sig syscall.Signal) {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
+	if s.proc == nil {
 		s.t.Fatalf("signal %v to redis-server on %s: not running", sig, s.Addr)
 	}
-	if err := s.cmd.Process.Signal(sig); err != nil {
+	if err := s.proc.cmd.Process.Signal(sig); err != nil {
 		s.t.Fatalf("signal %v to redis-server on %s: %v", sig, s.Addr, err)
 	}
 }

@@ -1,7 +1,13 @@
-// Package servers starts servers of a test's own (redis-server, a Redis Cluster) on free
-// loopback ports, and holds the small helpers such tests share: a free address, a log buffer.
-// It imports nothing of seckill, so the tests of every package can use it, internal/dlock's
-// included. Servers started here are killed when the test ends.
+// Package servers is the one place that starts processes for tests: redis-server and a Redis
+// Cluster (StartRedis, StartRedisCluster), a PostgreSQL cluster (StartPostgres), and cmd/api
+// built for the test binary (BuildAPI, StartAPI), each on a free loopback port. It holds the
+// small helpers such tests share: a free address, a log buffer. It imports nothing of seckill
+// (cmd/api is built by its import path), so the tests of every package can use it,
+// internal/dlock's included. Every process started here is stopped when the test ends, and
+// dies with the test binary (Pdeathsig) if that ends first.
+//
+// SERVERS_LOGS=1 prints the tail of each API process's log when its test ends, as a failed
+// test does; SERVERS_LOGDIR=<dir> writes each whole API log to <dir>/<test>-<name>.log.
 package servers
 
 import (
@@ -9,10 +15,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // FreeAddr returns a loopback host:port that is free now and lies below the kernel's
@@ -66,4 +75,58 @@ func (b *Buffer) String() string {
 func (b *Buffer) Tail(n int) string {
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// process is one run of a child process.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // cmd.Wait's result, valid once done is closed
+}
+
+// startProcess starts cmd with its output going to log. Unless cmd sets SysProcAttr, the
+// process is sent SIGKILL if the test binary dies first (Pdeathsig).
+func startProcess(cmd *exec.Cmd, log *Buffer) (*process, error) {
+	cmd.Stdout, cmd.Stderr = log, log
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+func (p *process) exited() bool { return p.wait(0) }
+
+// wait waits up to d for the process to exit and reports whether it did.
+func (p *process) wait(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// stop sends sig and waits up to d for the process to exit; if it has not, it is killed
+// and stop reports false once it is gone.
+func (p *process) stop(sig syscall.Signal, d time.Duration) bool {
+	_ = p.cmd.Process.Signal(sig)
+	if p.wait(d) {
+		return true
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	return false
 }
