@@ -118,7 +118,7 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *apiProc, noAnswerOK f
 			if a.retryAfter == "" {
 				fail("user %d: %s answered 503 outcome_unknown without Retry-After", a.user, a.target)
 			}
-			status, body := via.get(fmt.Sprintf("/api/v1/products/%d/orders/%d", s.id, a.user), "")
+			status, body := via.Get(fmt.Sprintf("/api/v1/products/%d/orders/%d", s.id, a.user), "")
 			if (status == http.StatusOK) != pg.buyers[a.user] || status != http.StatusOK && status != http.StatusNotFound {
 				fail("user %d: the order lookup says %d %s, PostgreSQL has an order: %v", a.user, status, body, pg.buyers[a.user])
 			}
@@ -141,10 +141,10 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *apiProc, noAnswerOK f
 
 func (s *sale) checkAPIAudit(t *testing.T, via *apiProc) {
 	t.Helper()
-	status, body := via.get(fmt.Sprintf("/api/v1/products/%d/audit", s.id), adminToken)
+	status, body := via.Get(fmt.Sprintf("/api/v1/products/%d/audit", s.id), adminToken)
 	var a apiAudit
 	if status != http.StatusOK || json.Unmarshal(body, &a) != nil {
-		t.Errorf("%s: GET audit through %s = %d %s", s.strategy, via.name, status, body)
+		t.Errorf("%s: GET audit through %s = %d %s", s.strategy, via.Name, status, body)
 		return
 	}
 	if !a.Consistent {
@@ -162,7 +162,7 @@ func noneUnanswered(answer) bool { return false }
 func unansweredBy(procs ...*apiProc) func(answer) bool {
 	return func(a answer) bool {
 		for _, p := range procs {
-			if a.target == p.name {
+			if a.target == p.Name {
 				return true
 			}
 		}

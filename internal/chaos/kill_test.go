@@ -46,7 +46,7 @@ func TestKillOneAPI(t *testing.T) {
 		token, _ = rdb.Get(ctx, key).Result()
 		return token != ""
 	})
-	victim.kill(t)
+	victim.Kill()
 	killed := time.Now()
 	s.start(6, rest...)
 
@@ -55,7 +55,7 @@ func TestKillOneAPI(t *testing.T) {
 		return errors.Is(err, redis.Nil) || v != token
 	})
 	t.Logf("killed %s holding the lock; its key was gone %v later (LOCK_TTL 500ms)",
-		victim.name, time.Since(killed).Round(time.Millisecond))
+		victim.Name, time.Since(killed).Round(time.Millisecond))
 	s.finish(t, rest...)
 	s.verify(t, rest[0], unansweredBy(victim))
 }

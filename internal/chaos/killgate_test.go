@@ -42,11 +42,11 @@ func TestKillMidSaleRedisGate(t *testing.T) {
 	waitFor(t, 10*time.Second, "buyers admitted by the victim, not yet written", func() bool {
 		return rdb.HLen(ctx, pendingKey).Val() >= 3
 	})
-	victim.kill(t)
+	victim.Kill()
 	g.halt()
 	killed := time.Now()
 	stranded := rdb.HLen(ctx, pendingKey).Val()
-	log("killed %s with %d admissions pending; PostgreSQL stock %d", victim.name, stranded, s.pgStock(t))
+	log("killed %s with %d admissions pending; PostgreSQL stock %d", victim.Name, stranded, s.pgStock(t))
 
 	s.start(6, rest...)
 	s.finish(t, rest...) // buys on while the gate holds the dead process's units
@@ -54,7 +54,7 @@ func TestKillMidSaleRedisGate(t *testing.T) {
 		time.Since(killed).Round(100*time.Millisecond))
 	reconciled := 0.0
 	for _, p := range rest {
-		reconciled += p.metric(t, "seckill_gate_reconciled_total", "")
+		reconciled += p.Metric("seckill_gate_reconciled_total", "")
 	}
 	log("admissions reconciled: %v", reconciled)
 	if stranded > 0 && reconciled == 0 {

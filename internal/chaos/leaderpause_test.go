@@ -38,8 +38,8 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 	victim := startAPI(t, "victim", env)
 	env["DATABASE_URL"] = dsn
 	other := startAPI(t, "other", env)
-	victim.waitReady(t)
-	other.waitReady(t)
+	victim.WaitReady("/readyz")
+	other.WaitReady("/readyz")
 	s := newSale(t, other, dsn, product{strategy: "dlock", stock: 60, thinkMS: 0})
 
 	for round := 1; round <= 2; round++ {
@@ -47,12 +47,12 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 		waitFor(t, 20*time.Second, "a batch of the victim between its statements and their answer", func() bool {
 			return sellAnswerPending(t, s)
 		})
-		victim.signal(t, syscall.SIGSTOP)
-		frozen := s.inflightUsers(victim.name)
+		victim.Signal(syscall.SIGSTOP)
+		frozen := s.inflightUsers(victim.Name)
 		log("round %d: victim frozen with buyers %v in flight", round, frozen)
 		o := s.start(4, other)
 		time.Sleep(time.Second) // the fault: frozen past the lease, its row lock held
-		victim.signal(t, syscall.SIGCONT)
+		victim.Signal(syscall.SIGCONT)
 		g.stop()
 		o.stop()
 		pg := s.auditPG(t)
@@ -60,7 +60,7 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 			a, _ := s.answerOf(u)
 			log("round %d: frozen batch's buyer %d answered %s, has an order: %v", round, u, a.outcome(), pg.buyers[u])
 		}
-		if status, _ := victim.get("/readyz", ""); status != http.StatusOK {
+		if status, _ := victim.Get("/readyz", ""); status != http.StatusOK {
 			t.Fatalf("victim not ready after SIGCONT: %d", status)
 		}
 	}

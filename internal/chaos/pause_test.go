@@ -40,13 +40,13 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	first := s.start(1, paused)
 	s.waitBought(t, 1)
 	prev, _ := rdb.Get(ctx, key).Result()
-	waitFor(t, 10*time.Second, "a new lock holder on "+paused.name, func() bool {
+	waitFor(t, 10*time.Second, "a new lock holder on "+paused.Name, func() bool {
 		v, _ := rdb.Get(ctx, key).Result()
 		return v != "" && v != prev
 	})
-	paused.signal(t, syscall.SIGSTOP)
+	paused.Signal(syscall.SIGSTOP)
 	stopped := time.Now()
-	victims := s.inflightUsers(paused.name)
+	victims := s.inflightUsers(paused.Name)
 	if len(victims) != 1 {
 		t.Fatalf("users in flight on the paused process = %v, want exactly one", victims)
 	}
@@ -56,11 +56,11 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	t.Logf("lease of the paused holder expired %v after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
 
 	second := s.start(2, other)
-	waitFor(t, 20*time.Second, other.name+" sells under a newer fence", func() bool { return second.bought.Load() >= 2 })
+	waitFor(t, 20*time.Second, other.Name+" sells under a newer fence", func() bool { return second.bought.Load() >= 2 })
 	fence := s.auditPG(t).fence
-	paused.signal(t, syscall.SIGCONT)
+	paused.Signal(syscall.SIGCONT)
 	t.Logf("%s frozen for %v (LOCK_TTL 300ms); %s wrote fence %d meanwhile",
-		paused.name, time.Since(stopped).Round(time.Millisecond), other.name, fence)
+		paused.Name, time.Since(stopped).Round(time.Millisecond), other.Name, fence)
 	first.stop()
 
 	a, ok := s.answerOf(victims[0])
@@ -74,8 +74,8 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		t.Errorf("paused holder's buyer %d has an order: its late write landed", a.user)
 	}
 	t.Logf("%s after SIGCONT: buyer answered %s; seckill_lock_lost_total %v, purchases busy %v",
-		paused.name, a.outcome(), paused.metric(t, "seckill_lock_lost_total", ""),
-		paused.metric(t, "seckill_purchases_total", `outcome="busy"`))
+		paused.Name, a.outcome(), paused.Metric("seckill_lock_lost_total", ""),
+		paused.Metric("seckill_purchases_total", `outcome="busy"`))
 
 	s.finish(t, apis...)
 	s.verify(t, other, noneUnanswered)

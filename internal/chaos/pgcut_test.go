@@ -46,7 +46,7 @@ func TestPostgresConnectionsCut(t *testing.T) {
 	settled := func() float64 {
 		n := 0.0
 		for _, p := range apis {
-			n += p.metric(t, "seckill_commits_settled_total", "")
+			n += p.Metric("seckill_commits_settled_total", "")
 		}
 		return n
 	}
@@ -64,7 +64,7 @@ func TestPostgresConnectionsCut(t *testing.T) {
 	log("%d cuts; COMMITs settled: %v", cuts, settled())
 	for _, p := range apis {
 		for _, result := range []string{"committed", "rolled_back", "unknown"} {
-			t.Logf("%s: settled %s: %v", p.name, result, p.metric(t, "seckill_commits_settled_total", `result="`+result+`"`))
+			t.Logf("%s: settled %s: %v", p.Name, result, p.Metric("seckill_commits_settled_total", `result="`+result+`"`))
 		}
 	}
 	if settled() == 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestPostgresRestart: the PostgreSQL server of two API processes (a cluster of the test's
@@ -20,7 +21,7 @@ func TestPostgresRestart(t *testing.T) {
 	t.Parallel()
 	log := timeline(t)
 	_, prefix := testenv.Redis(t)
-	pg := newPGCluster(t)
+	pg := servers.StartPostgres(t)
 	log("PostgreSQL cluster up")
 	apis := startAPIs(t, 2, map[string]string{
 		"DATABASE_URL": pg.DSN(), "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
@@ -39,7 +40,7 @@ func TestPostgresRestart(t *testing.T) {
 	}
 
 	log("sale under way: %d + %d sold", sales[0].bought.Load(), sales[1].bought.Load())
-	pg.StopFast(t)
+	pg.StopFast()
 	log("PostgreSQL stopped (fast)")
 	waitFor(t, 20*time.Second, "buyers answered 503 unavailable while PostgreSQL is down", func() bool {
 		for _, s := range sales {
@@ -50,7 +51,7 @@ func TestPostgresRestart(t *testing.T) {
 		return true
 	})
 	log("buyers answered 503 unavailable")
-	pg.Start(t)
+	pg.Start()
 	log("PostgreSQL started again")
 	for _, s := range sales {
 		s.waitBought(t, s.bought.Load()+3) // the sale goes on after the restart
@@ -64,11 +65,11 @@ func TestPostgresRestart(t *testing.T) {
 		t.Run(s.strategy, func(t *testing.T) { s.verify(t, apis[1], noneUnanswered) })
 	}
 	for _, p := range apis {
-		if lines := p.errorLines(); len(lines) > 0 {
-			t.Errorf("%s logged %d errors (each a 500 or worse), first: %s", p.name, len(lines), lines[0])
+		if lines := p.ErrorLines(); len(lines) > 0 {
+			t.Errorf("%s logged %d errors (each a 500 or worse), first: %s", p.Name, len(lines), lines[0])
 		}
-		if n := strings.Count(p.log.String(), `"msg":"dependency unavailable"`); n > 0 {
-			t.Logf("%s logged %d 'dependency unavailable' warnings (the 503s)", p.name, n)
+		if n := strings.Count(p.Log.String(), `"msg":"dependency unavailable"`); n > 0 {
+			t.Logf("%s logged %d 'dependency unavailable' warnings (the 503s)", p.Name, n)
 		}
 	}
 }

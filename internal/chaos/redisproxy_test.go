@@ -47,7 +47,7 @@ func TestRedisSlowOrUnreachable(t *testing.T) {
 	px.Up(t)
 	waitFor(t, 20*time.Second, "both APIs ready again", func() bool {
 		for _, p := range apis {
-			if status, _ := p.get("/readyz", ""); status != http.StatusOK {
+			if status, _ := p.Get("/readyz", ""); status != http.StatusOK {
 				return false
 			}
 		}

@@ -65,9 +65,9 @@ func TestRedisRestart(t *testing.T) {
 			t.Errorf("fence after the restart %d <= before it %d: new holders could not write", after, fence)
 		}
 		for _, p := range apis {
-			t.Logf("%s: locks lost %v, renewals failed %v, release errors %v", p.name,
-				p.metric(t, "seckill_lock_lost_total", ""), p.metric(t, "seckill_lock_renewals_total", `result="error"`),
-				p.metric(t, "seckill_lock_release_errors_total", ""))
+			t.Logf("%s: locks lost %v, renewals failed %v, release errors %v", p.Name,
+				p.Metric("seckill_lock_lost_total", ""), p.Metric("seckill_lock_renewals_total", `result="error"`),
+				p.Metric("seckill_lock_release_errors_total", ""))
 		}
 	})
 	t.Run("redis", func(t *testing.T) {

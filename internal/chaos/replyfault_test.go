@@ -88,7 +88,7 @@ func (e *replyEnv) run(t *testing.T, f replyFault) {
 	}
 	lifted := time.Now()
 	for _, p := range e.apis {
-		p.waitReady(t)
+		p.WaitReady("/readyz")
 	}
 	e.log("%s (%s) for %.1fs, ready again %.1fs later; the server said %q", f.class, f.how,
 		lifted.Sub(start).Seconds(), time.Since(lifted).Seconds(), reply)
@@ -125,7 +125,7 @@ func (e *replyEnv) faulted(start time.Time) bool {
 			}
 		}
 		for _, p := range e.apis {
-			if n[p.name] < faultAnswers {
+			if n[p.Name] < faultAnswers {
 				return false
 			}
 		}
@@ -160,8 +160,8 @@ func (e *replyEnv) check(t *testing.T, class string, s *sale, start time.Time) {
 		}
 	}
 	for _, p := range e.apis {
-		if from[p.name] == 0 {
-			t.Errorf("%s, %s: no 503 unavailable from %s", class, s.strategy, p.name)
+		if from[p.Name] == 0 {
+			t.Errorf("%s, %s: no 503 unavailable from %s", class, s.strategy, p.Name)
 		}
 	}
 	slices.Sort(took)
@@ -192,11 +192,11 @@ func (e *replyEnv) finish(t *testing.T) {
 		t.Run(s.strategy, func(t *testing.T) { s.verify(t, e.apis[1], noneUnanswered) })
 	}
 	for _, p := range e.apis {
-		if lines := p.errorLines(); len(lines) > 0 {
-			t.Errorf("%s logged %d errors, first: %s", p.name, len(lines), lines[0])
+		if lines := p.ErrorLines(); len(lines) > 0 {
+			t.Errorf("%s logged %d errors, first: %s", p.Name, len(lines), lines[0])
 		}
-		t.Logf("%s logged %d 'dependency unavailable' warnings (the 503s)", p.name,
-			strings.Count(p.log.String(), `"msg":"dependency unavailable"`))
+		t.Logf("%s logged %d 'dependency unavailable' warnings (the 503s)", p.Name,
+			strings.Count(p.Log.String(), `"msg":"dependency unavailable"`))
 	}
 }
 

@@ -92,7 +92,7 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 func createProduct(t *testing.T, via *apiProc, p product) int64 {
 	t.Helper()
 	body := fmt.Sprintf(`{"name":"chaos %s","stock":%d,"strategy":%q,"think_ms":%d}`, p.strategy, p.stock, p.strategy, p.thinkMS)
-	req, _ := http.NewRequest(http.MethodPost, via.base+"/api/v1/products", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, via.Base+"/api/v1/products", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)

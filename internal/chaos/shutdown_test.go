@@ -35,27 +35,27 @@ func TestGracefulShutdown(t *testing.T) {
 	g := s.startFresh(5, leaving) // a new connection per request: accepted or refused, never lost
 	s.waitBought(t, 3)
 	waitFor(t, 10*time.Second, "purchases in flight and the lock held", func() bool {
-		return len(s.inflightUsers(leaving.name)) >= 3 && rdb.Exists(ctx, key).Val() == 1
+		return len(s.inflightUsers(leaving.Name)) >= 3 && rdb.Exists(ctx, key).Val() == 1
 	})
 	g.halt()
 	waitFor(t, 10*time.Second, "the requests in flight fully sent", func() bool { return g.unwritten.Load() == 0 })
 	// A request the kernel took but the server had not accepted yet when its listener closed
 	// is reset: that is not an in-flight purchase. Give the server time to accept them all.
 	time.Sleep(100 * time.Millisecond)
-	inflight := s.inflightUsers(leaving.name)
-	leaving.signal(t, syscall.SIGTERM)
+	inflight := s.inflightUsers(leaving.Name)
+	leaving.Signal(syscall.SIGTERM)
 	sigterm := time.Now()
 	log("SIGTERM with %d purchases in flight (users %v) and the lock held", len(inflight), inflight)
-	if !leaving.wait(5*time.Second + 5*time.Second) {
-		t.Fatalf("%s still running 10s after SIGTERM (SHUTDOWN_TIMEOUT 5s)", leaving.name)
+	if !leaving.Wait(5*time.Second + 5*time.Second) {
+		t.Fatalf("%s still running 10s after SIGTERM (SHUTDOWN_TIMEOUT 5s)", leaving.Name)
 	}
-	log("%s exited: %v", leaving.name, leaving.err)
-	if leaving.err != nil {
-		t.Errorf("%s exited with %v (code %d) after SIGTERM, want 0", leaving.name, leaving.err, exitCode(leaving.err))
+	log("%s exited: %v", leaving.Name, leaving.Err())
+	if leaving.Err() != nil {
+		t.Errorf("%s exited with %v (code %d) after SIGTERM, want 0", leaving.Name, leaving.Err(), exitCode(leaving.Err()))
 	}
 	if n := rdb.Exists(ctx, key).Val(); n != 0 {
 		ttl := rdb.PTTL(ctx, key).Val()
-		t.Errorf("lock key %s still exists (ttl %v) after %s exited: a held lock was not released", key, ttl, leaving.name)
+		t.Errorf("lock key %s still exists (ttl %v) after %s exited: a held lock was not released", key, ttl, leaving.Name)
 	}
 	g.stop()
 	if len(inflight) == 0 {
@@ -73,6 +73,6 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 
 	s.finish(t, staying)
-	log("sold out through %s", staying.name)
+	log("sold out through %s", staying.Name)
 	s.verify(t, staying, noneUnanswered)
 }

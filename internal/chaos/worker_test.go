@@ -75,9 +75,9 @@ func (g *group) stop() {
 // buy sends one purchase for a new user to p and records the answer.
 func (g *group) buy(p *apiProc) answer {
 	s := g.s
-	a := answer{user: s.nextUser.Add(1), target: p.name, sent: time.Now()}
+	a := answer{user: s.nextUser.Add(1), target: p.Name, sent: time.Now()}
 	s.mu.Lock()
-	s.inflight[a.user] = p.name
+	s.inflight[a.user] = p.Name
 	s.mu.Unlock()
 	g.unwritten.Add(1)
 	var written atomic.Bool
@@ -89,7 +89,7 @@ func (g *group) buy(p *apiProc) answer {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent() }})
-	url := fmt.Sprintf("%s/api/v1/products/%d/purchase", p.base, s.id)
+	url := fmt.Sprintf("%s/api/v1/products/%d/purchase", p.Base, s.id)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"user_id":%d}`, a.user)))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.client.Do(req)
