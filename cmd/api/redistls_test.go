@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +39,6 @@ func TestRedisTLS(t *testing.T) {
 	_, tlsPort, _ := net.SplitHostPort(testenv.FreeAddr(t))
 	const password = "tls-pw-s3cr3t"
 	servers.StartRedis(t, append(tlsArgs, "--tls-port", tlsPort, "--requirepass", password)...)
-	bin := buildAPI(t)
 	dsn := testenv.Schema(t)
 	tests := []struct {
 		name, roots string
@@ -52,9 +50,12 @@ func TestRedisTLS(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			base, stop := startAPIProcess(t, bin, "DATABASE_URL="+dsn, "SSL_CERT_FILE="+tt.roots,
-				"REDIS_ADDR=rediss://:"+password+"@127.0.0.1:"+tlsPort, "REDIS_KEY_PREFIX="+testenv.Name("tls"),
-				"ADMIN_TOKEN="+authToken, "LOG_LEVEL=debug")
+			api := servers.LaunchAPI(t, "api", map[string]string{"DATABASE_URL": dsn, "SSL_CERT_FILE": tt.roots,
+				"REDIS_ADDR": "rediss://:" + password + "@127.0.0.1:" + tlsPort, "REDIS_KEY_PREFIX": testenv.Name("tls"),
+				"ADMIN_TOKEN": authToken, "LOG_LEVEL": "debug"})
+			api.WaitReady("/healthz") // live: with the other CA, /readyz never answers 200
+			base := api.Base
+			stop := func() string { api.Stop(); return api.Log.String() }
 			status, body := get(t, base+"/readyz")
 			answers := body
 			if tt.ready {
@@ -153,54 +154,4 @@ func writePEM(t *testing.T, path, typ string, der []byte) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// buildAPI builds cmd/api into a directory of the test's own and returns the binary's path.
-func buildAPI(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "api")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/seckill/seckill/cmd/api").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/api: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startAPIProcess starts the API binary with env (KEY=value; HTTP_ADDR is added) and waits
-// until it answers /healthz. stop sends SIGTERM, checks that the process exits 0 and returns
-// its log; it runs when the test ends if the test has not called it.
-func startAPIProcess(t *testing.T, bin string, env ...string) (base string, stop func() string) {
-	t.Helper()
-	addr := testenv.FreeAddr(t)
-	logs := &testenv.Buffer{}
-	cmd := exec.Command(bin)
-	cmd.Env = append([]string{"HTTP_ADDR=" + addr, "PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	done, exited := make(chan error, 1), make(chan struct{}) // done: for waitHTTP
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited); done <- waitErr }()
-	stopped := false
-	stop = func() string {
-		if !stopped {
-			stopped = true
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-				if waitErr != nil {
-					t.Errorf("the API exited with %v after SIGTERM", waitErr)
-				}
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Errorf("the API did not exit within 20s of SIGTERM")
-			}
-		}
-		return logs.String()
-	}
-	t.Cleanup(func() { stop() })
-	base = "http://" + addr
-	waitHTTP(t, base+"/healthz", done, logs)
-	return base, stop
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,11 +13,13 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // The tests of this file run the service on the multi-node Redis topologies of
-// docs/deployment.md, started by scripts/cluster.sh (what `make cluster-up` runs) on free
-// ports of their own and stopped at cleanup: three API processes, a short compare, audits.
+// docs/deployment.md (what `make cluster-up` starts), with servers of their own on free
+// ports, started by internal/testenv/servers and stopped at cleanup: three API processes, a
+// short compare, audits.
 
 const topologyToken = "topology-admin-token"
 
@@ -31,14 +29,12 @@ func TestTopologyRedisCluster(t *testing.T) {
 	skipTopology(t)
 	t.Parallel()
 	dsn := testenv.Schema(t)
-	env := clusterUp(t, map[string]string{
-		"CLUSTER_PORTS": freePorts(t, 3), "CLUSTER_BUS_PORTS": freePorts(t, 3), "REDLOCK_PORTS": "",
-	})
+	clusterAddrs := strings.Join(servers.Addrs(servers.StartRedisCluster(t, 3)), ",")
 	prefix := testenv.Name("t")
-	targets := startAPIs(t, dsn, "REDIS_CLUSTER_ADDRS="+env["REDIS_CLUSTER_ADDRS"], "REDIS_KEY_PREFIX="+prefix)
+	targets := startAPIs(t, dsn, map[string]string{"REDIS_CLUSTER_ADDRS": clusterAddrs, "REDIS_KEY_PREFIX": prefix})
 	// Both audits read the cluster: the API's, and the harness's own (-redis-addr, a list).
 	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false",
-		"-redis-addr", env["REDIS_CLUSTER_ADDRS"], "-redis-prefix", prefix)
+		"-redis-addr", clusterAddrs, "-redis-prefix", prefix)
 	checkRounds(t, rep, strategies)
 	for _, r := range rep.Rounds[0] {
 		if r.Strategy == "redis" && (r.Audit == nil || r.Audit.Redis == nil) {
@@ -53,12 +49,11 @@ func TestTopologyRedlockOneNodeDown(t *testing.T) {
 	skipTopology(t)
 	t.Parallel()
 	dsn := testenv.Schema(t)
-	ports := freePorts(t, 3)
-	env := clusterUp(t, map[string]string{"CLUSTER_PORTS": "", "REDLOCK_PORTS": ports})
+	nodes := startRedlock(t)
 	_, prefix := testenv.Redis(t) // the gate and the sold-out channel stay on REDIS_ADDR
-	targets := startAPIs(t, dsn, "REDLOCK_ADDRS="+env["REDLOCK_ADDRS"], "REDIS_ADDR="+testenv.RedisAddr(t),
-		"REDIS_KEY_PREFIX="+prefix)
-	clusterScript(t, env, "stop", strings.Fields(ports)[0])
+	targets := startAPIs(t, dsn, map[string]string{"REDLOCK_ADDRS": strings.Join(servers.Addrs(nodes), ","),
+		"REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix})
+	nodes[0].Stop()
 	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false", "-strategies", "dlock", "-redis-addr", testenv.RedisAddr(t), "-redis-prefix", prefix)
 	checkRounds(t, rep, []string{"dlock"})
 }
@@ -70,11 +65,10 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 	skipTopology(t)
 	t.Parallel()
 	dsn := testenv.Schema(t)
-	ports := strings.Fields(freePorts(t, 3))
-	env := clusterUp(t, map[string]string{"CLUSTER_PORTS": "", "REDLOCK_PORTS": strings.Join(ports, " ")})
+	nodes := startRedlock(t)
 	_, prefix := testenv.Redis(t)
-	targets := startAPIs(t, dsn, "REDLOCK_ADDRS="+env["REDLOCK_ADDRS"], "REDIS_ADDR="+testenv.RedisAddr(t),
-		"REDIS_KEY_PREFIX="+prefix)
+	targets := startAPIs(t, dsn, map[string]string{"REDLOCK_ADDRS": strings.Join(servers.Addrs(nodes), ","),
+		"REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	api := newAPIClient(targets[0], topologyToken)
@@ -88,8 +82,8 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	clusterScript(t, env, "stop", ports[0])
-	clusterScript(t, env, "stop", ports[1])
+	nodes[0].Stop()
+	nodes[1].Stop()
 	answers := buyAll(ctx, targets, p.ID, 1, 30, 0)
 	t.Logf("two of three Redlock nodes down: %v", answers)
 	for k, n := range answers {
@@ -101,8 +95,8 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 		t.Fatalf("audit after the failed sale: %+v", a)
 	}
 
-	clusterScript(t, env, "start", ports[0])
-	clusterScript(t, env, "start", ports[1])
+	nodes[0].Start()
+	nodes[1].Start()
 	answers = buyAll(ctx, targets, p.ID, 101, 40, 20)
 	t.Logf("nodes back: %v", answers)
 	if answers["201 "] != 10 || answers["409 sold_out"] != 30 {
@@ -113,7 +107,7 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 	}
 }
 
-// skipTopology skips with -short and without the Redis binaries scripts/cluster.sh runs.
+// skipTopology skips with -short and without redis-server.
 func skipTopology(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
@@ -121,66 +115,25 @@ func skipTopology(t *testing.T) {
 	}
 	testenv.DatabaseURL(t)
 	testenv.RedisAddr(t)
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not found: these tests start their own Redis servers (`make up` installs it)", bin)
-		}
-	}
+	servers.RedisBin(t)
 }
 
-// clusterUp runs `scripts/cluster.sh up` with env and a data directory of the test's own,
-// registers `down` at cleanup, and returns env with the addresses the script printed.
-func clusterUp(t *testing.T, env map[string]string) map[string]string {
+// startRedlock starts three independent Redis servers of the test's own for Redlock.
+func startRedlock(t *testing.T) []*servers.Redis {
 	t.Helper()
-	env["CLUSTER_DIR"] = filepath.Join(t.TempDir(), "cluster")
-	t.Cleanup(func() { clusterScript(t, env, "down") })
-	out := clusterScript(t, env, "up")
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			env[k] = v
-		}
-	}
-	return env
-}
-
-// clusterScript runs scripts/cluster.sh with args and env, and returns its stdout.
-func clusterScript(t *testing.T, env map[string]string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("../../scripts/cluster.sh", args...)
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("scripts/cluster.sh %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
-}
-
-// freePorts returns n free loopback ports, space-separated.
-func freePorts(t *testing.T, n int) string {
-	t.Helper()
-	ports := make([]string, n)
-	for i := range ports {
-		_, ports[i], _ = strings.Cut(testenv.FreeAddr(t), ":")
-	}
-	return strings.Join(ports, " ")
+	return []*servers.Redis{servers.StartRedis(t), servers.StartRedis(t), servers.StartRedis(t)}
 }
 
 // startAPIs starts three API processes on the schema dsn with the Redis settings in redis,
-// and returns their base URLs.
-func startAPIs(t *testing.T, dsn string, redis ...string) []string {
+// waits until they are ready, and returns their base URLs.
+func startAPIs(t *testing.T, dsn string, redis map[string]string) []string {
 	t.Helper()
-	bin := buildAPI(t)
-	env := append([]string{"DATABASE_URL=" + dsn, "ADMIN_TOKEN=" + topologyToken, "LOG_LEVEL=warn",
-		"DB_MAX_CONNS=5", "SHUTDOWN_TIMEOUT=15s", "RATE_LIMIT_USER=off"}, redis...)
+	env := map[string]string{"DATABASE_URL": dsn, "ADMIN_TOKEN": topologyToken, "LOG_LEVEL": "warn",
+		"DB_MAX_CONNS": "5", "SHUTDOWN_TIMEOUT": "15s", "RATE_LIMIT_USER": "off"}
+	maps.Copy(env, redis)
 	var targets []string
-	for range 3 {
-		base, _ := startAPIProcess(t, bin, env)
-		targets = append(targets, base)
+	for _, api := range servers.StartAPIs(t, 3, env) {
+		targets = append(targets, api.Base)
 	}
 	return targets
 }

@@ -5,14 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestCompareAgainstThreeAPIs is the CI run of the harness: three real API processes on one
@@ -28,26 +27,13 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 	redisAddr := testenv.RedisAddr(t)
 	_, prefix := testenv.Redis(t) // its cleanup deletes the API's keys under prefix
 	const token = "ci-loadtest-admin-token"
-	bin := buildAPI(t)
-	env := []string{
-		"DATABASE_URL=" + dsn, "REDIS_ADDR=" + redisAddr, "REDIS_KEY_PREFIX=" + prefix,
-		"ADMIN_TOKEN=" + token, "LOG_LEVEL=warn", "DB_MAX_CONNS=10", "SHUTDOWN_TIMEOUT=15s",
-	}
 	var targets []string
-	var logs []*testenv.Buffer
-	for range 3 {
-		base, log := startAPIProcess(t, bin, env)
-		targets = append(targets, base)
-		logs = append(logs, log)
+	for _, api := range servers.StartAPIs(t, 3, map[string]string{
+		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
+		"ADMIN_TOKEN": token, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10", "SHUTDOWN_TIMEOUT": "15s",
+	}) {
+		targets = append(targets, api.Base)
 	}
-
-	t.Cleanup(func() {
-		if t.Failed() {
-			for i, l := range logs {
-				t.Logf("API %d log:\n%s", i, l.String())
-			}
-		}
-	})
 	rep := compareOn(t, token, targets, dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
 	seen := map[string]bool{}
 	for _, r := range rep.Rounds[0] {
@@ -77,47 +63,6 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 			t.Errorf("no %q run in the report", want)
 		}
 	}
-}
-
-// buildAPI compiles ./cmd/api into a temporary directory.
-func buildAPI(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "api")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/seckill/seckill/cmd/api")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/api: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startAPIProcess starts the API binary on a free loopback port and stops it (SIGTERM,
-// then wait) when the test ends. Readiness is the harness's business (-wait).
-func startAPIProcess(t *testing.T, bin string, env []string) (string, *testenv.Buffer) {
-	t.Helper()
-	addr := testenv.FreeAddr(t)
-	log := &testenv.Buffer{}
-	cmd := exec.Command(bin)
-	cmd.Env = append([]string{"HTTP_ADDR=" + addr, "PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("API on %s exited with %v after SIGTERM; log:\n%s", addr, err, log)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Errorf("API on %s did not stop within 30s of SIGTERM", addr)
-		}
-	})
-	return "http://" + addr, log
 }
 
 // compareOn runs a short `loadtest compare` (stock 20, think_ms 10, 24 users at once, about
