@@ -48,7 +48,8 @@ loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 
 # Multi-node Redis (docs/deployment.md): a three-master Redis Cluster on 7001-7003 and three
 # independent Redis servers for Redlock on 7101-7103 (CLUSTER_PORTS, REDLOCK_PORTS), from the
-# redis-server that `make up` installs. The tests start servers of their own on free ports.
+# redis-server that `make up` installs. The tests do not use these: they start servers of their
+# own on free ports (internal/testenv/servers).
 .PHONY: cluster-up cluster-down cluster-status test-cluster
 
 cluster-up: ## start (or reuse) the Redis Cluster and the Redlock servers; prints their addresses
