@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // bareGin is the least a gin handler can do for a purchase request: decode it and answer
@@ -20,8 +22,8 @@ func bareGin() http.Handler {
 			c.AbortWithStatus(http.StatusBadRequest)
 			return
 		}
-		c.Header("Content-Type", "application/problem+json")
-		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"code": "sold_out", "status": 409})
+		c.Header("Content-Type", api.ContentTypeProblem)
+		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"code": api.CodeSoldOut, "status": 409})
 	})
 	return r
 }

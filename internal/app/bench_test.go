@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
@@ -20,7 +21,7 @@ func BenchmarkSoldOutHTTP(b *testing.B) {
 	s := newStack(b, order.Config{})
 	p := s.createProduct(b, 0, "dlock", 0)
 	path := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
-	if status, code, _ := s.purchase(p.ID, 1); code != "sold_out" { // marks it sold out
+	if status, code, _ := s.purchase(p.ID, 1); code != api.CodeSoldOut { // marks it sold out
 		b.Fatalf("first purchase = %d %s", status, code)
 	}
 	var user atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
@@ -28,7 +31,8 @@ type stack struct {
 	DB     *gorm.DB
 	Redis  *redis.Client
 	Prefix string
-	client *http.Client
+	API    *client.Client // the typed client, with the admin token
+	HTTP   *http.Client   // for requests the typed client cannot send
 }
 
 func newStack(t testing.TB, cfg order.Config) *stack {
@@ -58,28 +62,13 @@ func serve(t testing.TB, cfg app.Config) *stack {
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &stack{URL: srv.URL, App: a, DB: gdb, Redis: rdb, Prefix: prefix, client: &http.Client{Transport: tr}}
+	hc := &http.Client{Transport: tr}
+	return &stack{URL: srv.URL, App: a, DB: gdb, Redis: rdb, Prefix: prefix, HTTP: hc,
+		API: client.New(srv.URL, &client.Options{AdminToken: adminToken, HTTPClient: hc})}
 }
 
-type product struct {
-	ID           int64  `json:"id"`
-	Name         string `json:"name"`
-	Stock        int    `json:"stock"`
-	InitialStock int    `json:"initial_stock"`
-	Sold         int    `json:"sold"`
-	Strategy     string `json:"strategy"`
-	ThinkMS      int    `json:"think_ms"`
-}
-
-type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
-}
-
-// do sends a request and returns the status, the problem code (if any) and the raw body.
+// do sends a raw request, body as is, and returns the status, the problem code (if any) and
+// the raw body: for what the typed client cannot send, malformed bodies and bad paths.
 func (s *stack) do(method, path, token, body string) (int, string, []byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(context.Background(), method, s.URL+path, bytes.NewBufferString(body))
 	if err != nil {
@@ -89,48 +78,54 @@ func (s *stack) do(method, path, token, body string) (int, string, []byte, http.
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := s.client.Do(req)
+	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		return 0, "", nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	var p problem
+	var p api.Problem
 	if resp.StatusCode >= 400 {
 		_ = json.Unmarshal(b, &p)
 	}
 	return resp.StatusCode, p.Code, b, resp.Header, err
 }
 
-func (s *stack) createProduct(t testing.TB, stock int, strategy string, thinkMS int) product {
+func (s *stack) createProduct(t testing.TB, stock int, strategy string, thinkMS int) api.Product {
 	t.Helper()
-	body := fmt.Sprintf(`{"name":"widget","stock":%d,"strategy":%q,"think_ms":%d}`, stock, strategy, thinkMS)
-	status, _, b, _, err := s.do(http.MethodPost, "/api/v1/products", adminToken, body)
-	if err != nil || status != http.StatusCreated {
-		t.Fatalf("create product = %d %s %v", status, b, err)
-	}
-	var p product
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
+	p, err := s.API.CreateProduct(context.Background(),
+		api.NewProduct{Name: "widget", Stock: &stock, Strategy: strategy, ThinkMS: thinkMS})
+	if err != nil {
+		t.Fatalf("create product: %v", err)
 	}
 	return p
 }
 
+// purchase buys through the typed client and returns the answer's status and problem code
+// (201 and "" for an order); the error is a transport error only.
 func (s *stack) purchase(id, user int64) (int, string, error) {
-	status, code, _, _, err := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", id), "",
-		fmt.Sprintf(`{"user_id":%d}`, user))
-	return status, code, err
+	_, err := s.API.Purchase(context.Background(), id, user)
+	return answerOf(err, http.StatusCreated)
 }
 
-func (s *stack) audit(t testing.TB, id int64) order.Audit {
-	t.Helper()
-	status, _, b, _, err := s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d/audit", id), adminToken, "")
-	if err != nil || status != http.StatusOK {
-		t.Fatalf("audit = %d %s %v", status, b, err)
+// answerOf splits what the typed client returned into the answer's status and problem code,
+// ok being the status of a success; an error that is not a problem is returned.
+func answerOf(err error, ok int) (int, string, error) {
+	var p *api.Problem
+	switch {
+	case err == nil:
+		return ok, "", nil
+	case errors.As(err, &p):
+		return p.Status, p.Code, nil
 	}
-	var a order.Audit
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatal(err)
+	return 0, "", err
+}
+
+func (s *stack) audit(t testing.TB, id int64) api.Audit {
+	t.Helper()
+	a, err := s.API.Audit(context.Background(), id)
+	if err != nil {
+		t.Fatalf("audit: %v", err)
 	}
 	return a
 }

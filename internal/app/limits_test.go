@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/testenv"
@@ -30,28 +32,28 @@ func limitedStack(t testing.TB, limits httpapi.RateLimits) *stack {
 	return serve(t, app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, AdminToken: adminToken, RateLimits: limits})
 }
 
-// buy purchases and checks the answer's status and code; on 429 it checks the problem
-// body and a Retry-After of whole seconds, at least 1.
+// buy purchases through the typed client and checks the answer's status and code; on 429
+// it checks the problem (the client takes a code only from an application/problem+json
+// body) and a Retry-After of whole seconds, at least 1.
 func buy(t *testing.T, s *stack, product, user int64, wantStatus int, wantCode string) {
 	t.Helper()
-	status, code, body, hdr, err := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", product), "",
-		fmt.Sprintf(`{"user_id":%d}`, user))
-	if err != nil {
-		t.Fatal(err)
+	_, err := s.API.Purchase(context.Background(), product, user)
+	status, code, terr := answerOf(err, http.StatusCreated)
+	if terr != nil {
+		t.Fatal(terr)
 	}
 	if status != wantStatus || code != wantCode {
-		t.Fatalf("purchase of %d by %d = %d %q, want %d %q; body %s", product, user, status, code, wantStatus, wantCode, body)
+		t.Fatalf("purchase of %d by %d = %d %q, want %d %q (%v)", product, user, status, code, wantStatus, wantCode, err)
 	}
-	if status != http.StatusTooManyRequests {
+	var p *api.Problem
+	if status != http.StatusTooManyRequests || !errors.As(err, &p) {
 		return
 	}
-	var p problem
-	mustJSON(t, body, &p)
-	if p.Status != 429 || p.Type == "" || !strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
-		t.Errorf("429 body %s, Content-Type %q: want a rate_limited problem", body, hdr.Get("Content-Type"))
+	if p.Type == "" {
+		t.Errorf("429 problem %+v: want a type", p)
 	}
-	if secs, err := strconv.Atoi(hdr.Get("Retry-After")); err != nil || secs < 1 {
-		t.Errorf("Retry-After = %q, want whole seconds >= 1", hdr.Get("Retry-After"))
+	if secs, err := strconv.Atoi(p.RetryAfter); err != nil || secs < 1 {
+		t.Errorf("Retry-After = %q, want whole seconds >= 1", p.RetryAfter)
 	}
 }
 
@@ -64,9 +66,9 @@ func TestRateLimitPerUser(t *testing.T) {
 		s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", p.ID), "", body) // invalid: not counted
 	}
 	buy(t, s, p.ID, 7, 201, "")
-	buy(t, s, p.ID, 7, 409, "already_purchased")
-	buy(t, s, p.ID, 7, 409, "already_purchased")
-	buy(t, s, p.ID, 7, 429, "rate_limited")
+	buy(t, s, p.ID, 7, 409, api.CodeAlreadyPurchased)
+	buy(t, s, p.ID, 7, 409, api.CodeAlreadyPurchased)
+	buy(t, s, p.ID, 7, 429, api.CodeRateLimited)
 	buy(t, s, p.ID, 8, 201, "")     // another user has a budget of their own
 	buy(t, s, other.ID, 7, 201, "") // and so has the same user on another product
 	_, _, metrics, _, err := s.do(http.MethodGet, "/metrics", "", "")
@@ -84,7 +86,7 @@ func TestRateLimitPerAddress(t *testing.T) {
 	p := s.createProduct(t, 100, "optimistic", 0)
 	buy(t, s, p.ID, 1, 201, "")
 	buy(t, s, p.ID, 2, 201, "")
-	buy(t, s, p.ID, 3, 429, "rate_limited") // every user id, one address
+	buy(t, s, p.ID, 3, 429, api.CodeRateLimited) // every user id, one address
 	// The address is the TCP peer: headers a client writes do not change it.
 	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/products/%d/purchase", s.URL, p.ID),
 		strings.NewReader(`{"user_id":4}`))
@@ -93,7 +95,7 @@ func TestRateLimitPerAddress(t *testing.T) {
 	}
 	req.Header.Set("X-Forwarded-For", "198.51.100.7")
 	req.Header.Set("X-Real-IP", "198.51.100.7")
-	resp, err := s.client.Do(req)
+	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +147,9 @@ func TestRateLimitSharedByProcesses(t *testing.T) {
 	second := serve(t, app.Config{DB: first.DB, Redis: first.Redis, RedisPrefix: first.Prefix, RateLimits: limits})
 	p := first.createProduct(t, 100, "optimistic", 0)
 	buy(t, first, p.ID, 5, 201, "")
-	buy(t, second, p.ID, 5, 409, "already_purchased")
-	buy(t, first, p.ID, 5, 429, "rate_limited")
-	buy(t, second, p.ID, 5, 429, "rate_limited")
+	buy(t, second, p.ID, 5, 409, api.CodeAlreadyPurchased)
+	buy(t, first, p.ID, 5, 429, api.CodeRateLimited)
+	buy(t, second, p.ID, 5, 429, api.CodeRateLimited)
 }
 
 // TestRateLimitSkipsSoldOut: once a product is known to be sold out, its answer (which
@@ -158,7 +160,7 @@ func TestRateLimitSkipsSoldOut(t *testing.T) {
 	p := s.createProduct(t, 1, "optimistic", 0)
 	buy(t, s, p.ID, 1, 201, "")
 	for range 3 {
-		buy(t, s, p.ID, 2, 409, "sold_out")
+		buy(t, s, p.ID, 2, 409, api.CodeSoldOut)
 	}
 }
 
@@ -168,7 +170,7 @@ func BenchmarkSoldOutHTTPRateLimited(b *testing.B) {
 	s := limitedStack(b, httpapi.RateLimits{User: httpapi.Rate{N: 1_000_000, Per: time.Second}})
 	p := s.createProduct(b, 0, "dlock", 0)
 	path := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
-	if status, code, _ := s.purchase(p.ID, 1); code != "sold_out" {
+	if status, code, _ := s.purchase(p.ID, 1); code != api.CodeSoldOut {
 		b.Fatalf("first purchase = %d %s", status, code)
 	}
 	var user atomic.Int64

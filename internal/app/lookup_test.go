@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
@@ -25,36 +26,34 @@ func TestOrderLookup(t *testing.T) {
 	for _, strategy := range append(safeStrategies, "naive") {
 		t.Run(strategy, func(t *testing.T) {
 			p := s.createProduct(t, 5, strategy, 0)
-			status, _, body, _, err := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", p.ID), "", `{"user_id":7}`)
-			var bought order.Order
-			if err != nil || status != http.StatusCreated {
-				t.Fatalf("purchase = %d %s %v", status, body, err)
-			}
-			mustJSON(t, body, &bought)
-
-			status, code, body, _, _ := s.do(http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", p.ID), "", `{"user_id":7}`)
-			var again problem
-			mustJSON(t, body, &again)
-			if status != http.StatusConflict || code != "already_purchased" || !strings.Contains(string(body), fmt.Sprintf(`"order_id":%d`, bought.ID)) {
-				t.Fatalf("retried purchase = %d %s, want 409 already_purchased with order_id %d", status, body, bought.ID)
+			ctx := context.Background()
+			bought, err := s.API.Purchase(ctx, p.ID, 7)
+			if err != nil {
+				t.Fatalf("purchase: %v", err)
 			}
 
-			status, _, body, _, _ = s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/7", p.ID), "", "")
-			var found order.Order
-			mustJSON(t, body, &found)
-			if status != http.StatusOK || found.ID != bought.ID || found.UserID != 7 || found.ProductID != p.ID {
-				t.Fatalf("lookup = %d %s, want order %d", status, body, bought.ID)
+			_, err = s.API.Purchase(ctx, p.ID, 7)
+			var again *api.Problem
+			if !errors.As(err, &again) || again.Status != http.StatusConflict || again.Code != api.CodeAlreadyPurchased || again.OrderID != bought.ID {
+				t.Fatalf("retried purchase = %v, want 409 already_purchased with order_id %d", err, bought.ID)
 			}
-			if status, code, body, _, _ := s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/8", p.ID), "", ""); status != http.StatusNotFound || code != "order_not_found" {
-				t.Fatalf("lookup of a user without an order = %d %s", status, body)
+
+			found, err := s.API.OrderOf(ctx, p.ID, 7)
+			if err != nil || found.ID != bought.ID || found.UserID != 7 || found.ProductID != p.ID {
+				t.Fatalf("lookup = %+v %v, want order %d", found, err, bought.ID)
+			}
+			_, err = s.API.OrderOf(ctx, p.ID, 8)
+			var none *api.Problem
+			if !errors.As(err, &none) || none.Status != http.StatusNotFound || none.Code != api.CodeOrderNotFound {
+				t.Fatalf("lookup of a user without an order = %v", err)
 			}
 		})
 	}
 	for path, want := range map[string]string{
-		"/api/v1/products/999999/orders/1": "404 product_not_found",
-		"/api/v1/products/1/orders/0":      "400 invalid_request",
-		"/api/v1/products/1/orders/x":      "400 invalid_request",
-		"/api/v1/products/0/orders/1":      "400 invalid_request",
+		"/api/v1/products/999999/orders/1": "404 " + api.CodeProductNotFound,
+		"/api/v1/products/1/orders/0":      "400 " + api.CodeInvalidRequest,
+		"/api/v1/products/1/orders/x":      "400 " + api.CodeInvalidRequest,
+		"/api/v1/products/0/orders/1":      "400 " + api.CodeInvalidRequest,
 	} {
 		if status, code, body, _, _ := s.do(http.MethodGet, path, "", ""); fmt.Sprintf("%d %s", status, code) != want {
 			t.Errorf("GET %s = %d %s, want %s", path, status, body, want)
@@ -75,9 +74,7 @@ func TestClientGoneIsNotAnError(t *testing.T) {
 	p := s.createProduct(t, 5, "optimistic", 500)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/api/v1/products/%d/purchase", s.URL, p.ID),
-		strings.NewReader(`{"user_id":1}`))
-	if _, err := s.client.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s.API.Purchase(ctx, p.ID, 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("purchase that the client gave up on = %v", err)
 	}
 	waitUntil(t, func() bool { return strings.Contains(logs.String(), "client went away") })

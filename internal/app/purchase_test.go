@@ -1,11 +1,12 @@
 package app_test
 
 import (
-	"fmt"
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/order"
 )
 
@@ -13,7 +14,7 @@ var safeStrategies = []string{"dlock", "pessimistic", "optimistic", "redis"}
 
 // checkAudit asserts the invariants from PostgreSQL: orders == sold, stock >= 0, no duplicate
 // buyer, nothing oversold, and (redis strategy) the gate agrees.
-func checkAudit(t *testing.T, a order.Audit, wantSold int) {
+func checkAudit(t *testing.T, a api.Audit, wantSold int) {
 	t.Helper()
 	if a.Orders != wantSold || a.Sold != wantSold || a.Stock < 0 || a.Oversold != 0 || a.DuplicateUsers != 0 || !a.Consistent {
 		t.Fatalf("audit = %+v (redis %+v), want %d sold, consistent", a, a.Redis, wantSold)
@@ -30,7 +31,7 @@ func TestNoOversellUnderCrowd(t *testing.T) {
 		t.Run(strategy, func(t *testing.T) {
 			p := first.createProduct(t, stock, strategy, 0)
 			res := crowd(t, stacks, p.ID, buyers, func(i int) int64 { return int64(i + 1) })
-			if other := buyers - res.get("201 ") - res.get("409 sold_out") - res.get("503 busy"); other != 0 {
+			if other := buyers - res.get("201 ") - res.get("409 "+api.CodeSoldOut) - res.get("503 "+api.CodeBusy); other != 0 {
 				t.Errorf("%d answers were neither bought, sold_out nor busy: %v", other, res.m)
 			}
 			if got := res.get("201 ") + sellOut(t, stacks, p.ID, buyers+1); got != stock {
@@ -51,7 +52,7 @@ func TestOneUserBuysOnce(t *testing.T) {
 			if got := res.get("201 "); got != 1 {
 				t.Errorf("bought = %d, want 1; answers %v", got, res.m)
 			}
-			if other := 50 - res.get("201 ") - res.get("409 already_purchased") - res.get("503 busy"); other != 0 {
+			if other := 50 - res.get("201 ") - res.get("409 "+api.CodeAlreadyPurchased) - res.get("503 "+api.CodeBusy); other != 0 {
 				t.Errorf("unexpected answers: %v", res.m)
 			}
 			checkAudit(t, s.audit(t, p.ID), 1)
@@ -95,16 +96,14 @@ func TestSoldOutFastPathAndProductView(t *testing.T) {
 		t.Fatalf("first purchase = %d %v", status, err)
 	}
 	for u := int64(2); u < 5; u++ {
-		if status, code, _ := s.purchase(p.ID, u); status != http.StatusConflict || code != "sold_out" {
+		if status, code, _ := s.purchase(p.ID, u); status != http.StatusConflict || code != api.CodeSoldOut {
 			t.Fatalf("purchase after sell-out = %d %s, want 409 sold_out", status, code)
 		}
 	}
-	status, _, b, _, _ := s.do(http.MethodGet, fmt.Sprintf("/api/v1/products/%d", p.ID), "", "")
-	if status != http.StatusOK {
-		t.Fatalf("get product = %d %s", status, b)
+	got, err := s.API.Product(context.Background(), p.ID)
+	if err != nil {
+		t.Fatalf("get product: %v", err)
 	}
-	var got product
-	mustJSON(t, b, &got)
 	if got.Stock != 0 || got.Sold != 1 || got.InitialStock != 1 || got.Strategy != "dlock" {
 		t.Fatalf("product = %+v", got)
 	}
@@ -140,9 +139,9 @@ func sellOut(t *testing.T, stacks []*stack, id, firstUser int64) int {
 			t.Fatalf("purchase: %v", err)
 		case status == http.StatusCreated:
 			bought++
-		case status == http.StatusConflict && code == "sold_out":
+		case status == http.StatusConflict && code == api.CodeSoldOut:
 			return bought
-		case status != http.StatusServiceUnavailable || code != "busy":
+		case status != http.StatusServiceUnavailable || code != api.CodeBusy:
 			t.Fatalf("purchase by %d = %d %s", u, status, code)
 		}
 	}

@@ -3,10 +3,11 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // requireAdmin lets a request through only with "Authorization: Bearer <token>". With no
@@ -16,7 +17,7 @@ func requireAdmin(token string) gin.HandlerFunc {
 	want := sha256.Sum256([]byte(token))
 	return func(c *gin.Context) {
 		if token == "" {
-			abortProblem(c, http.StatusForbidden, "admin_disabled",
+			abortProblem(c, api.CodeAdminDisabled,
 				"admin routes are disabled: the server has no ADMIN_TOKEN")
 			return
 		}
@@ -24,7 +25,7 @@ func requireAdmin(token string) gin.HandlerFunc {
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			c.Header("WWW-Authenticate", `Bearer realm="seckill admin"`)
-			abortProblem(c, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
+			abortProblem(c, api.CodeUnauthorized, "a valid admin bearer token is required")
 			return
 		}
 		c.Next()

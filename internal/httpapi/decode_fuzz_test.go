@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // FuzzDecodeBodies fuzzes the body decoder without any backing service (so it runs, and
@@ -30,14 +32,14 @@ func FuzzDecodeBodies(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var buy purchaseRequest
+		var buy api.Purchase
 		err := decodeInto(body, &buy)
-		agree(t, body, err, &buy, new(purchaseRequest))
-		roundTrip(t, err, &buy, new(purchaseRequest))
-		var create createProductRequest
+		agree(t, body, err, &buy, new(api.Purchase))
+		roundTrip(t, err, &buy, new(api.Purchase))
+		var create api.NewProduct
 		err = decodeInto(body, &create)
-		agree(t, body, err, &create, new(createProductRequest))
-		roundTrip(t, err, &create, new(createProductRequest))
+		agree(t, body, err, &create, new(api.NewProduct))
+		roundTrip(t, err, &create, new(api.NewProduct))
 	})
 }
 

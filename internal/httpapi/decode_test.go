@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // TestDecodeKeys: keys must be exactly a field's json tag, each once, at the top level;
@@ -13,7 +15,7 @@ func TestDecodeKeys(t *testing.T) {
 	long := strings.Repeat("k", 100)
 	tests := []struct {
 		body   string
-		create bool   // decode a createProductRequest, not a purchaseRequest
+		create bool   // decode an api.NewProduct, not an api.Purchase
 		want   string // the detail; "" for accepted
 	}{
 		{`{"user_id":1}`, false, ""},
@@ -35,9 +37,9 @@ func TestDecodeKeys(t *testing.T) {
 		{`{"name":"w","stock":1,"strategy":"redis","strategy":""}`, true, `duplicate key "strategy"`},
 	}
 	for _, tt := range tests {
-		var dst any = new(purchaseRequest)
+		var dst any = new(api.Purchase)
 		if tt.create {
-			dst = new(createProductRequest)
+			dst = new(api.NewProduct)
 		}
 		err := decodeInto([]byte(tt.body), dst)
 		if tt.want == "" {
@@ -59,12 +61,12 @@ func TestDecodeTooLarge(t *testing.T) {
 		`{"user_id":1,"x":"` + strings.Repeat("a", maxBody) + `"}`,
 		`{"user_id":1}` + strings.Repeat(" ", maxBody),
 	} {
-		if err := decodeInto([]byte(body), new(purchaseRequest)); !errors.Is(err, errTooLarge) {
+		if err := decodeInto([]byte(body), new(api.Purchase)); !errors.Is(err, errTooLarge) {
 			t.Errorf("%d-byte body: %v, want errTooLarge", len(body), err)
 		}
 	}
 	exact := `{"user_id":1}` + strings.Repeat(" ", maxBody-13)
-	if err := decodeInto([]byte(exact), new(purchaseRequest)); err != nil {
+	if err := decodeInto([]byte(exact), new(api.Purchase)); err != nil {
 		t.Errorf("%d-byte body: %v, want accepted", len(exact), err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
@@ -26,13 +27,6 @@ import (
 // seconds; failing inputs land in testdata/fuzz/ and run with every `go test`.
 
 const fuzzToken = "fuzz-admin-token"
-
-// knownCodes maps each problem code a client may see for bad input to its status.
-var knownCodes = map[string]int{
-	"invalid_request": 400, "unauthorized": 401, "admin_disabled": 403, "product_not_found": 404,
-	"not_found": 404, "order_not_found": 404, "method_not_allowed": 405, "sold_out": 409, "already_purchased": 409,
-	"request_too_large": 413, "rate_limited": 429,
-}
 
 // fuzzAPI wires the API on a fresh schema with a small pool, the per-user rate limiter on
 // (with a budget no fuzz run reaches, so that its body handling is fuzzed too).
@@ -64,8 +58,8 @@ func call(h http.Handler, method, path, token string, body []byte) *httptest.Res
 	return w
 }
 
-// checkAnswer fails on a 5xx, and on a 4xx that is not a well-formed problem with a known
-// code for its status and nothing internal in it.
+// checkAnswer fails on a 5xx, and on a 4xx that is not a well-formed problem with a code of
+// the contract answered with its status, and nothing internal in it.
 func checkAnswer(t *testing.T, w *httptest.ResponseRecorder) {
 	t.Helper()
 	if w.Code >= 500 {
@@ -74,14 +68,14 @@ func checkAnswer(t *testing.T, w *httptest.ResponseRecorder) {
 	if w.Code < 400 {
 		return
 	}
-	var p httpapi.Problem
+	var p api.Problem
 	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
 		t.Fatalf("%d body is not a problem: %v: %s", w.Code, err, w.Body)
 	}
-	if knownCodes[p.Code] != w.Code || p.Status != w.Code || !strings.HasSuffix(p.Type, "#error-"+p.Code) {
+	if api.Status(p.Code) != w.Code || p.Status != w.Code || !strings.HasSuffix(p.Type, "#error-"+p.Code) {
 		t.Fatalf("%d answered with problem %+v", w.Code, p)
 	}
-	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, api.ContentTypeProblem) {
 		t.Fatalf("%d Content-Type = %q", w.Code, ct)
 	}
 	for _, leak := range []string{"SQL", "pgx", "gorm", "redis:", "goroutine", ".go:", "inventory:", "order:"} {
@@ -94,7 +88,7 @@ func checkAnswer(t *testing.T, w *httptest.ResponseRecorder) {
 func createProduct(f *testing.F, h http.Handler, body string) int64 {
 	f.Helper()
 	w := call(h, http.MethodPost, "/api/v1/products", fuzzToken, []byte(body))
-	var p struct{ ID int64 }
+	var p api.Product
 	if w.Code != http.StatusCreated || json.Unmarshal(w.Body.Bytes(), &p) != nil {
 		f.Fatalf("create product = %d %s", w.Code, w.Body)
 	}
@@ -117,17 +111,12 @@ func FuzzPurchaseBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w := call(h, http.MethodPost, path, "", body)
 		checkAnswer(t, w)
-		var req struct {
-			UserID *int64 `json:"user_id"`
-		}
-		valid := httpapi.StrictDecode(body, &req) == nil && req.UserID != nil && *req.UserID > 0
+		var req api.Purchase
+		valid := httpapi.StrictDecode(body, &req) == nil && req.UserID > 0
 		switch {
 		case w.Code == http.StatusCreated:
-			var o struct {
-				ProductID int64 `json:"product_id"`
-				UserID    int64 `json:"user_id"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &o); err != nil || !valid || o.UserID != *req.UserID || o.ProductID != product {
+			var o api.Order
+			if err := json.Unmarshal(w.Body.Bytes(), &o); err != nil || !valid || o.UserID != req.UserID || o.ProductID != product {
 				t.Fatalf("201 %s for body %q (reference: valid %v)", w.Body, body, valid)
 			}
 		case w.Code == http.StatusConflict:
@@ -158,12 +147,7 @@ func FuzzCreateProductBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w := call(h, http.MethodPost, "/api/v1/products", fuzzToken, body)
 		checkAnswer(t, w)
-		var req struct {
-			Name     string `json:"name"`
-			Stock    *int   `json:"stock"`
-			Strategy string `json:"strategy"`
-			ThinkMS  int    `json:"think_ms"`
-		}
+		var req api.NewProduct
 		valid := httpapi.StrictDecode(body, &req) == nil && req.Stock != nil
 		np := inventory.NewProduct{Name: req.Name, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS}
 		if valid {
@@ -186,17 +170,17 @@ func FuzzCreateProductBody(f *testing.F) {
 // checkStored checks that the product created (answer w) and read back is np.
 func checkStored(t *testing.T, h http.Handler, w *httptest.ResponseRecorder, np inventory.NewProduct) {
 	t.Helper()
-	var created inventory.Product
+	var created api.Product
 	if err := json.Unmarshal(w.Body.Bytes(), &created); err != nil {
 		t.Fatal(err)
 	}
 	r := call(h, http.MethodGet, "/api/v1/products/"+strconv.FormatInt(created.ID, 10), "", nil)
-	var got inventory.Product
+	var got api.Product
 	if r.Code != http.StatusOK || json.Unmarshal(r.Body.Bytes(), &got) != nil {
 		t.Fatalf("get created product = %d %s", r.Code, r.Body)
 	}
-	for _, p := range []inventory.Product{created, got} {
-		if p.Name != np.Name || p.Stock != np.Stock || p.InitialStock != np.Stock || p.Strategy != np.Strategy || p.ThinkMS != np.ThinkMS {
+	for _, p := range []api.Product{created, got} {
+		if p.Name != np.Name || p.Stock != np.Stock || p.InitialStock != np.Stock || p.Strategy != string(np.Strategy) || p.ThinkMS != np.ThinkMS {
 			t.Fatalf("stored %+v, want %+v", p, np)
 		}
 	}

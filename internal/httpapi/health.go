@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // Check reports whether one dependency answers. It must honour ctx.
@@ -15,7 +17,7 @@ type Check func(ctx context.Context) error
 // handleHealthz answers 200 while the process is alive and serving.
 func handleHealthz() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+		c.JSON(http.StatusOK, api.Health{Status: api.StateOK})
 	}
 }
 
@@ -31,18 +33,14 @@ func handleReadyz(checks map[string]Check, logf func(name string, err error)) gi
 	return func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
-		status, states := http.StatusOK, make(map[string]string, len(names))
+		status, body := http.StatusOK, api.Readiness{Status: api.StateOK, Checks: make(map[string]string, len(names))}
 		for _, name := range names {
 			if err := checks[name](ctx); err != nil {
 				logf(name, err)
-				status, states[name] = http.StatusServiceUnavailable, "unavailable"
+				status, body.Status, body.Checks[name] = http.StatusServiceUnavailable, api.StateUnavailable, api.StateUnavailable
 				continue
 			}
-			states[name] = "ok"
-		}
-		body := gin.H{"status": "ok", "checks": states}
-		if status != http.StatusOK {
-			body["status"] = "unavailable"
+			body.Checks[name] = api.StateOK
 		}
 		c.JSON(status, body)
 	}

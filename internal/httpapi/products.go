@@ -6,28 +6,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/inventory"
 )
-
-// productView is a product as the API shows it.
-type productView struct {
-	inventory.Product
-	Sold int `json:"sold"`
-}
-
-func viewProduct(p inventory.Product) productView { return productView{Product: p, Sold: p.Sold()} }
-
-type createProductRequest struct {
-	Name     string `json:"name"`
-	Stock    *int   `json:"stock"`
-	Strategy string `json:"strategy"`
-	ThinkMS  int    `json:"think_ms"`
-}
 
 // handleCreateProduct: POST /api/v1/products (admin).
 func handleCreateProduct(d Deps) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		var req createProductRequest
+		var req api.NewProduct
 		if err := decodeJSON(c, &req); err != nil {
 			writeError(c, d, err)
 			return
@@ -45,7 +31,7 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 		}
 		d.Logger.Info("product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy)
 		c.Header("Location", "/api/v1/products/"+strconv.FormatInt(p.ID, 10))
-		c.JSON(http.StatusCreated, viewProduct(p))
+		c.JSON(http.StatusCreated, productOf(p))
 	}
 }
 
@@ -62,12 +48,8 @@ func handleGetProduct(d Deps) gin.HandlerFunc {
 			writeError(c, d, err)
 			return
 		}
-		c.JSON(http.StatusOK, viewProduct(p))
+		c.JSON(http.StatusOK, productOf(p))
 	}
-}
-
-type purchaseRequest struct {
-	UserID *int64 `json:"user_id"`
 }
 
 // handlePurchase: POST /api/v1/products/:id/purchase.
@@ -78,25 +60,25 @@ func handlePurchase(d Deps) gin.HandlerFunc {
 			writeError(c, d, err)
 			return
 		}
-		var req purchaseRequest
+		var req api.Purchase
 		if err := decodeJSON(c, &req); err != nil {
 			writeError(c, d, err)
 			return
 		}
-		if req.UserID == nil || *req.UserID <= 0 {
+		if req.UserID <= 0 { // missing and null read as 0
 			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
 			return
 		}
-		if err := d.Limiter.Allow(c.Request.Context(), id, *req.UserID, c.ClientIP()); err != nil {
+		if err := d.Limiter.Allow(c.Request.Context(), id, req.UserID, c.ClientIP()); err != nil {
 			writeError(c, d, err)
 			return
 		}
-		o, err := d.Orders.Purchase(c.Request.Context(), id, *req.UserID)
+		o, err := d.Orders.Purchase(c.Request.Context(), id, req.UserID)
 		if err != nil {
 			writeError(c, d, err)
 			return
 		}
-		c.JSON(http.StatusCreated, o)
+		c.JSON(http.StatusCreated, orderOf(o))
 	}
 }
 
@@ -119,7 +101,7 @@ func handleOrderOf(d Deps) gin.HandlerFunc {
 			writeError(c, d, err)
 			return
 		}
-		c.JSON(http.StatusOK, o)
+		c.JSON(http.StatusOK, orderOf(o))
 	}
 }
 
@@ -136,6 +118,6 @@ func handleAudit(d Deps) gin.HandlerFunc {
 			writeError(c, d, err)
 			return
 		}
-		c.JSON(http.StatusOK, a)
+		c.JSON(http.StatusOK, auditOf(a))
 	}
 }

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // addRoutes is the single list of every route the API serves.
@@ -25,9 +25,9 @@ func addRoutes(r *gin.Engine, d Deps) {
 	v1.GET("/products/:id/audit", admin, handleAudit(d))
 
 	r.NoRoute(func(c *gin.Context) {
-		abortProblem(c, http.StatusNotFound, "not_found", "no such route")
+		abortProblem(c, api.CodeNotFound, "no such route")
 	})
 	r.NoMethod(func(c *gin.Context) {
-		abortProblem(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+		abortProblem(c, api.CodeMethodNotAllowed, "method not allowed on this route")
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
@@ -40,6 +41,6 @@ func NewServer(d Deps) http.Handler {
 func recoverer(log *slog.Logger) gin.HandlerFunc {
 	return gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, rec any) {
 		log.Error("panic in handler", "method", c.Request.Method, "path", c.FullPath(), "panic", rec)
-		abortProblem(c, http.StatusInternalServerError, "internal", "")
+		abortProblem(c, api.CodeInternal, "")
 	})
 }

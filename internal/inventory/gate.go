@@ -134,10 +134,10 @@ func (g *Gate) Expired(ctx context.Context, id int64, limit int) ([]Pending, err
 
 // GateState is what the gate holds for a product.
 type GateState struct {
-	Seeded  bool  `json:"seeded"`
-	Stock   int64 `json:"stock"`
-	Buyers  int64 `json:"buyers"`
-	Pending int64 `json:"pending"` // admissions PostgreSQL has not confirmed yet
+	Seeded  bool
+	Stock   int64
+	Buyers  int64
+	Pending int64 // admissions PostgreSQL has not confirmed yet
 }
 
 // State reads the gate of product id.

@@ -45,15 +45,15 @@ const (
 
 // Product is a row of the products table.
 type Product struct {
-	ID           int64     `json:"id"`
-	Name         string    `json:"name"`
-	Stock        int       `json:"stock"`
-	InitialStock int       `json:"initial_stock"`
-	Strategy     Strategy  `json:"strategy"`
-	ThinkMS      int       `json:"think_ms"`
-	Fence        int64     `json:"-"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID           int64
+	Name         string
+	Stock        int
+	InitialStock int
+	Strategy     Strategy
+	ThinkMS      int
+	Fence        int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // TableName maps Product to its table for GORM.

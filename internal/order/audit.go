@@ -10,24 +10,24 @@ import (
 // Audit is what PostgreSQL (and, for the redis strategy, the Redis gate) says about a
 // product's sale. It is computed from the tables, not from counters the service keeps.
 type Audit struct {
-	ProductID      int64 `json:"product_id"`
-	InitialStock   int   `json:"initial_stock"`
-	Stock          int   `json:"stock"`
-	Orders         int   `json:"orders"`
-	Sold           int   `json:"sold"`            // initial_stock - stock
-	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
-	DuplicateUsers int   `json:"duplicate_users"` // users with more than one order
+	ProductID      int64
+	InitialStock   int
+	Stock          int
+	Orders         int
+	Sold           int // initial_stock - stock
+	Oversold       int // orders beyond initial_stock
+	DuplicateUsers int // users with more than one order
 	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
 	// the redis strategy the gate agrees with PostgreSQL.
-	Consistent bool       `json:"consistent"`
-	Redis      *GateAudit `json:"redis,omitempty"`
+	Consistent bool
+	Redis      *GateAudit
 }
 
 // GateAudit compares the Redis gate with PostgreSQL: its stock must equal the product's
 // stock and its buyers the number of orders.
 type GateAudit struct {
 	inventory.GateState
-	Agrees bool `json:"agrees"`
+	Agrees bool
 }
 
 // Audit computes the audit of product id.

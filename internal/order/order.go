@@ -61,10 +61,10 @@ func (e *PurchasedError) Unwrap() error { return ErrAlreadyPurchased }
 
 // Order is a row of the orders table.
 type Order struct {
-	ID        int64     `json:"order_id"`
-	ProductID int64     `json:"product_id"`
-	UserID    int64     `json:"user_id"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        int64
+	ProductID int64
+	UserID    int64
+	CreatedAt time.Time
 }
 
 // TableName maps Order to its table for GORM.

@@ -1,0 +1,113 @@
+// Package client is a typed Go client of seckill's HTTP API, speaking the contract of
+// package api. Every answer other than 2xx comes back as an *api.Problem, so callers branch
+// on the problem's code:
+//
+//	c := client.New("http://127.0.0.1:8080", &client.Options{AdminToken: token})
+//	p, err := c.CreateProduct(ctx, api.NewProduct{Name: "widget", Stock: new(100)})
+//	...
+//	_, err = c.Purchase(ctx, p.ID, userID)
+//	var prob *api.Problem
+//	if errors.As(err, &prob) && prob.Code == api.CodeSoldOut { ... }
+//
+// The problem's status is the response's, and its RetryAfter field holds the response's
+// Retry-After header (on 429 and 503). An answer whose body is not a problem (from a proxy
+// in front of the API, or /readyz's 503) is a Problem with the status and no code. An error
+// that is not an *api.Problem means no answer came (the connection failed, ctx ended, the
+// client's timeout passed) or the answer could not be read; it wraps the cause, so
+// errors.Is(err, context.DeadlineExceeded) works. Every error names the request's method and
+// path. The methods never retry. CheckResponse does the same for requests the methods
+// cannot send.
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/seckill/seckill/internal/api"
+)
+
+// Options configures a Client. The zero value (or nil) means the defaults.
+type Options struct {
+	// AdminToken is sent as "Authorization: Bearer <token>" on the admin routes (creating a
+	// product, the audit) and only there. Default: none, and those routes answer 401 or 403.
+	AdminToken string
+	// HTTPClient sends the requests. Default: a client with a 10 s timeout per request.
+	HTTPClient *http.Client
+}
+
+// DefaultTimeout is the timeout of the default HTTPClient.
+const DefaultTimeout = 10 * time.Second
+
+// maxAnswer bounds how much of an answer's body is read.
+const maxAnswer = 1 << 20
+
+// Client calls one seckill API. It is safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	hc    *http.Client
+}
+
+// New returns a client of the API at baseURL ("http://host:port"); opts may be nil.
+func New(baseURL string, opts *Options) *Client {
+	if opts == nil {
+		opts = &Options{}
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: DefaultTimeout}
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: opts.AdminToken, hc: hc}
+}
+
+// CreateProduct creates a product (admin): POST /api/v1/products.
+func (c *Client) CreateProduct(ctx context.Context, np api.NewProduct) (api.Product, error) {
+	var p api.Product
+	err := c.do(ctx, http.MethodPost, "/api/v1/products", true, np, &p)
+	return p, err
+}
+
+// Product reads product id: GET /api/v1/products/{id}.
+func (c *Client) Product(ctx context.Context, id int64) (api.Product, error) {
+	var p api.Product
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d", id), false, nil, &p)
+	return p, err
+}
+
+// Purchase buys product productID for user userID: POST /api/v1/products/{id}/purchase.
+// The order is committed when it returns nil. A user buys a product at most once, so a
+// purchase that got no answer (or api.CodeOutcomeUnknown) may be retried: the retry answers
+// the order or an *api.Problem with api.CodeAlreadyPurchased and its OrderID.
+func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Order, error) {
+	var o api.Order
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", productID), false,
+		api.Purchase{UserID: userID}, &o)
+	return o, err
+}
+
+// OrderOf reads user userID's order of product productID as committed now:
+// GET /api/v1/products/{id}/orders/{user_id}. No order is an *api.Problem with
+// api.CodeOrderNotFound.
+func (c *Client) OrderOf(ctx context.Context, productID, userID int64) (api.Order, error) {
+	var o api.Order
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/%d", productID, userID), false, nil, &o)
+	return o, err
+}
+
+// Audit computes the audit of product id (admin): GET /api/v1/products/{id}/audit.
+func (c *Client) Audit(ctx context.Context, id int64) (api.Audit, error) {
+	var a api.Audit
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/audit", id), true, nil, &a)
+	return a, err
+}
+
+// Ready asks GET /readyz once and returns nil when every dependency answers. A 503 is an
+// *api.Problem with the status, no code, and a detail naming the dependencies that are
+// unavailable. It does not retry: poll it until ctx ends to wait for a starting server.
+func (c *Client) Ready(ctx context.Context) error {
+	var r api.Readiness
+	return c.do(ctx, http.MethodGet, "/readyz", false, nil, &r)
+}

@@ -1,0 +1,142 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
+)
+
+// The API itself answers the client in internal/app's tests (TestContract and every test
+// that buys). The servers here stand in for what is not the API: a proxy in front of it, a
+// server that is gone, and a recorder of what the client sends.
+
+// front serves every request with status, Content-Type ctype, Retry-After retry and body.
+func front(t *testing.T, status int, ctype, retry, body string) *client.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		if retry != "" {
+			w.Header().Set("Retry-After", retry)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return client.New(srv.URL+"/", nil)
+}
+
+// TestNotAProblem: an answer that is not a problem (by its Content-Type) is a Problem with
+// the status, its Retry-After and no code, whose detail tells what the body said.
+func TestNotAProblem(t *testing.T) {
+	long := strings.Repeat("é", 150)
+	for _, tt := range []struct {
+		name, ctype, body string
+		status            int
+		detail            string
+	}{
+		{"proxy page", "text/html", "<html>502 Bad Gateway</html>\n", 502, "<html>502 Bad Gateway</html>"},
+		{"long body", "text/plain", long, 503, long[:200] + "..."},
+		{"problem sent as json", "application/json", `{"status":409,"code":"sold_out"}`, 409, `{"status":409,"code":"sold_out"}`},
+		{"not ready", "application/json; charset=utf-8",
+			`{"checks":{"postgres":"ok","redis":"unavailable","serving":"unavailable"},"status":"unavailable"}`, 503,
+			"not ready: redis unavailable, serving unavailable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := front(t, tt.status, tt.ctype, "7", tt.body)
+			_, err := c.Purchase(context.Background(), 1, 2)
+			var p *api.Problem
+			if !errors.As(err, &p) {
+				t.Fatalf("Purchase = %v, want an *api.Problem", err)
+			}
+			if p.Status != tt.status || p.Code != "" || p.Detail != tt.detail || p.RetryAfter != "7" || p.Title != http.StatusText(tt.status) {
+				t.Errorf("problem = %+v, want status %d, no code, detail %q, Retry-After 7", p, tt.status, tt.detail)
+			}
+		})
+	}
+}
+
+// TestProblem: a problem body is the error, with the response's status and Retry-After,
+// behind the request's method and path.
+func TestProblem(t *testing.T) {
+	c := front(t, 503, "application/problem+json", "1",
+		`{"type":"https://github.com/seckill/seckill#error-busy","title":"Service Unavailable","status":503,"code":"busy","detail":"retry shortly"}`)
+	err := c.Ready(context.Background())
+	var p *api.Problem
+	if !errors.As(err, &p) || p.Code != api.CodeBusy || p.Status != 503 || p.RetryAfter != "1" || p.Detail != "retry shortly" {
+		t.Fatalf("Ready = %v (%+v), want the busy problem", err, p)
+	}
+	if got, want := err.Error(), "GET /readyz: 503 busy: retry shortly"; got != want {
+		t.Errorf("error = %q, want %q", got, want)
+	}
+}
+
+// TestNoAnswer: when no answer comes, or it cannot be read, the error is not a Problem and
+// wraps its cause.
+func TestNoAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	if _, err := client.New(srv.URL, nil).Product(context.Background(), 1); err == nil || errors.As(err, new(*api.Problem)) {
+		t.Errorf("Product from a closed server = %v, want a transport error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := front(t, 200, "application/json", "", `{}`).Audit(ctx, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("Audit with a cancelled context = %v, want context.Canceled", err)
+	}
+	_, err := front(t, 200, "application/json", "", `not json`).OrderOf(context.Background(), 1, 2)
+	if err == nil || errors.As(err, new(*api.Problem)) || !strings.HasPrefix(err.Error(), "GET /api/v1/products/1/orders/2: decode answer") {
+		t.Errorf("OrderOf with a body that is not JSON = %v, want a decode error", err)
+	}
+}
+
+// TestRequests: each method's request, and the admin token on admin routes only.
+func TestRequests(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, strings.TrimSpace(r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(body)))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c := client.New(srv.URL, &client.Options{AdminToken: "tok"})
+	ctx := context.Background()
+	for _, err := range []error{
+		first(c.CreateProduct(ctx, api.NewProduct{Name: "w", Stock: new(0)})),
+		first(c.Product(ctx, 3)),
+		first(c.Purchase(ctx, 3, 9)),
+		first(c.OrderOf(ctx, 3, 9)),
+		first(c.Audit(ctx, 3)),
+		c.Ready(ctx),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`POST /api/v1/products Bearer tok {"name":"w","stock":0,"strategy":"","think_ms":0}`,
+		`GET /api/v1/products/3`,
+		`POST /api/v1/products/3/purchase  {"user_id":9}`,
+		`GET /api/v1/products/3/orders/9`,
+		`GET /api/v1/products/3/audit Bearer tok`,
+		`GET /readyz`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func first[T any](_ T, err error) error { return err }

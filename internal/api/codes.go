@@ -1,0 +1,77 @@
+package api
+
+import "net/http"
+
+// The problem codes: Problem.Code, stable and machine-readable. Each is answered with one
+// status (see Status); the README's error table says the same in more words.
+const (
+	// CodeInvalidRequest (400): malformed JSON, not exactly one object, an unknown,
+	// repeated or case-variant key, a missing or invalid field, or a path id or user id
+	// that is not a positive 64-bit integer.
+	CodeInvalidRequest = "invalid_request"
+	// CodeUnauthorized (401): an admin route without the right bearer token.
+	CodeUnauthorized = "unauthorized"
+	// CodeAdminDisabled (403): an admin route while the server has no admin token.
+	CodeAdminDisabled = "admin_disabled"
+	// CodeNotFound (404): no such route.
+	CodeNotFound = "not_found"
+	// CodeProductNotFound (404): no product with the id in the path.
+	CodeProductNotFound = "product_not_found"
+	// CodeOrderNotFound (404): the order lookup found no order of this user for this product.
+	CodeOrderNotFound = "order_not_found"
+	// CodeMethodNotAllowed (405): a method the route does not serve.
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeSoldOut (409): the product has no stock left.
+	CodeSoldOut = "sold_out"
+	// CodeAlreadyPurchased (409): the user already has an order of this product (one per
+	// user); Problem.OrderID names it.
+	CodeAlreadyPurchased = "already_purchased"
+	// CodeRequestTooLarge (413): a request body over 4 KiB.
+	CodeRequestTooLarge = "request_too_large"
+	// CodeRateLimited (429): too many purchase attempts by this user for this product, or
+	// from this address; Retry-After says when to try again. Nothing was written.
+	CodeRateLimited = "rate_limited"
+	// CodeClientClosedRequest (499): the client went away before its answer, so nobody
+	// reads it; it shows in logs and metrics.
+	CodeClientClosedRequest = "client_closed_request"
+	// CodeInternal (500): a bug; the details go to the server's log only.
+	CodeInternal = "internal"
+	// CodeBusy (503): the product's lock could not be had in time, or was lost, or the
+	// purchase ran out of time, or another purchase of this user is in flight. Nothing was
+	// written; retry after Retry-After.
+	CodeBusy = "busy"
+	// CodeUnavailable (503): PostgreSQL or Redis cannot serve for now. Nothing was written;
+	// retry after Retry-After.
+	CodeUnavailable = "unavailable"
+	// CodeOutcomeUnknown (503): the purchase's COMMIT got no answer and PostgreSQL could not
+	// be asked what became of it: the order may exist. Retrying the purchase, or the order
+	// lookup, tells.
+	CodeOutcomeUnknown = "outcome_unknown"
+)
+
+// StatusClientClosedRequest is the status of CodeClientClosedRequest, nginx's 499, which
+// net/http does not name.
+const StatusClientClosedRequest = 499
+
+// statuses maps each code to the status it is answered with.
+var statuses = map[string]int{
+	CodeInvalidRequest:      http.StatusBadRequest,
+	CodeUnauthorized:        http.StatusUnauthorized,
+	CodeAdminDisabled:       http.StatusForbidden,
+	CodeNotFound:            http.StatusNotFound,
+	CodeProductNotFound:     http.StatusNotFound,
+	CodeOrderNotFound:       http.StatusNotFound,
+	CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	CodeSoldOut:             http.StatusConflict,
+	CodeAlreadyPurchased:    http.StatusConflict,
+	CodeRequestTooLarge:     http.StatusRequestEntityTooLarge,
+	CodeRateLimited:         http.StatusTooManyRequests,
+	CodeClientClosedRequest: StatusClientClosedRequest,
+	CodeInternal:            http.StatusInternalServerError,
+	CodeBusy:                http.StatusServiceUnavailable,
+	CodeUnavailable:         http.StatusServiceUnavailable,
+	CodeOutcomeUnknown:      http.StatusServiceUnavailable,
+}
+
+// Status is the HTTP status the API answers code with, 0 for a code it never answers.
+func Status(code string) int { return statuses[code] }

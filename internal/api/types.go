@@ -1,0 +1,92 @@
+package api
+
+import "time"
+
+// NewProduct is the body of POST /api/v1/products (admin): a product to create.
+type NewProduct struct {
+	// Name is 1 to 200 characters of valid UTF-8, without NUL.
+	Name string `json:"name"`
+	// Stock is required, 0 to 100,000,000; a pointer because 0 is a stock and missing is an
+	// error: write new(10).
+	Stock *int `json:"stock"`
+	// Strategy is one of dlock (the default, when empty), naive, pessimistic, optimistic,
+	// redis.
+	Strategy string `json:"strategy"`
+	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock.
+	ThinkMS int `json:"think_ms"`
+}
+
+// Product is a product as the API shows it: the body of 201 to POST /api/v1/products and of
+// 200 to GET /api/v1/products/{id}.
+type Product struct {
+	ID           int64     `json:"id"`
+	Name         string    `json:"name"`
+	Stock        int       `json:"stock"`
+	InitialStock int       `json:"initial_stock"`
+	Strategy     string    `json:"strategy"`
+	ThinkMS      int       `json:"think_ms"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	Sold         int       `json:"sold"` // initial_stock - stock
+}
+
+// Purchase is the body of POST /api/v1/products/{id}/purchase.
+type Purchase struct {
+	// UserID is the buyer, a positive 64-bit integer; missing reads as 0, which is refused.
+	UserID int64 `json:"user_id"`
+}
+
+// Order is a committed purchase: the body of 201 to a purchase and of 200 to the order
+// lookup GET /api/v1/products/{id}/orders/{user_id}.
+type Order struct {
+	ID        int64     `json:"order_id"`
+	ProductID int64     `json:"product_id"`
+	UserID    int64     `json:"user_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Audit is the body of 200 to GET /api/v1/products/{id}/audit (admin): what PostgreSQL, and
+// for the redis strategy the Redis gate, say about a product's sale, computed on each call.
+type Audit struct {
+	ProductID      int64 `json:"product_id"`
+	InitialStock   int   `json:"initial_stock"`
+	Stock          int   `json:"stock"`
+	Orders         int   `json:"orders"`
+	Sold           int   `json:"sold"`            // initial_stock - stock
+	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
+	DuplicateUsers int   `json:"duplicate_users"` // users with more than one order
+	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
+	// the redis strategy the gate agrees with PostgreSQL.
+	Consistent bool `json:"consistent"`
+	// Redis is the gate's side, for the redis strategy only.
+	Redis *GateAudit `json:"redis,omitempty"`
+}
+
+// GateAudit is the Redis gate of a redis-strategy product, compared with PostgreSQL.
+type GateAudit struct {
+	Seeded  bool  `json:"seeded"`  // the gate holds the product's stock and buyers
+	Stock   int64 `json:"stock"`   // stock left in the gate
+	Buyers  int64 `json:"buyers"`  // users the gate admitted
+	Pending int64 `json:"pending"` // admissions PostgreSQL has not confirmed yet
+	// Agrees: the gate's stock and buyers equal PostgreSQL's (or no buyer came yet).
+	Agrees bool `json:"agrees"`
+}
+
+// The states in Health and Readiness.
+const (
+	StateOK          = "ok"
+	StateUnavailable = "unavailable"
+)
+
+// Health is the body of 200 to GET /healthz: the process is alive and serving.
+type Health struct {
+	Status string `json:"status"` // StateOK
+}
+
+// Readiness is the body of GET /readyz: 200 when every dependency answers, 503 otherwise.
+type Readiness struct {
+	// Checks holds the state of each dependency by name: StateOK or StateUnavailable,
+	// never the error, which goes to the server's log.
+	Checks map[string]string `json:"checks"`
+	Status string            `json:"status"` // StateOK or StateUnavailable
+}

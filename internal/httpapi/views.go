@@ -1,0 +1,31 @@
+package httpapi
+
+import (
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// The domain's values as the contract shows them: the API encodes only package api's types.
+
+func productOf(p inventory.Product) api.Product {
+	return api.Product{
+		ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
+		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+	}
+}
+
+func orderOf(o order.Order) api.Order {
+	return api.Order{ID: o.ID, ProductID: o.ProductID, UserID: o.UserID, CreatedAt: o.CreatedAt}
+}
+
+func auditOf(a order.Audit) api.Audit {
+	out := api.Audit{
+		ProductID: a.ProductID, InitialStock: a.InitialStock, Stock: a.Stock, Orders: a.Orders, Sold: a.Sold,
+		Oversold: a.Oversold, DuplicateUsers: a.DuplicateUsers, Consistent: a.Consistent,
+	}
+	if g := a.Redis; g != nil {
+		out.Redis = &api.GateAudit{Seeded: g.Seeded, Stock: g.Stock, Buyers: g.Buyers, Pending: g.Pending, Agrees: g.Agrees}
+	}
+	return out
+}
