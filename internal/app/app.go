@@ -95,9 +95,9 @@ func New(cfg Config) *App {
 func newLocks(cfg Config, obs dlock.Observer) *dlock.Client {
 	opt := &dlock.ClientOptions{Observer: obs}
 	if len(cfg.LockNodes) > 0 {
-		return dlock.NewRedlockWithOptions(cfg.LockNodes, opt)
+		return dlock.NewRedlock(cfg.LockNodes, opt)
 	}
-	return dlock.NewWithOptions(cfg.Redis, opt)
+	return dlock.New(cfg.Redis, opt)
 }
 
 // withLockCheck adds to checks, under Redlock, a "redlock" check that a majority of the lock
