@@ -2,33 +2,41 @@
 SHELL := /bin/bash
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
+# `make` with no target still runs `make up`, as it did when up was simply the first target;
+# `make help` lists the targets. (help as the default would change what a bare `make` does.)
+.DEFAULT_GOAL := up
+
 # The servers `make up` provides. Override to test against others.
 export DATABASE_URL ?= postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable
 export REDIS_ADDR ?= 127.0.0.1:6379
 
-.PHONY: up down status test vet build demo clean
+.PHONY: help up down status test vet build demo clean
 
-up: ## start (or reuse) PostgreSQL and Redis on loopback
+help: ## list the targets and what they do
+	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { name[++n] = $$1; desc[n] = $$2; if (length($$1) > w) w = length($$1) } \
+		END { for (i = 1; i <= n; i++) printf "  %-" w "s  %s\n", name[i], desc[i] }' $(MAKEFILE_LIST)
+
+up: ## start (or reuse) PostgreSQL and Redis on loopback (what a bare `make` does)
 	@scripts/infra.sh up
 
 down: ## stop what `make up` started, nothing else
 	@scripts/infra.sh down
 
-status:
+status: ## whether PostgreSQL and Redis answer, and what `make up` started
 	@scripts/infra.sh status
 
-vet:
+vet: ## go vet every package
 	$(GO) vet ./...
 
 test: up vet ## vet, then every test with the race detector against the real servers
 	$(GO) test -race -count=1 ./...
 
-build:
+build: ## bin/api and bin/loadtest
 	@mkdir -p bin
 	$(GO) build -o bin/api ./cmd/api
 	$(GO) build -o bin/loadtest ./cmd/loadtest
 
-clean:
+clean: ## remove bin/
 	rm -rf bin
 
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
@@ -57,7 +65,7 @@ cluster-up: ## start (or reuse) the Redis Cluster and the Redlock servers; print
 cluster-down: ## stop what `make cluster-up` started, nothing else
 	@scripts/cluster.sh down
 
-cluster-status:
+cluster-status: ## which cluster and Redlock ports answer, and whether the cluster is ok
 	@scripts/cluster.sh status
 
 test-cluster: up ## only the multi-node tests (part of `make test` already)
