@@ -2,33 +2,59 @@
 SHELL := /bin/bash
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
+# `make` with no target still runs `make up`, as it did when up was simply the first target;
+# `make help` lists the targets. (help as the default would change what a bare `make` does.)
+.DEFAULT_GOAL := up
+
 # The servers `make up` provides. Override to test against others.
 export DATABASE_URL ?= postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable
 export REDIS_ADDR ?= 127.0.0.1:6379
 
-.PHONY: up down status test vet build demo clean
+# The build that `api -version`, `loadtest -version` and the seckill_build_info metric report,
+# as git sees this checkout, passed with -ldflags -X: go build stamps no revision in a linked
+# git worktree nor in the Docker build context (internal/buildinfo explains). Recursive (=), so
+# git runs only for the targets that use them; outside git they are empty and Go's stamp stands.
+BUILDINFO := github.com/seckill/seckill/internal/buildinfo
+GIT_REVISION = $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TIME = $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
+GIT_MODIFIED = $(shell git status --porcelain 2>/dev/null | grep -q . && echo true || echo false)
+GIT_VERSION = $(shell git describe --tags --always 2>/dev/null)$(if $(filter true,$(GIT_MODIFIED)),+dirty)
+VERSION_LDFLAGS = -X $(BUILDINFO).version=$(GIT_VERSION) -X $(BUILDINFO).revision=$(GIT_REVISION) \
+	-X $(BUILDINFO).revisionTime=$(GIT_TIME) -X $(BUILDINFO).modified=$(GIT_MODIFIED)
 
-up: ## start (or reuse) PostgreSQL and Redis on loopback
+.PHONY: help up down status test vet build image demo clean
+
+help: ## list the targets and what they do
+	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { name[++n] = $$1; desc[n] = $$2; if (length($$1) > w) w = length($$1) } \
+		END { for (i = 1; i <= n; i++) printf "  %-" w "s  %s\n", name[i], desc[i] }' $(MAKEFILE_LIST)
+
+up: ## start (or reuse) PostgreSQL and Redis on loopback (what a bare `make` does)
 	@scripts/infra.sh up
 
 down: ## stop what `make up` started, nothing else
 	@scripts/infra.sh down
 
-status:
+status: ## whether PostgreSQL and Redis answer, and what `make up` started
 	@scripts/infra.sh status
 
-vet:
+vet: ## go vet every package
 	$(GO) vet ./...
 
 test: up vet ## vet, then every test with the race detector against the real servers
 	$(GO) test -race -count=1 ./...
 
-build:
+build: ## bin/api and bin/loadtest, stamped with this checkout's git revision (bin/api -version)
 	@mkdir -p bin
-	$(GO) build -o bin/api ./cmd/api
-	$(GO) build -o bin/loadtest ./cmd/loadtest
+	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o bin/api ./cmd/api
+	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o bin/loadtest ./cmd/loadtest
 
-clean:
+# seckill-api is the name docker compose gives the api service's image, so `docker compose up`
+# runs this stamped image (until `docker compose up --build` rebuilds it, unstamped).
+image: ## the API container image seckill-api, stamped like `make build` (needs Docker)
+	docker build --build-arg VERSION='$(GIT_VERSION)' --build-arg REVISION='$(GIT_REVISION)' \
+		--build-arg REVISION_TIME='$(GIT_TIME)' --build-arg MODIFIED='$(GIT_MODIFIED)' -t seckill-api .
+
+clean: ## remove bin/
 	rm -rf bin
 
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
@@ -58,7 +84,7 @@ cluster-up: ## start (or reuse) the Redis Cluster and the Redlock servers; print
 cluster-down: ## stop what `make cluster-up` started, nothing else
 	@scripts/cluster.sh down
 
-cluster-status:
+cluster-status: ## which cluster and Redlock ports answer, and whether the cluster is ok
 	@scripts/cluster.sh status
 
 test-cluster: up ## only the multi-node tests (part of `make test` already)

@@ -42,6 +42,7 @@ type config struct {
 	startupTimeout  time.Duration
 	migrate         bool
 	rateLimits      httpapi.RateLimits
+	version         bool // -version, no variable: print the build and exit
 }
 
 // parseConfig reads the environment through getenv, then lets flags in args override it.
@@ -85,11 +86,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	rateUser := fs.String("rate-limit-user", env("RATE_LIMIT_USER", "10/s"), "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
 	rateAddr := fs.String("rate-limit-addr", env("RATE_LIMIT_ADDR", "off"), "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
 	fs.BoolVar(&cfg.migrate, "migrate", env("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	fs.BoolVar(&cfg.version, "version", false, "print the build (version, VCS revision and time, modified, Go version) and exit")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if cfg.version { // the rest of the configuration does not matter
+		return cfg, nil
 	}
 	var errs []error
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.

@@ -3,6 +3,7 @@
 //	api [flags]          migrate the database (unless -migrate=false), then serve
 //	api migrate [flags]  apply pending migrations and exit
 //	api healthcheck      exit 0 when the local API answers /readyz with 200 (for containers)
+//	api -version         print the build: version, VCS revision and time, modified, Go version
 //
 // Configuration comes from the environment (HTTP_ADDR, DATABASE_URL, REDIS_ADDR, ADMIN_TOKEN,
 // ...); a flag of the same meaning overrides its variable. See the README for the table.
@@ -15,6 +16,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/seckill/seckill/internal/buildinfo"
 )
 
 func main() {
@@ -38,6 +41,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	build := buildinfo.Read()
+	if cfg.version {
+		fmt.Fprintln(stdout, "api", build)
+		return nil
+	}
 	log := newLogger(stderr, cfg.logLevel)
 	switch cmd {
 	case "migrate":
@@ -45,5 +53,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "healthcheck":
 		return healthcheck(ctx, cfg.addr, stdout)
 	}
-	return serve(ctx, cfg, log)
+	return serve(ctx, cfg, build, log)
 }

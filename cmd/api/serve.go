@@ -16,6 +16,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/order"
 )
 
@@ -23,8 +24,9 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// serve runs the API until ctx is cancelled, then drains in-flight requests.
-func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+// serve runs the API, which reports build on /metrics and in its "listening" line, until ctx
+// is cancelled, then drains in-flight requests.
+func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logger) error {
 	gdb, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -41,7 +43,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
-		RateLimits: cfg.rateLimits,
+		RateLimits: cfg.rateLimits, Build: build,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),
@@ -69,7 +71,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
+	log.Info("listening", "addr", ln.Addr().String(), "build", build)
 
 	select {
 	case err := <-errc:

@@ -5,6 +5,7 @@
 //	loadtest run [flags]       one product, one strategy: report and audit
 //	loadtest compare [flags]   the same scenario for every strategy in turn, then one table
 //	loadtest baseline [flags]  sold-out rejection on the API beside a bare gin handler
+//	loadtest -version          print the build: version, VCS revision and time, modified, Go version
 //
 // Exit status: 0 when every audit passed; 3 when a safe strategy oversold, sold a user
 // twice or left the audit inconsistent, or when naive did not oversell although
@@ -22,6 +23,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/seckill/seckill/internal/buildinfo"
 )
 
 // errAuditFailed is returned (wrapped) when a run broke the promise; main exits 3.
@@ -80,6 +83,7 @@ var commandHelp = map[string]string{
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: loadtest run|compare|baseline [flags]   (loadtest CMD -h lists the flags)")
+	fmt.Fprintln(w, "       loadtest -version                      (prints the build)")
 	for _, cmd := range []string{"run", "compare", "baseline"} {
 		fmt.Fprintf(w, "\n%s:\n%s\n", cmd, commandHelp[cmd])
 	}
@@ -96,6 +100,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "run", "compare", "baseline":
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
+		return nil
+	case "-version", "--version":
+		fmt.Fprintln(stdout, "loadtest", buildinfo.Read())
 		return nil
 	default:
 		usage(stderr)

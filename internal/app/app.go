@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
@@ -35,6 +36,8 @@ type Config struct {
 	// LockNodes, when set, are independent Redis masters on which the product locks are
 	// taken with Redlock (a majority of them), instead of in Redis. App does not close them.
 	LockNodes []redis.UniversalClient
+	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
+	Build buildinfo.Info
 }
 
 // App is a wired API process.
@@ -58,7 +61,7 @@ func New(cfg Config) *App {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	sqlDB, _ := cfg.DB.DB()
-	m := metrics.New(sqlDB, cfg.Redis)
+	m := metrics.New(sqlDB, cfg.Redis, cfg.Build)
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
@@ -95,9 +98,9 @@ func New(cfg Config) *App {
 func newLocks(cfg Config, obs dlock.Observer) *dlock.Client {
 	opt := &dlock.ClientOptions{Observer: obs}
 	if len(cfg.LockNodes) > 0 {
-		return dlock.NewRedlockWithOptions(cfg.LockNodes, opt)
+		return dlock.NewRedlock(cfg.LockNodes, opt)
 	}
-	return dlock.NewWithOptions(cfg.Redis, opt)
+	return dlock.New(cfg.Redis, opt)
 }
 
 // withLockCheck adds to checks, under Redlock, a "redlock" check that a majority of the lock

@@ -67,8 +67,8 @@ type Options struct {
 	MaxBackoff time.Duration
 
 	// MaxHold caps how long the watchdog (Lock.Watch) keeps the lock alive,
-	// counted from the acquisition. When it is reached the watchdog stops
-	// renewing, the key expires in Redis, and the watched context is
+	// counted from the acquisition: its last renewal is shortened so that the
+	// key expires in Redis at MaxHold, and the watched context is then
 	// cancelled with a cause that wraps ErrLost. Default: 0, unlimited.
 	MaxHold time.Duration
 
@@ -117,13 +117,9 @@ type Client struct {
 }
 
 // New returns a Client that takes locks in rdb, which may be a single-node,
-// sentinel (failover) or cluster client.
-func New(rdb redis.UniversalClient) *Client {
-	return NewWithOptions(rdb, nil)
-}
-
-// NewWithOptions is New with client-wide options.
-func NewWithOptions(rdb redis.UniversalClient, opt *ClientOptions) *Client {
+// sentinel (failover) or cluster client: one Redis, from the lock's point of
+// view. A nil opt means the defaults. For independent masters, see NewRedlock.
+func New(rdb redis.UniversalClient, opt *ClientOptions) *Client {
 	c := &Client{rdb: rdb, obs: NopObserver{}, notify: newNotifier(rdb)}
 	c.setOptions(opt)
 	return c
@@ -173,9 +169,10 @@ func (c *Client) isClosed() bool {
 // context, and releases the lock when fn returns or panics. It returns fn's
 // error, joined with a cause wrapping ErrLost if the lock was lost while fn
 // ran (fn should stop early when its context is cancelled). The release uses
-// a fresh context that outlives a cancelled ctx; a release that fails for any
-// reason but loss goes to the Observer only, because fn's work is done and
-// the key expires on its own. Do is safe for concurrent use.
+// a fresh context, context.WithoutCancel(ctx) bounded to one second, so that
+// a cancelled caller still releases; a release that fails for any reason but
+// loss goes to the Observer only, because fn's work is done and the key
+// expires on its own. Do is safe for concurrent use.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, opt *Options,
 	fn func(ctx context.Context, l *Lock) error,
 ) (err error) {

@@ -3,6 +3,67 @@
 // watchdog that tells the holder when its lock is gone, fencing tokens to
 // check where the data lives, and waiting that does not storm a hot key.
 //
+// This documentation is the reference: how to use the lock, what it
+// guarantees, what its errors mean. Why it is built so, how it compares with
+// Redisson, redsync and redislock, how it behaves under each failure, and
+// what it costs (benchmarks) is the design guide, docs/dlock.md in the
+// repository.
+//
+// # Clients
+//
+// New takes locks in one Redis: a single-node, sentinel (failover) or cluster
+// client, any redis.UniversalClient. NewRedlock takes each lock on a majority
+// of independent Redis masters (see Redlock below). Both take a
+// *ClientOptions; nil means the defaults:
+//
+//	locks := dlock.New(rdb, nil) // or dlock.New(rdb, &dlock.ClientOptions{Observer: obs})
+//	defer locks.Close()
+//
+// Create one Client per Redis client (or Redlock node set) and share it: the
+// local wait queue and the release subscription are per Client. Close stops
+// the Client's background work; it neither releases held locks nor closes the
+// Redis clients.
+//
+// # Use
+//
+//	l, err := locks.Obtain(ctx, "seckill:{p:42}:lock", 5*time.Second, &dlock.Options{Wait: time.Second})
+//	switch {
+//	case errors.Is(err, dlock.ErrNotObtained): // busy: try again later (HTTP 503 + Retry-After)
+//	case err != nil:                           // Redis down, or a bad argument
+//	}
+//	defer l.Release(context.WithoutCancel(ctx))
+//	ctx = l.Watch(ctx) // renewed at ttl/3; cancelled, with cause ErrLost, if the lock is lost
+//
+// Client.Do does all of this around a function, also on panic, and joins
+// ErrLost into the function's error when the lock was lost while it ran:
+//
+//	err := locks.Do(ctx, key, 5*time.Second, &dlock.Options{Wait: time.Second},
+//		func(ctx context.Context, l *dlock.Lock) error {
+//			return purchase(ctx, l.Fence()) // ctx is the watched context
+//		})
+//
+// A nil *Options, and every zero field of one, means the documented default:
+// try once (no Wait), no cap on the hold time, a random token, the Client's
+// Observer (see Options).
+//
+// # Errors
+//
+// Compare errors with errors.Is, never ==: most are returned wrapped or
+// joined with the reason.
+//
+//   - ErrNotObtained: the key is busy and Options.Wait ran out (or was zero).
+//     A wait that ctx ended matches ctx.Err() too: both errors.Is(err,
+//     ErrNotObtained) and errors.Is(err, context.Canceled) hold.
+//   - A Redis failure is returned wrapped and is never ErrNotObtained, so a
+//     caller can tell "busy" (retry shortly) from "Redis down" (seckill
+//     answers 503 unavailable rather than busy).
+//   - ErrNotHeld: Release, Refresh or TTL on a lock that expired, that
+//     someone else holds now (left untouched), that was lost, or that was
+//     released already.
+//   - ErrLost: the context.Cause of a watched context whose lock was lost,
+//     wrapped with the reason; Do joins it into its error.
+//   - ErrClosed: Obtain or Do after Client.Close.
+//
 // # Guarantees
 //
 // A lock is one Redis key holding a random token (128 bits from crypto/rand,
@@ -23,33 +84,25 @@
 // locks cannot stop a paused holder (GC, swap, a slow network) from acting
 // after its lock expired; the fence can, where the data is written.
 //
-// # Use
-//
-//	l, err := c.Obtain(ctx, "seckill:{p:42}:lock", 5*time.Second, &dlock.Options{Wait: time.Second})
-//	if err != nil { ... } // errors.Is(err, dlock.ErrNotObtained): busy
-//	defer l.Release(context.WithoutCancel(ctx))
-//	ctx = l.Watch(ctx) // cancelled if the lock is lost
-//
-// Client.Do does all of this around a function, also on panic, and joins
-// ErrLost into the function's error when the lock was lost while it ran.
-//
-// Redis errors are returned wrapped, not as ErrNotObtained, so a caller can
-// tell "busy" (retry shortly) from "Redis down" (the service answers 503
-// unavailable rather than busy).
+// Release stops the watchdog and waits for it to exit; after Release and
+// Close no goroutine of the Client is left.
 //
 // # Fencing where the data lives
 //
 // Store the fence of the last writer next to the data and make every write
 // conditional on it, in the same statement or transaction as the write:
 //
+//	ALTER TABLE products ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+//
 //	UPDATE products SET stock = stock - 1, fence = $2
 //	WHERE id = $1 AND fence <= $2
 //
 // with $2 = l.Fence(). Zero rows affected means a holder with a larger fence
 // has written since: this holder's lock expired, so it must roll back and
-// stop. The comparison is <= so that one holder may write several times.
-// Holding the lock until after COMMIT is still required; the fence only stops
-// a stale holder from doing damage.
+// stop. (When the statement checks more, such as stock > 0, read the row to
+// tell which condition failed.) The comparison is <= so that one holder may
+// write several times. Holding the lock until after COMMIT is still required;
+// the fence only stops a stale holder from doing damage.
 //
 // # When Redis loses its data
 //
@@ -93,28 +146,45 @@
 // A Client works with any redis.UniversalClient: single node, sentinel or
 // cluster. The keys a script touches share the lock key's hash slot: a key
 // with a hash tag, such as "seckill:{p:42}:lock", keeps it for its fence key
-// ("seckill:{p:42}:lock:fence"); a key without one is wrapped in a tag that
-// hashes like it ("orders" gives "{orders}:fence"). Release notifications use
-// PUBLISH, which a cluster delivers to subscribers on any node.
+// ("seckill:{p:42}:lock:fence") and release channel
+// ("seckill:{p:42}:lock:rel"); a key without one is wrapped in a tag that
+// hashes like it ("orders" gives "{orders}:fence"). A key with a '}' but no
+// valid hash tag is rejected. Release notifications use PUBLISH, which a
+// cluster delivers to subscribers on any node.
 //
 // go-redis bounds socket reads and writes by its ReadTimeout and WriteTimeout
-// and, unless ContextTimeoutEnabled is set, ignores context deadlines there.
-// The watchdog does not depend on it, but Release and Obtain return sooner on
-// a hung Redis with ContextTimeoutEnabled set.
+// (3s by default) and, unless ContextTimeoutEnabled is set, ignores context
+// deadlines there. The watchdog does not depend on it, but Release and Obtain
+// return sooner on a hung Redis with ContextTimeoutEnabled set.
+//
+// The scripts run with EVALSHA, falling back to EVAL. They are tested on
+// Redis 7.0, and written for Redis 3.2 and later (untested there).
 //
 // # Redlock
 //
-// NewRedlock takes each lock on a majority of N independent Redis masters,
-// with the same Client and Lock API: acquire calls go to every node at once,
-// each bounded by a short node timeout, and the lock is had when a majority
-// granted it before its validity (ttl, less the time taken and the drift
-// margin) ran out; otherwise the attempt is undone on every node that may
-// have granted it. Renewals and releases need a majority; a lock that a
-// majority no longer holds is lost. So one node of three may be down, hung or
-// wiped without stopping or breaking the lock. An attempt that fewer than a
-// majority of nodes answered is retried like a busy one while Options.Wait
-// lasts; if Wait runs out on such an attempt, Obtain returns its Redis error,
-// not ErrNotObtained.
+// NewRedlock takes each lock on a majority of N independent Redis masters
+// (not replicas of each other, not one cluster; use an odd N: 3 survive the
+// loss of one node, 5 of two), with the same Client and Lock API. Give the
+// node clients these options (NewRedlock says why):
+//
+//	var nodes []redis.UniversalClient
+//	for _, addr := range []string{"10.0.1.1:6379", "10.0.2.1:6379", "10.0.3.1:6379"} {
+//		nodes = append(nodes, redis.NewClient(&redis.Options{
+//			Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1,
+//		}))
+//	}
+//	locks := dlock.NewRedlock(nodes, nil)
+//
+// Acquire calls go to every node at once, each bounded by a short node
+// timeout, and the lock is had when a majority granted it before its validity
+// (ttl, less the time taken and the drift margin) ran out; otherwise the
+// attempt is undone on every node that may have granted it. Renewals and
+// releases need a majority; a lock that a majority no longer holds is lost.
+// So one node of three may be down, hung or wiped without stopping or
+// breaking the lock. An attempt that fewer than a majority of nodes answered
+// is retried like a busy one while Options.Wait lasts; if Wait runs out on
+// such an attempt, Obtain returns its Redis error, not ErrNotObtained.
+// Client.Ping is nil when a majority of the nodes answer.
 //
 // The fence of a Redlock lock is the largest that the granting nodes minted,
 // written back to the granting nodes below it until a majority stores it.
@@ -135,4 +205,6 @@
 // An Observer (Options.Observer, or ClientOptions.Observer for every lock of
 // a Client) receives acquire waits, contention, renewals, losses and hold
 // times. dlock imports no metrics library; the application wires one in.
+// Do not use the raw key as a metric label (it holds a product id, say, and
+// the label set would be unbounded): label by key family instead.
 package dlock

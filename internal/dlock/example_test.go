@@ -18,7 +18,7 @@ func ExampleClient_Obtain() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
-	locks := dlock.New(rdb)
+	locks := dlock.New(rdb, nil)
 	defer locks.Close()
 
 	l, err := locks.Obtain(ctx, "seckill:{p:42}:lock", 5*time.Second, &dlock.Options{Wait: time.Second})
@@ -40,7 +40,7 @@ func ExampleLock_Watch() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
-	locks := dlock.New(rdb)
+	locks := dlock.New(rdb, nil)
 	defer locks.Close()
 
 	l, err := locks.Obtain(ctx, "reports:{daily}:lock", 10*time.Second, nil)
@@ -65,7 +65,7 @@ func ExampleClient_Do() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
-	locks := dlock.New(rdb)
+	locks := dlock.New(rdb, nil)
 	defer locks.Close()
 
 	err := locks.Do(ctx, "seckill:{p:42}:lock", 5*time.Second, &dlock.Options{Wait: time.Second},

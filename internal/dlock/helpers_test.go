@@ -133,7 +133,7 @@ func newClient(t testing.TB, rdb redis.UniversalClient, opt *dlock.ClientOptions
 // when DLOCK_TEST_REDLOCK is 1.
 func newDlock(rdb redis.UniversalClient, opt *dlock.ClientOptions) *dlock.Client {
 	if os.Getenv(redlockEnv) != "1" {
-		return dlock.NewWithOptions(rdb, opt)
+		return dlock.New(rdb, opt)
 	}
 	var o dlock.ClientOptions
 	if opt != nil {
@@ -142,7 +142,7 @@ func newDlock(rdb redis.UniversalClient, opt *dlock.ClientOptions) *dlock.Client
 	if o.NodeTimeout == 0 {
 		o.NodeTimeout = suiteNodeTimeout
 	}
-	return dlock.NewRedlockWithOptions([]redis.UniversalClient{rdb}, &o)
+	return dlock.NewRedlock([]redis.UniversalClient{rdb}, &o)
 }
 
 // testKey returns a key unique to this test, so tests can run in parallel

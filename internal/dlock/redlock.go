@@ -53,13 +53,8 @@ var (
 // and with MaxRetries -1 and DialerRetries 1, so that a node that is down
 // fails at once instead of after the node timeout: dlock retries at the
 // level of the majority. NewRedlock panics without nodes or with more than
-// 64.
-func NewRedlock(nodes ...redis.UniversalClient) *Client {
-	return NewRedlockWithOptions(nodes, nil)
-}
-
-// NewRedlockWithOptions is NewRedlock with client-wide options.
-func NewRedlockWithOptions(nodes []redis.UniversalClient, opt *ClientOptions) *Client {
+// 64. A nil opt means the defaults.
+func NewRedlock(nodes []redis.UniversalClient, opt *ClientOptions) *Client {
 	if len(nodes) == 0 || len(nodes) > maxRedlockNodes {
 		panic(fmt.Sprintf("dlock: NewRedlock needs 1 to %d nodes, got %d", maxRedlockNodes, len(nodes)))
 	}

@@ -26,7 +26,7 @@ func TestRedlockToleratesAHungNode(t *testing.T) {
 	hung := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = hung.Close() })
 	nodes := []redis.UniversalClient{hung, set.nodes[1], set.nodes[2]}
-	c := dlock.NewRedlockWithOptions(nodes, &dlock.ClientOptions{NodeTimeout: 100 * time.Millisecond})
+	c := dlock.NewRedlock(nodes, &dlock.ClientOptions{NodeTimeout: 100 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
 	p.Stall()
 
@@ -125,7 +125,7 @@ func BenchmarkRedlockObtainRelease(b *testing.B) {
 	for range 3 {
 		nodes = append(nodes, servers.StartRedis(b).Client())
 	}
-	c := dlock.NewRedlock(nodes...)
+	c := dlock.NewRedlock(nodes, nil)
 	b.Cleanup(func() { _ = c.Close() })
 	benchWithFloor(b, nodes[0], func() error {
 		l, err := c.Obtain(ctx, "bench:{rl}:lock", time.Second, nil)
@@ -151,7 +151,7 @@ func BenchmarkRedlockContended(b *testing.B) {
 			}
 			clients := make([]*dlock.Client, 4)
 			for i := range clients {
-				clients[i] = dlock.NewRedlock(nodes...)
+				clients[i] = dlock.NewRedlock(nodes, nil)
 				b.Cleanup(func() { _ = clients[i].Close() })
 			}
 			benchHandoffs(b, clients, "bench:{rlc}:lock")

@@ -48,7 +48,7 @@ func (set *redlockSet) client(t *testing.T, opt *dlock.ClientOptions) *dlock.Cli
 	if o.NodeTimeout == 0 {
 		o.NodeTimeout = suiteNodeTimeout
 	}
-	c := dlock.NewRedlockWithOptions(set.nodes, &o)
+	c := dlock.NewRedlock(set.nodes, &o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -1,6 +1,6 @@
 // Package metrics exposes seckill's Prometheus metrics. It implements the observer hooks
 // of internal/order, internal/dlock and the rate limiter of internal/httpapi, so those
-// packages stay free of Prometheus.
+// packages stay free of Prometheus, and exports the build it is given as seckill_build_info.
 package metrics
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -38,8 +39,9 @@ type Metrics struct {
 var buckets = prometheus.ExponentialBuckets(0.0001, 2, 17)
 
 // New registers the collectors, plus Go runtime, process, PostgreSQL pool and Redis pool
-// statistics when db and rdb are not nil.
-func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
+// statistics when db and rdb are not nil, and seckill_build_info, a constant 1 labelled with
+// build's version, revision and Go version (the caller reads build; see buildinfo.Read).
+func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.purchases = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_purchases_total", Help: "Purchases by strategy and outcome.",
@@ -85,7 +87,7 @@ func New(db *sql.DB, rdb redis.UniversalClient) *Metrics {
 	}, []string{"result"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
 		m.limited, m.limiterErr, m.settled, m.reconciled,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
 	}
@@ -127,6 +129,16 @@ func (m *Metrics) RateLimited(scope string) { m.limited.WithLabelValues(scope).I
 
 // LimiterUnavailable implements httpapi.LimiterObserver.
 func (m *Metrics) LimiterUnavailable(scope string) { m.limiterErr.WithLabelValues(scope).Inc() }
+
+// buildCollector is seckill_build_info: the usual Prometheus way to export a build, a gauge
+// that is always 1, to join on or to count the versions running.
+func buildCollector(b buildinfo.Info) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "seckill_build_info", Help: "Always 1; the labels name the running build (version ends in +dirty when the tree was modified).",
+	}, []string{"version", "revision", "go_version"})
+	g.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
+	return g
+}
 
 func redisPoolCollector(rdb redis.UniversalClient) []prometheus.Collector {
 	gauge := func(name, help string, f func(*redis.PoolStats) uint32) prometheus.Collector {

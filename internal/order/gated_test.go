@@ -23,7 +23,7 @@ import (
 func serviceOn(t *testing.T, e *env, rdb redis.UniversalClient, log *testenv.Buffer, cfg order.Config) *order.Service {
 	t.Helper()
 	keys := inventory.Keys{Prefix: e.prefix}
-	locks := dlock.New(rdb)
+	locks := dlock.New(rdb, nil)
 	t.Cleanup(func() { locks.Close() })
 	logger := slog.New(slog.NewJSONHandler(log, nil))
 	return order.NewService(order.Deps{

@@ -28,7 +28,7 @@ func (panicky) Reconciled(int, int)                                 {}
 func newService(t *testing.T, e *env, obs order.Observer, cfg order.Config) *order.Service {
 	t.Helper()
 	keys := inventory.Keys{Prefix: e.prefix}
-	locks := dlock.New(e.rdb)
+	locks := dlock.New(e.rdb, nil)
 	t.Cleanup(func() { locks.Close() })
 	return order.NewService(order.Deps{
 		Products: inventory.NewStore(e.db), Locks: locks, Gate: inventory.NewGate(e.rdb, keys),

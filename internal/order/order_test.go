@@ -94,7 +94,7 @@ func TestStaleFenceCannotWrite(t *testing.T) {
 	e := newEnv(t, order.Config{})
 	p := e.product(t, 10, inventory.StrategyDlock, 0)
 	ctx := context.Background()
-	locks := dlock.New(e.rdb)
+	locks := dlock.New(e.rdb, nil)
 	defer locks.Close()
 
 	old, err := locks.Obtain(ctx, e.app.Keys.Lock(p.ID), 100*time.Millisecond, nil)

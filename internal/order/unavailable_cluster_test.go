@@ -31,7 +31,7 @@ func TestIsUnavailableCluster(t *testing.T) {
 		defer cancel()
 		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		defer rdb.Close()
-		locks := dlock.New(rdb)
+		locks := dlock.New(rdb, nil)
 		defer locks.Close()
 		_, lockErr := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
 		for _, err := range []error{lockErr, inventory.NewGate(rdb, keys).Admit(ctx, 1, 7, "attempt", time.Minute)} {
@@ -62,7 +62,7 @@ func TestIsUnavailableCluster(t *testing.T) {
 		if _, err := inventory.NewGate(rdb, keys).StartSeeding(1).Publish(ctx, inventory.SeedInit, 10); err != nil {
 			t.Fatal(err)
 		}
-		locks := dlock.New(rdb)
+		locks := dlock.New(rdb, nil)
 		defer locks.Close()
 		l, err := locks.Obtain(ctx, keys.Lock(1), time.Second, nil)
 		if err != nil {

@@ -130,10 +130,10 @@ func checkRedisCase(t *testing.T, addr string, admin *redis.Client, c redisCase)
 	if _, err := gate.StartSeeding(1).Publish(ctx, inventory.SeedInit, 10); err != nil {
 		t.Fatal(err)
 	}
-	locks := dlock.New(rdb)
+	locks := dlock.New(rdb, nil)
 	// Redlock joins the nodes' errors. A node timeout longer than a reply can take under
 	// load: this is about the reply, not the timeout.
-	redlock := dlock.NewRedlockWithOptions([]redis.UniversalClient{rdb}, &dlock.ClientOptions{NodeTimeout: 5 * time.Second})
+	redlock := dlock.NewRedlock([]redis.UniversalClient{rdb}, &dlock.ClientOptions{NodeTimeout: 5 * time.Second})
 	defer locks.Close()
 	defer redlock.Close()
 	lift := c.fault(t, admin, rdb)
@@ -284,7 +284,7 @@ func newSilentMaster(t *testing.T) silentMaster {
 func TestIsUnavailableClosedLockClient(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	defer rdb.Close()
-	locks := dlock.New(rdb)
+	locks := dlock.New(rdb, nil)
 	locks.Close()
 	_, err := locks.Obtain(context.Background(), "k", time.Second, nil)
 	if !errors.Is(err, dlock.ErrClosed) || !order.IsUnavailable(err) {
