@@ -6,7 +6,7 @@
 //	api -version         print the build: version, VCS revision and time, modified, Go version
 //
 // Configuration comes from the environment (HTTP_ADDR, DATABASE_URL, REDIS_ADDR, ADMIN_TOKEN,
-// ...); a flag of the same meaning overrides its variable. See the README for the table.
+// ...); a flag of the same meaning overrides its variable. See docs/configuration.md for the table.
 package main
 
 import (

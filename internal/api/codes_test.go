@@ -33,6 +33,10 @@ func TestREADMEErrorTable(t *testing.T) {
 		if Status(c) == 0 {
 			t.Errorf("README documents %s, which the contract does not have", c)
 		}
+		// Every problem's type is README.md#error-<code>: the anchor must be there.
+		if !strings.Contains(string(readme), `<a id="error-`+c+`"></a>`) {
+			t.Errorf("README has no anchor error-%s for the problem type to point at", c)
+		}
 	}
 }
 
