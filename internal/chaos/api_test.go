@@ -3,10 +3,14 @@
 package chaos_test
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"os/exec"
 	"testing"
+	"time"
 
+	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -16,28 +20,41 @@ const adminToken = "chaos-admin-token"
 // apiProc is one running cmd/api process, started by servers.
 type apiProc = servers.API
 
-// apiEnv is the environment of the API processes: sensible test defaults, then env.
-func apiEnv(env map[string]string) map[string]string {
+// apiClient is a client of p's API with the admin token, for the calls that are not
+// purchases (the groups of buyers have clients of their own: see launch).
+func apiClient(p *apiProc) *client.Client {
+	return client.New(p.Base, &client.Options{AdminToken: adminToken})
+}
+
+// ready asks p's GET /readyz once, for 5 s at most: nil when every dependency answers.
+func ready(p *apiProc) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return apiClient(p).Ready(ctx)
+}
+
+// apiEnv is the environment of the API processes on b: sensible test defaults, then b's
+// PostgreSQL and Redis (DATABASE_URL, REDIS_ADDR, REDIS_KEY_PREFIX), then env.
+func (b backend) apiEnv(env map[string]string) map[string]string {
 	e := map[string]string{
 		"ADMIN_TOKEN": adminToken, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "5",
 		"LOCK_TTL": "500ms", "LOCK_WAIT": "1s", "SHUTDOWN_TIMEOUT": "5s", "STARTUP_TIMEOUT": "20s",
+		"DATABASE_URL": b.dsn, "REDIS_ADDR": b.redis, "REDIS_KEY_PREFIX": b.prefix,
 	}
-	for k, v := range env {
-		e[k] = v
-	}
+	maps.Copy(e, env)
 	return e
 }
 
-// startAPIs starts n API processes with env (see apiEnv) and waits until each is ready.
-func startAPIs(t *testing.T, n int, env map[string]string) []*apiProc {
+// startAPIs starts n API processes on b with env (see apiEnv) and waits until each is ready.
+func (b backend) startAPIs(t *testing.T, n int, env map[string]string) []*apiProc {
 	t.Helper()
-	return servers.StartAPIs(t, n, apiEnv(env))
+	return servers.StartAPIs(t, n, b.apiEnv(env))
 }
 
-// startAPI starts one API process with env (see apiEnv); WaitReady waits for it.
-func startAPI(t *testing.T, name string, env map[string]string) *apiProc {
+// startAPI starts one API process on b with env (see apiEnv); WaitReady waits for it.
+func (b backend) startAPI(t *testing.T, name string, env map[string]string) *apiProc {
 	t.Helper()
-	return servers.LaunchAPI(t, name, apiEnv(env))
+	return servers.LaunchAPI(t, name, b.apiEnv(env))
 }
 
 // exitCode is the exit status of a finished process, -1 if it died of a signal.

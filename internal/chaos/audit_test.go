@@ -5,69 +5,47 @@ package chaos_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/audit"
 )
 
-// pgAudit is the sale as PostgreSQL records it.
+// pgAudit is the sale as PostgreSQL records it (package audit), with its buyers.
 type pgAudit struct {
-	initial, stock, orders, dupes int
-	fence                         int64
-	buyers                        map[int64]bool
+	audit.Sale
+	buyers map[int64]bool
 }
 
+// auditPG audits the sale in PostgreSQL, directly.
 func (s *sale) auditPG(t *testing.T) pgAudit {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a := pgAudit{buyers: map[int64]bool{}}
-	err := s.db.QueryRowContext(ctx, `SELECT p.initial_stock, p.stock, p.fence,
-		(SELECT count(*) FROM orders o WHERE o.product_id = p.id),
-		(SELECT count(*) FROM (SELECT user_id FROM orders WHERE product_id = p.id
-			GROUP BY user_id HAVING count(*) > 1) d)
-		FROM products p WHERE p.id = $1`, s.id).Scan(&a.initial, &a.stock, &a.fence, &a.orders, &a.dupes)
+	figures, err := s.audit.Sale(ctx, s.id, false)
 	if err != nil {
-		t.Fatalf("audit product %d in PostgreSQL: %v", s.id, err)
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT user_id FROM orders WHERE product_id = $1`, s.id)
-	if err != nil {
-		t.Fatalf("orders of product %d: %v", s.id, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var u int64
-		if err := rows.Scan(&u); err != nil {
-			t.Fatal(err)
-		}
-		a.buyers[u] = true
-	}
-	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return a
+	buyers, err := s.audit.Buyers(ctx, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pgAudit{Sale: figures, buyers: buyers}
 }
 
 func (a pgAudit) String() string {
-	return fmt.Sprintf("initial %d, stock %d, orders %d, duplicate buyers %d, fence %d",
-		a.initial, a.stock, a.orders, a.dupes, a.fence)
-}
-
-// apiAudit is GET /api/v1/products/{id}/audit.
-type apiAudit struct {
-	Orders, Stock, Sold, Oversold int
-	DuplicateUsers                int `json:"duplicate_users"`
-	Consistent                    bool
-	Redis                         *struct {
-		Seeded        bool
-		Stock, Buyers int64
-		Agrees        bool
-	}
+	return fmt.Sprintf("initial %d, stock %d, orders %d, oversold %d, users with more than one order %d, fence %d",
+		a.InitialStock, a.Stock, a.Orders, a.Oversold, a.DuplicateUsers, a.Fence)
 }
 
 // verify asserts what every fault test promises, once the sale is over:
-//   - PostgreSQL: orders == initial_stock - stock, stock == 0 (sold out), no buyer twice;
+//   - PostgreSQL (internal/audit): consistent (orders == initial_stock - stock, stock >= 0,
+//     nothing oversold, no user with two orders), and stock == 0 (sold out);
 //   - every buyer answered 201 has an order, and every order belongs to a buyer answered
 //     201 or not answered at all (noAnswerOK says which requests may go unanswered: those
 //     to a process the test killed, or cut off): no error answer hides a sale;
@@ -75,22 +53,24 @@ type apiAudit struct {
 //     unexpected answer; an outcome_unknown (the process could not ask PostgreSQL what became
 //     of its COMMIT) is resolved the way the README tells clients to, with GET
 //     /api/v1/products/{id}/orders/{user_id} through via, which must agree with PostgreSQL;
-//   - the API's own audit (through via) says consistent.
+//   - the API's own audit (through via) says consistent, and for the redis strategy that
+//     the gate agrees with PostgreSQL.
 func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) {
 	t.Helper()
 	pg := s.auditPG(t)
 	t.Logf("%s: answers %s; PostgreSQL: %s", s.strategy, s.summary(), pg)
-	if pg.stock < 0 || pg.orders != pg.initial-pg.stock || pg.dupes != 0 {
+	if !pg.Consistent {
 		t.Errorf("%s: PostgreSQL audit inconsistent: %s", s.strategy, pg)
 	}
-	if pg.stock != 0 {
+	if pg.Stock != 0 {
 		t.Errorf("%s: not sold out: %s", s.strategy, pg)
 	}
-	s.checkAnswers(t, pg, via, noAnswerOK)
-	s.checkAPIAudit(t, via)
+	c := apiClient(via)
+	s.checkAnswers(t, pg, c, noAnswerOK)
+	s.checkAPIAudit(t, c, via.Name)
 }
 
-func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *apiProc, noAnswerOK func(answer) bool) {
+func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *client.Client, noAnswerOK func(answer) bool) {
 	t.Helper()
 	s.mu.Lock()
 	answers := append([]answer(nil), s.answers...)
@@ -113,21 +93,20 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *apiProc, noAnswerOK f
 				fail("user %d got no answer from %s: %v", a.user, a.target, a.err)
 			}
 			continue
-		case a.status == http.StatusServiceUnavailable && a.code == "outcome_unknown":
+		case a.status == http.StatusServiceUnavailable && a.code == api.CodeOutcomeUnknown:
 			t.Logf("%s: user %d answered outcome_unknown by %s; resolving it", s.strategy, a.user, a.target)
 			if a.retryAfter == "" {
 				fail("user %d: %s answered 503 outcome_unknown without Retry-After", a.user, a.target)
 			}
-			status, body := via.Get(fmt.Sprintf("/api/v1/products/%d/orders/%d", s.id, a.user), "")
-			if (status == http.StatusOK) != pg.buyers[a.user] || status != http.StatusOK && status != http.StatusNotFound {
-				fail("user %d: the order lookup says %d %s, PostgreSQL has an order: %v", a.user, status, body, pg.buyers[a.user])
+			if found, err := s.lookUpOrder(via, a.user); err != nil || found != pg.buyers[a.user] {
+				fail("user %d: the order lookup found an order: %v (%v), PostgreSQL has one: %v", a.user, found, err, pg.buyers[a.user])
 			}
 			continue
-		case a.status >= 500 && (a.status != http.StatusServiceUnavailable || a.code != "busy" && a.code != "unavailable"):
+		case a.status >= 500 && (a.status != http.StatusServiceUnavailable || a.code != api.CodeBusy && a.code != api.CodeUnavailable):
 			fail("user %d: %s answered %s: a 5xx other than 503 busy/unavailable/outcome_unknown", a.user, a.target, a.outcome())
 		case a.status == http.StatusServiceUnavailable && a.retryAfter == "":
 			fail("user %d: %s answered 503 %s without Retry-After", a.user, a.target, a.code)
-		case a.status < 500 && (a.status != http.StatusConflict || a.code != "sold_out"):
+		case a.status < 500 && (a.status != http.StatusConflict || a.code != api.CodeSoldOut):
 			fail("user %d (a new buyer): %s answered %s", a.user, a.target, a.outcome())
 		}
 		if pg.buyers[a.user] {
@@ -139,14 +118,37 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *apiProc, noAnswerOK f
 	}
 }
 
-func (s *sale) checkAPIAudit(t *testing.T, via *apiProc) {
+// lookUpOrder asks via whether user has an order, the way the README tells a client to
+// resolve outcome_unknown: 200 and the order, or 404 order_not_found. Any other answer is
+// an error.
+func (s *sale) lookUpOrder(via *client.Client, user int64) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := via.OrderOf(ctx, s.id, user)
+	var p *api.Problem
+	switch {
+	case err == nil && o.ProductID == s.id && o.UserID == user:
+		return true, nil
+	case err == nil:
+		return false, fmt.Errorf("the lookup of user %d answered %+v", user, o)
+	case errors.As(err, &p) && p.Status == http.StatusNotFound && p.Code == api.CodeOrderNotFound:
+		return false, nil
+	}
+	return false, err
+}
+
+// checkAPIAudit asserts that the API's audit, asked through via (the process named name),
+// says consistent, and for the redis strategy that the gate agrees with PostgreSQL.
+func (s *sale) checkAPIAudit(t *testing.T, via *client.Client, name string) {
 	t.Helper()
-	status, body := via.Get(fmt.Sprintf("/api/v1/products/%d/audit", s.id), adminToken)
-	var a apiAudit
-	if status != http.StatusOK || json.Unmarshal(body, &a) != nil {
-		t.Errorf("%s: GET audit through %s = %d %s", s.strategy, via.Name, status, body)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := via.Audit(ctx, s.id)
+	if err != nil {
+		t.Errorf("%s: the API's audit through %s: %v", s.strategy, name, err)
 		return
 	}
+	body, _ := json.Marshal(a)
 	if !a.Consistent {
 		t.Errorf("%s: the API's audit is not consistent: %s", s.strategy, body)
 	}

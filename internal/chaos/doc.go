@@ -1,12 +1,13 @@
 // Package chaos holds seckill's fault tests. It has no code of its own outside its tests.
 //
 // Each test builds cmd/api once, starts real API processes against real PostgreSQL and
-// Redis, runs a flash sale through HTTP, and breaks something in the middle: kill -9 of an
-// API process, SIGSTOP of a lock holder past its lease, Redis restarted without persistence,
-// Redis slow or unreachable behind a TCP proxy, PostgreSQL restarted, SIGTERM. Afterwards
-// it audits the sale in PostgreSQL: orders == units sold, stock >= 0, no buyer twice, every
-// 201 has its order and no order was answered with an error; no answer is a 500; and the
-// sale sells out once the fault is gone.
+// Redis, runs a flash sale through HTTP with the typed client (internal/api/client), and
+// breaks something in the middle: kill -9 of an API process, SIGSTOP of a lock holder past
+// its lease, Redis restarted without persistence, Redis slow or unreachable behind a TCP
+// proxy, PostgreSQL restarted, SIGTERM. Afterwards it audits the sale in PostgreSQL with
+// internal/audit: orders == units sold, stock >= 0, no user with two orders, every 201 has
+// its order and no order was answered with an error; no answer is a 500; the API's own
+// audit agrees; and the sale sells out once the fault is gone.
 //
 // Faults that stop or slow a server use servers of the test's own (redis-server and a
 // PostgreSQL cluster on free loopback ports, or a TCP proxy in the test), never the shared

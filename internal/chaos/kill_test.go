@@ -5,17 +5,11 @@ package chaos_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/seckill/seckill/internal/testenv"
 )
-
-// lockKey is the dlock key of a product (inventory.Keys.Lock).
-func lockKey(prefix string, id int64) string { return fmt.Sprintf("%s:{p:%d}:lock", prefix, id) }
 
 // TestKillOneAPI: one of three API processes is killed with SIGKILL while it holds the
 // product's lock, inside its critical section (think_ms, then the write). Whatever it had
@@ -24,14 +18,10 @@ func lockKey(prefix string, id int64) string { return fmt.Sprintf("%s:{p:%d}:loc
 func TestKillOneAPI(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
-	rdb, prefix := testenv.Redis(t)
-	apis := startAPIs(t, 3, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "500ms", "LOCK_WAIT": "1s",
-	})
+	b, rdb := sharedBackend(t)
+	apis := b.startAPIs(t, 3, map[string]string{"LOCK_TTL": "500ms", "LOCK_WAIT": "1s"})
 	victim, rest := apis[0], apis[1:]
-	s := newSale(t, rest[0], dsn, product{strategy: "dlock", stock: 60, thinkMS: 20})
+	s := newSale(t, rest[0], b.dsn, product{strategy: "dlock", stock: 60, thinkMS: 20})
 
 	s.start(6, apis...)
 	s.waitBought(t, 10)
@@ -40,7 +30,7 @@ func TestKillOneAPI(t *testing.T) {
 	s.stopAll()
 	s.start(3, victim)
 	ctx := context.Background()
-	key := lockKey(prefix, s.id)
+	key := b.keys().Lock(s.id)
 	var token string
 	waitFor(t, 10*time.Second, "the victim holds the product's lock", func() bool {
 		token, _ = rdb.Get(ctx, key).Result()

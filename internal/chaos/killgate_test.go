@@ -4,11 +4,8 @@ package chaos_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
-
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestKillMidSaleRedisGate: one of three API processes is killed with SIGKILL mid-sale of a
@@ -23,14 +20,10 @@ func TestKillMidSaleRedisGate(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	log := timeline(t)
-	dsn := testenv.Schema(t)
-	rdb, prefix := testenv.Redis(t)
-	apis := startAPIs(t, 3, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"PURCHASE_TIMEOUT": "1s",
-	})
+	b, rdb := sharedBackend(t)
+	apis := b.startAPIs(t, 3, map[string]string{"PURCHASE_TIMEOUT": "1s"})
 	victim, rest := apis[0], apis[1:]
-	s := newSale(t, rest[0], dsn, product{strategy: "redis", stock: 40, thinkMS: 200})
+	s := newSale(t, rest[0], b.dsn, product{strategy: "redis", stock: 40, thinkMS: 200})
 	s.start(6, apis...)
 	s.waitBought(t, 10)
 
@@ -38,7 +31,7 @@ func TestKillMidSaleRedisGate(t *testing.T) {
 	s.stopAll()
 	g := s.start(6, victim)
 	ctx := context.Background()
-	pendingKey := fmt.Sprintf("%s:{p:%d}:pending", prefix, s.id)
+	pendingKey := b.keys().GatePending(s.id)
 	waitFor(t, 10*time.Second, "buyers admitted by the victim, not yet written", func() bool {
 		return rdb.HLen(ctx, pendingKey).Val() >= 3
 	})

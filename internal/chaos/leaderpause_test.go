@@ -4,14 +4,9 @@ package chaos_test
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
 // TestPausedLeaderAfterStatement: a batch leader is frozen (SIGSTOP) after its statements
@@ -28,19 +23,17 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	log := timeline(t)
-	dsn := testenv.Schema(t)
-	_, prefix := testenv.Redis(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), hostOf(t, dsn))
+	b, _ := sharedBackend(t)
+	px, proxied := b.proxyPostgres(t)
 	px.SetReplyLatency(300 * time.Millisecond)
-	env := map[string]string{"REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "3s"}
-	env["DATABASE_URL"] = withParam(t, viaProxy(t, dsn, px.Addr()), "application_name", "victim")
-	victim := startAPI(t, "victim", env)
-	env["DATABASE_URL"] = dsn
-	other := startAPI(t, "other", env)
+	env := map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "3s"}
+	env["DATABASE_URL"] = withParam(t, proxied, "application_name", "victim")
+	victim := b.startAPI(t, "victim", env)
+	env["DATABASE_URL"] = b.dsn
+	other := b.startAPI(t, "other", env)
 	victim.WaitReady("/readyz")
 	other.WaitReady("/readyz")
-	s := newSale(t, other, dsn, product{strategy: "dlock", stock: 60, thinkMS: 0})
+	s := newSale(t, other, b.dsn, product{strategy: "dlock", stock: 60, thinkMS: 0})
 
 	for round := 1; round <= 2; round++ {
 		g := s.start(2, victim)
@@ -60,8 +53,8 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 			a, _ := s.answerOf(u)
 			log("round %d: frozen batch's buyer %d answered %s, has an order: %v", round, u, a.outcome(), pg.buyers[u])
 		}
-		if status, _ := victim.Get("/readyz", ""); status != http.StatusOK {
-			t.Fatalf("victim not ready after SIGCONT: %d", status)
+		if err := ready(victim); err != nil {
+			t.Fatalf("victim not ready after SIGCONT: %v", err)
 		}
 	}
 	s.finish(t, victim, other)
@@ -83,17 +76,4 @@ func sellAnswerPending(t *testing.T, s *sale) bool {
 		t.Fatalf("pg_stat_activity: %v", err)
 	}
 	return n > 0
-}
-
-// withParam returns dsn with the query parameter key set to value.
-func withParam(t *testing.T, dsn, key, value string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/api"
 )
 
 // TestPausedHolderIsFenced: an API process is frozen (SIGSTOP) right after it took the
@@ -24,16 +24,12 @@ import (
 func TestPausedHolderIsFenced(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
-	rdb, prefix := testenv.Redis(t)
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "300ms", "LOCK_WAIT": "2s",
-	})
+	b, rdb := sharedBackend(t)
+	apis := b.startAPIs(t, 2, map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "2s"})
 	paused, other := apis[0], apis[1]
-	s := newSale(t, other, dsn, product{strategy: "dlock", stock: 20, thinkMS: 200})
+	s := newSale(t, other, b.dsn, product{strategy: "dlock", stock: 20, thinkMS: 200})
 	ctx := context.Background()
-	key := lockKey(prefix, s.id)
+	key := b.keys().Lock(s.id)
 
 	// One buyer at a time through the process to pause: a new lock token is that buyer's
 	// purchase entering its critical section.
@@ -57,7 +53,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 
 	second := s.start(2, other)
 	waitFor(t, 20*time.Second, other.Name+" sells under a newer fence", func() bool { return second.bought.Load() >= 2 })
-	fence := s.auditPG(t).fence
+	fence := s.auditPG(t).Fence
 	paused.Signal(syscall.SIGCONT)
 	t.Logf("%s frozen for %v (LOCK_TTL 300ms); %s wrote fence %d meanwhile",
 		paused.Name, time.Since(stopped).Round(time.Millisecond), other.Name, fence)
@@ -67,7 +63,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	if !ok {
 		t.Fatalf("user %d of the paused holder got no answer", victims[0])
 	}
-	if a.status != http.StatusServiceUnavailable || a.code != "busy" {
+	if a.status != http.StatusServiceUnavailable || a.code != api.CodeBusy {
 		t.Errorf("paused holder's buyer %d answered %s (%v), want 503 busy", a.user, a.outcome(), a.err)
 	}
 	if s.auditPG(t).buyers[a.user] {

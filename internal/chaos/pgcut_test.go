@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
 // TestPostgresConnectionsCut: two API processes reach PostgreSQL through a proxy of the
@@ -24,16 +21,14 @@ func TestPostgresConnectionsCut(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	log := timeline(t)
-	dsn := testenv.Schema(t)
-	_, prefix := testenv.Redis(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), hostOf(t, dsn))
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": viaProxy(t, dsn, px.Addr()), "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "500ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s",
+	b, _ := sharedBackend(t)
+	px, proxied := b.proxyPostgres(t)
+	apis := b.startAPIs(t, 2, map[string]string{
+		"DATABASE_URL": proxied, "LOCK_TTL": "500ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s",
 	})
 	var sales []*sale
 	for _, strategy := range []string{"dlock", "pessimistic", "optimistic", "redis"} {
-		sales = append(sales, newSale(t, apis[0], dsn, product{strategy: strategy, stock: 400}))
+		sales = append(sales, newSale(t, apis[0], b.dsn, product{strategy: strategy, stock: 400}))
 	}
 	for _, s := range sales {
 		s.start(3, apis...)

@@ -23,13 +23,11 @@ func TestPostgresRestart(t *testing.T) {
 	_, prefix := testenv.Redis(t)
 	pg := servers.StartPostgres(t)
 	log("PostgreSQL cluster up")
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": pg.DSN(), "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "500ms", "LOCK_WAIT": "1s",
-	})
+	b := backend{dsn: pg.DSN(), redis: testenv.RedisAddr(t), prefix: prefix}
+	apis := b.startAPIs(t, 2, map[string]string{"LOCK_TTL": "500ms", "LOCK_WAIT": "1s"})
 	sales := []*sale{
-		newSale(t, apis[0], pg.DSN(), product{strategy: "dlock", stock: 60, thinkMS: 20}),
-		newSale(t, apis[0], pg.DSN(), product{strategy: "pessimistic", stock: 60, thinkMS: 20}),
+		newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 60, thinkMS: 20}),
+		newSale(t, apis[0], b.dsn, product{strategy: "pessimistic", stock: 60, thinkMS: 20}),
 	}
 	log("APIs up")
 	for _, s := range sales {
@@ -44,7 +42,7 @@ func TestPostgresRestart(t *testing.T) {
 	log("PostgreSQL stopped (fast)")
 	waitFor(t, 20*time.Second, "buyers answered 503 unavailable while PostgreSQL is down", func() bool {
 		for _, s := range sales {
-			if s.counts()["503 unavailable"] < 3 {
+			if s.counts()[outcomeUnavailable] < 3 {
 				return false
 			}
 		}

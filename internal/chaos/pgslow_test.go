@@ -3,12 +3,10 @@
 package chaos_test
 
 import (
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/faultproxy"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -28,14 +26,13 @@ func TestPostgresSlowMidBatch(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	log := timeline(t)
-	dsn := testenv.Schema(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), hostOf(t, dsn))
-	red, prefix := servers.StartRedis(t), testenv.Name("chaos")
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": viaProxy(t, dsn, px.Addr()), "REDIS_ADDR": red.Addr, "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s",
+	red := servers.StartRedis(t)
+	b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
+	px, proxied := b.proxyPostgres(t)
+	apis := b.startAPIs(t, 2, map[string]string{
+		"DATABASE_URL": proxied, "LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s",
 	})
-	s := newSale(t, apis[0], dsn, product{strategy: "dlock", stock: 400, thinkMS: 0})
+	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 400, thinkMS: 0})
 	s.start(8, apis...)
 	s.waitBought(t, 10)
 	log("selling: %s", s.summary())
@@ -71,25 +68,4 @@ func answeredSince(s *sale, before map[string]int, n int) func() bool {
 	}
 	start := total(before)
 	return func() bool { return total(s.counts()) >= start+n }
-}
-
-// hostOf returns the host:port of a PostgreSQL URL.
-func hostOf(t *testing.T, dsn string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil || u.Host == "" {
-		t.Fatalf("DATABASE_URL must be a postgres:// URL for this test: %v", err)
-	}
-	return u.Host
-}
-
-// viaProxy returns dsn with its host:port replaced by addr.
-func viaProxy(t *testing.T, dsn, addr string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = addr
-	return u.String()
 }

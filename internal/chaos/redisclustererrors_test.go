@@ -24,15 +24,13 @@ import (
 func TestRedisErrorRepliesCluster(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
-	nodes, prefix := servers.StartRedisCluster(t, 2), testenv.Name("chaos")
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": strings.Join(servers.Addrs(nodes), ","), "REDIS_KEY_PREFIX": prefix,
-	})
-	e := newReplyEnv(t, apis, dsn)
+	nodes := servers.StartRedisCluster(t, 2)
+	b := backend{dsn: testenv.Schema(t), redis: strings.Join(servers.Addrs(nodes), ","), prefix: testenv.Name("chaos")}
+	apis := b.startAPIs(t, 2, nil)
+	e := newReplyEnv(t, apis, b.dsn)
 	c := &clusterSlots{nodes: nodes}
 	for _, s := range e.sales {
-		c.add(t, s, prefix)
+		c.add(t, s, b.keys())
 	}
 	for _, f := range []replyFault{c.downFault(), c.migratingFault()} {
 		e.run(t, f)
@@ -58,9 +56,8 @@ type productSlot struct {
 	client *redis.Client  // a plain client of src
 }
 
-func (c *clusterSlots) add(t *testing.T, s *sale, prefix string) {
+func (c *clusterSlots) add(t *testing.T, s *sale, k inventory.Keys) {
 	t.Helper()
-	k := inventory.Keys{Prefix: prefix}
 	// The lock and its fence (dlock's suffix): the lock is absent between holders.
 	p := productSlot{keys: []string{k.Lock(s.id), k.Lock(s.id) + ":fence"}}
 	if s.strategy == "redis" {

@@ -27,14 +27,14 @@ import (
 func TestRedisErrorReplies(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
 	// DEBUG (Redis 7 disables it by default) makes the LOADING fault: see loadingFault.
-	red, prefix := servers.StartRedis(t, "--enable-debug-command", "yes"), testenv.Name("chaos")
-	apis := startAPIs(t, 2, map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": red.Addr, "REDIS_KEY_PREFIX": prefix})
-	e := newReplyEnv(t, apis, dsn)
+	red := servers.StartRedis(t, "--enable-debug-command", "yes")
+	b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
+	apis := b.startAPIs(t, 2, nil)
+	e := newReplyEnv(t, apis, b.dsn)
 	admin, prober := red.Client(), red.Client()
 	probe := func(ctx context.Context) error { // a write script, as the lock and the gate run
-		return prober.Eval(ctx, "return redis.call('SET', KEYS[1], ARGV[1])", []string{prefix + ":probe"}, 1).Err()
+		return prober.Eval(ctx, "return redis.call('SET', KEYS[1], ARGV[1])", []string{b.prefix + ":probe"}, 1).Err()
 	}
 	for _, f := range []replyFault{
 		oomFault(admin), readOnlyFault(admin, false), readOnlyFault(admin, true),

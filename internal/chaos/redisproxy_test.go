@@ -3,7 +3,6 @@
 package chaos_test
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
@@ -20,14 +19,10 @@ import (
 func TestRedisSlowOrUnreachable(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
-	_, prefix := testenv.Redis(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), testenv.RedisAddr(t))
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": px.Addr(), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s",
-	})
-	s := newSale(t, apis[0], dsn, product{strategy: "dlock", stock: 60, thinkMS: 20})
+	b, _ := sharedBackend(t)
+	px := faultproxy.New(t, testenv.FreeAddr(t), b.redis)
+	apis := b.startAPIs(t, 2, map[string]string{"REDIS_ADDR": px.Addr(), "LOCK_TTL": "300ms", "LOCK_WAIT": "1s"})
+	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 60, thinkMS: 20})
 	s.start(6, apis...)
 	s.waitBought(t, 10)
 
@@ -42,12 +37,12 @@ func TestRedisSlowOrUnreachable(t *testing.T) {
 		return func() bool { return len(s.answersSnapshot()) >= start+n }
 	}
 	phase("slow (150ms each way)", func() { px.SetLatency(150 * time.Millisecond) }, answered(12))
-	phase("unreachable (connections cut, new ones refused)", px.Down, more(s, "503 unavailable", 6))
+	phase("unreachable (connections cut, new ones refused)", px.Down, more(s, outcomeUnavailable, 6))
 	px.SetLatency(0)
 	px.Up(t)
 	waitFor(t, 20*time.Second, "both APIs ready again", func() bool {
 		for _, p := range apis {
-			if status, _ := p.Get("/readyz", ""); status != http.StatusOK {
+			if ready(p) != nil {
 				return false
 			}
 		}

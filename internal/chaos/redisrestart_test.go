@@ -23,25 +23,22 @@ import (
 func TestRedisRestart(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
-	red, prefix := servers.StartRedis(t), testenv.Name("chaos")
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": red.Addr, "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "300ms", "LOCK_WAIT": "1s",
-	})
-	dlock := newSale(t, apis[0], dsn, product{strategy: "dlock", stock: 30, thinkMS: 250})
-	gated := newSale(t, apis[0], dsn, product{strategy: "redis", stock: 60, thinkMS: 200})
+	red := servers.StartRedis(t)
+	b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
+	apis := b.startAPIs(t, 2, map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "1s"})
+	dlock := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 30, thinkMS: 250})
+	gated := newSale(t, apis[0], b.dsn, product{strategy: "redis", stock: 60, thinkMS: 200})
 	log := timeline(t)
 	dlock.start(6, apis...)
 	dlock.waitBought(t, 8)
 	gated.start(6, apis...)
 	gated.waitBought(t, 8)
-	fence := dlock.auditPG(t).fence
+	fence := dlock.auditPG(t).Fence
 
 	// Kill Redis just after a dlock holder took the lock: its watchdog renews during the gap.
 	rdb := redis.NewClient(&redis.Options{Addr: red.Addr})
 	defer rdb.Close()
-	key, ctx := lockKey(prefix, dlock.id), context.Background()
+	key, ctx := b.keys().Lock(dlock.id), context.Background()
 	prev, _ := rdb.Get(ctx, key).Result()
 	waitFor(t, 10*time.Second, "a new dlock holder", func() bool {
 		v, _ := rdb.Get(ctx, key).Result()
@@ -61,7 +58,7 @@ func TestRedisRestart(t *testing.T) {
 
 	t.Run("dlock", func(t *testing.T) {
 		dlock.verify(t, apis[1], noneUnanswered)
-		if after := dlock.auditPG(t).fence; after <= fence {
+		if after := dlock.auditPG(t).Fence; after <= fence {
 			t.Errorf("fence after the restart %d <= before it %d: new holders could not write", after, fence)
 		}
 		for _, p := range apis {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // The fault phases of TestRedisErrorReplies and TestRedisErrorRepliesCluster: Redis answers
@@ -149,9 +151,9 @@ func (e *replyEnv) check(t *testing.T, class string, s *sale, start time.Time) {
 	for _, a := range s.since(start) {
 		n[a.outcome()]++
 		switch {
-		case a.status == http.StatusServiceUnavailable && (a.code == "unavailable" || a.code == "busy") && a.retryAfter != "":
+		case a.status == http.StatusServiceUnavailable && (a.code == api.CodeUnavailable || a.code == api.CodeBusy) && a.retryAfter != "":
 			took = append(took, a.done.Sub(a.sent))
-			if a.code == "unavailable" {
+			if a.code == api.CodeUnavailable {
 				from[a.target]++
 			}
 		case a.status >= 500 || a.status == 0:

@@ -6,20 +6,20 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/inventory"
 )
 
 const (
@@ -57,12 +57,16 @@ func (a answer) outcome() string {
 	return fmt.Sprintf("%d %s", a.status, a.code)
 }
 
+// outcomeUnavailable is the outcome of a 503 unavailable answer, as counts names it.
+var outcomeUnavailable = answer{status: http.StatusServiceUnavailable, code: api.CodeUnavailable}.outcome()
+
 // sale is one product on sale and every answer its buyers got. Buyers run in groups of
 // workers, each group on a fixed list of API processes, so a test can move the load around.
 type sale struct {
 	product
 	id       int64
-	db       *sql.DB // direct PostgreSQL: the source of truth for the audit
+	db       *sql.DB        // direct PostgreSQL: the source of truth for the audit
+	audit    *audit.Auditor // of db, PostgreSQL only
 	ctx      context.Context
 	nextUser atomic.Int64
 	soldOut  atomic.Bool // a buyer was answered sold_out
@@ -84,28 +88,16 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 	sqlDB, _ := gdb.DB()
 	t.Cleanup(func() { sqlDB.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), saleTimeout)
-	s := &sale{product: p, id: createProduct(t, via, p), db: sqlDB, ctx: ctx, inflight: map[int64]string{}}
+	s := &sale{product: p, db: sqlDB, audit: audit.New(sqlDB, nil, inventory.Keys{}), ctx: ctx, inflight: map[int64]string{}}
 	t.Cleanup(func() { cancel(); s.stopAll() })
+	created, err := apiClient(via).CreateProduct(ctx, api.NewProduct{
+		Name: "chaos " + p.strategy, Stock: new(p.stock), Strategy: p.strategy, ThinkMS: p.thinkMS,
+	})
+	if err != nil || created.ID == 0 {
+		t.Fatalf("create product = %+v, %v", created, err)
+	}
+	s.id = created.ID
 	return s
-}
-
-func createProduct(t *testing.T, via *apiProc, p product) int64 {
-	t.Helper()
-	body := fmt.Sprintf(`{"name":"chaos %s","stock":%d,"strategy":%q,"think_ms":%d}`, p.strategy, p.stock, p.strategy, p.thinkMS)
-	req, _ := http.NewRequest(http.MethodPost, via.Base+"/api/v1/products", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("create product: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var created struct{ ID int64 }
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &created) != nil || created.ID == 0 {
-		t.Fatalf("create product = %d %s", resp.StatusCode, b)
-	}
-	return created.ID
 }
 
 // waitBought waits until at least n units are sold (answered 201) by the whole sale.
@@ -193,15 +185,10 @@ func (s *sale) finish(t *testing.T, targets ...*apiProc) {
 	}
 }
 
-func (s *sale) pgStock(t *testing.T) int {
+// pgStock is the product's stock in PostgreSQL.
+func (s *sale) pgStock(t *testing.T) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var stock int
-	if err := s.db.QueryRowContext(ctx, `SELECT stock FROM products WHERE id = $1`, s.id).Scan(&stock); err != nil {
-		t.Fatalf("read stock of product %d: %v", s.id, err)
-	}
-	return stock
+	return s.auditPG(t).Stock
 }
 
 // counts tallies the answers by outcome.

@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestGracefulShutdown: an API process gets SIGTERM while purchases are in flight on it —
@@ -21,15 +19,11 @@ import (
 func TestGracefulShutdown(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
-	dsn := testenv.Schema(t)
-	rdb, prefix := testenv.Redis(t)
-	apis := startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix,
-		"LOCK_TTL": "10s", "LOCK_WAIT": "5s", "SHUTDOWN_TIMEOUT": "5s",
-	})
+	b, rdb := sharedBackend(t)
+	apis := b.startAPIs(t, 2, map[string]string{"LOCK_TTL": "10s", "LOCK_WAIT": "5s", "SHUTDOWN_TIMEOUT": "5s"})
 	leaving, staying := apis[0], apis[1]
-	s := newSale(t, staying, dsn, product{strategy: "dlock", stock: 24, thinkMS: 300})
-	ctx, key := context.Background(), lockKey(prefix, s.id)
+	s := newSale(t, staying, b.dsn, product{strategy: "dlock", stock: 24, thinkMS: 300})
+	ctx, key := context.Background(), b.keys().Lock(s.id)
 	log := timeline(t)
 
 	g := s.startFresh(5, leaving) // a new connection per request: accepted or refused, never lost

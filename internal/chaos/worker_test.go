@@ -4,22 +4,23 @@ package chaos_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
+	"errors"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
 )
 
 // group is a set of workers buying through a fixed list of API processes.
 type group struct {
 	s         *sale
 	targets   []*apiProc
-	client    *http.Client
+	clients   []*client.Client // of targets, in order, all sending through hc
+	hc        *http.Client
 	halted    atomic.Bool
 	wg        sync.WaitGroup
 	bought    atomic.Int64
@@ -41,7 +42,10 @@ func (s *sale) startFresh(workers int, targets ...*apiProc) *group {
 
 func (s *sale) launch(workers int, fresh bool, targets []*apiProc) *group {
 	tr := &http.Transport{MaxIdleConnsPerHost: workers, DisableKeepAlives: fresh}
-	g := &group{s: s, targets: targets, client: &http.Client{Transport: tr}}
+	g := &group{s: s, targets: targets, hc: &http.Client{Transport: statusRecorder{tr}}}
+	for _, p := range targets {
+		g.clients = append(g.clients, client.New(p.Base, &client.Options{HTTPClient: g.hc}))
+	}
 	s.mu.Lock()
 	s.groups = append(s.groups, g)
 	s.mu.Unlock()
@@ -54,10 +58,10 @@ func (s *sale) launch(workers int, fresh bool, targets []*apiProc) *group {
 
 func (g *group) work() {
 	defer g.wg.Done()
-	defer g.client.CloseIdleConnections()
+	defer g.hc.CloseIdleConnections()
 	for !g.halted.Load() && !g.s.soldOut.Load() && g.s.ctx.Err() == nil && g.s.nextUser.Load() < maxUsers {
-		p := g.targets[int(g.next.Add(1)%uint64(len(g.targets)))]
-		if a := g.buy(p); a.status != http.StatusCreated && a.status != http.StatusConflict {
+		i := int(g.next.Add(1) % uint64(len(g.targets)))
+		if a := g.buy(g.targets[i], g.clients[i]); a.status != http.StatusCreated && a.status != http.StatusConflict {
 			time.Sleep(20 * time.Millisecond) // back off while something is broken
 		}
 	}
@@ -72,8 +76,9 @@ func (g *group) stop() {
 	g.wg.Wait()
 }
 
-// buy sends one purchase for a new user to p and records the answer.
-func (g *group) buy(p *apiProc) answer {
+// buy sends one purchase for a new user to p through c and records the answer: its status,
+// and for a problem its code and Retry-After; status 0 when no answer could be read.
+func (g *group) buy(p *apiProc, c *client.Client) answer {
 	s := g.s
 	a := answer{user: s.nextUser.Add(1), target: p.Name, sent: time.Now()}
 	s.mu.Lock()
@@ -89,27 +94,37 @@ func (g *group) buy(p *apiProc) answer {
 	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent() }})
-	url := fmt.Sprintf("%s/api/v1/products/%d/purchase", p.Base, s.id)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"user_id":%d}`, a.user)))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := g.client.Do(req)
+	var status int
+	_, err := c.Purchase(context.WithValue(ctx, statusKey{}, &status), s.id, a.user)
 	sent()
-	if err != nil {
+	var problem *api.Problem
+	switch {
+	case err == nil:
+		a.status = status // 2xx, its order read
+	case errors.As(err, &problem):
+		a.status, a.code, a.retryAfter = problem.Status, problem.Code, problem.RetryAfter
+	default:
 		a.err = err
-	} else {
-		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
-		var problem struct{ Code string }
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			a.status, a.err = 0, err
-		} else if resp.StatusCode != http.StatusCreated && json.Unmarshal(b, &problem) == nil {
-			a.code = problem.Code
-		}
 	}
 	a.done = time.Now()
 	g.record(a)
 	return a
+}
+
+// statusKey is the context key of a purchase's *int where statusRecorder writes the status
+// of its answer: the typed client tells it only for answers other than 2xx.
+type statusKey struct{}
+
+// statusRecorder is a transport that records the status of each answer whose request's
+// context holds a statusKey.
+type statusRecorder struct{ *http.Transport }
+
+func (r statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.Transport.RoundTrip(req)
+	if p, ok := req.Context().Value(statusKey{}).(*int); ok && err == nil {
+		*p = resp.StatusCode
+	}
+	return resp, err
 }
 
 func (g *group) record(a answer) {
@@ -122,7 +137,7 @@ func (g *group) record(a answer) {
 	case a.status == http.StatusCreated:
 		s.bought.Add(1)
 		g.bought.Add(1)
-	case a.status == http.StatusConflict && a.code == "sold_out":
+	case a.status == http.StatusConflict && a.code == api.CodeSoldOut:
 		s.soldOut.Store(true)
 	}
 }
