@@ -51,7 +51,7 @@ func (a pgAudit) String() string {
 //     to a process the test killed, or cut off): no error answer hides a sale;
 //   - no 5xx but 503 busy / unavailable / outcome_unknown with Retry-After, and no other
 //     unexpected answer; an outcome_unknown (the process could not ask PostgreSQL what became
-//     of its COMMIT) is resolved the way the README tells clients to, with GET
+//     of its COMMIT) is resolved the way docs/api.md tells clients to, with GET
 //     /api/v1/products/{id}/orders/{user_id} through via, which must agree with PostgreSQL;
 //   - the API's own audit (through via) says consistent, and for the redis strategy that
 //     the gate agrees with PostgreSQL.
