@@ -22,7 +22,7 @@ GIT_VERSION = $(shell git describe --tags --always 2>/dev/null)$(if $(filter tru
 VERSION_LDFLAGS = -X $(BUILDINFO).version=$(GIT_VERSION) -X $(BUILDINFO).revision=$(GIT_REVISION) \
 	-X $(BUILDINFO).revisionTime=$(GIT_TIME) -X $(BUILDINFO).modified=$(GIT_MODIFIED)
 
-.PHONY: help up down status test vet build image demo clean
+.PHONY: help up down status test vet lint build image demo clean
 
 help: ## list the targets and what they do
 	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { name[++n] = $$1; desc[n] = $$2; if (length($$1) > w) w = length($$1) } \
@@ -39,6 +39,13 @@ status: ## whether PostgreSQL and Redis answer, and what `make up` started
 
 vet: ## go vet every package
 	$(GO) vet ./...
+
+# staticcheck, pinned (`go run pkg@version` fetches it from the module proxy; nothing to
+# install), with every check on (staticcheck.conf), and gofmt.
+STATICCHECK_VERSION ?= v0.8.2
+lint: ## staticcheck (every check, staticcheck.conf) and gofmt; CI runs it
+	@unformatted=$$(gofmt -l . 2>&1); if [ -n "$$unformatted" ]; then echo "gofmt -w these:"; echo "$$unformatted"; exit 1; fi
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 test: up vet ## vet, then every test with the race detector against the real servers
 	$(GO) test -race -count=1 ./...
