@@ -115,7 +115,7 @@ func (c *clusterSlots) downFault() replyFault {
 	return replyFault{
 		class: "CLUSTERDOWN", how: "CLUSTER DELSLOTS of the products' slots on their owner",
 		probe: c.probe("CLUSTERDOWN"),
-		start: func(t *testing.T) (<-chan struct{}, *error) { slots(t, "DELSLOTS"); return nil, nil },
+		start: func(t *testing.T) (<-chan struct{}, func() error) { slots(t, "DELSLOTS"); return nil, nil },
 		lift: func(t *testing.T) {
 			slots(t, "ADDSLOTS")
 			waitFor(t, 20*time.Second, "the products' slots served again", c.served)
@@ -131,7 +131,7 @@ func (c *clusterSlots) migratingFault() replyFault {
 	return replyFault{
 		class: "TRYAGAIN", how: "CLUSTER SETSLOT MIGRATING/IMPORTING, part of the keys moved",
 		probe: c.probe("TRYAGAIN"),
-		start: func(t *testing.T) (<-chan struct{}, *error) {
+		start: func(t *testing.T) (<-chan struct{}, func() error) {
 			for _, p := range c.products {
 				do(t, p.dst.Client(), "CLUSTER", "SETSLOT", p.slot, "IMPORTING", nodeID(t, p.src))
 				do(t, p.client, "CLUSTER", "SETSLOT", p.slot, "MIGRATING", nodeID(t, p.dst))
@@ -180,4 +180,14 @@ func nodeID(t *testing.T, node *servers.Redis) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// do runs one command, failing the test if it fails.
+func do(t *testing.T, rdb *redis.Client, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rdb.Do(ctx, args...).Err(); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
 }

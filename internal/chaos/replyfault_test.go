@@ -21,8 +21,8 @@ type replyFault struct {
 	class string // the reply's first word, e.g. "OOM"
 	how   string // how the fault is made, for the log
 	// start makes the fault. If it ends by itself, start returns a channel closed when it
-	// has, and the error that ended it, valid then; otherwise lift ends it.
-	start func(t *testing.T) (ended <-chan struct{}, err *error)
+	// has, and a function giving the error that ended it, valid then; otherwise lift ends it.
+	start func(t *testing.T) (ended <-chan struct{}, err func() error)
 	lift  func(t *testing.T)              // ends the fault, or restores settings once it ended
 	probe func(ctx context.Context) error // a call that fails with the class during the fault
 }
@@ -80,8 +80,8 @@ func (e *replyEnv) run(t *testing.T, f replyFault) {
 			t.Fatalf("%s fault did not end within 30s", f.class)
 		}
 		e.halt()
-		if *endErr != nil {
-			t.Fatalf("%s fault: %v", f.class, *endErr)
+		if err := endErr(); err != nil {
+			t.Fatalf("%s fault: %v", f.class, err)
 		}
 		if !e.faulted(start) {
 			t.Errorf("%s fault ended before every API answered %d purchases of each product with a 5xx: make it longer", f.class, faultAnswers)

@@ -3,7 +3,6 @@ package order_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,21 +37,25 @@ func TestIsUnavailableRedis(t *testing.T) {
 	// DEBUG makes LOADING; a protected config (dir) makes MISCONF.
 	red := servers.StartRedis(t, "--enable-debug-command", "yes", "--enable-protected-configs", "yes")
 	admin := red.Client()
-	set := func(t *testing.T, nameValues ...string) {
-		t.Helper()
-		for i := 0; i+1 < len(nameValues); i += 2 {
-			if err := admin.ConfigSet(context.Background(), nameValues[i], nameValues[i+1]).Err(); err != nil {
-				t.Fatalf("CONFIG SET %s: %v", nameValues[i], err)
+	set := red.ConfigSet
+	lifts := func(t *testing.T, f *servers.RedisFault) func() {
+		return func() {
+			f.Lift(t)
+			if err := f.Err(); err != nil {
+				t.Error(err)
 			}
 		}
 	}
 	cases := []redisCase{
 		{name: "out of memory", want: "OOM ", fault: func(t *testing.T, _, _ *redis.Client) func() {
-			set(t, "maxmemory-policy", "noeviction", "maxmemory", "1")
-			return func() { set(t, "maxmemory", "0") }
+			return lifts(t, red.OutOfMemory(t))
 		}},
-		{name: "replica", want: "READONLY ", fault: replicaOfNobody(set, "yes")},
-		{name: "replica without master", want: "MASTERDOWN ", fault: replicaOfNobody(set, "no")},
+		{name: "replica", want: "READONLY ", fault: func(t *testing.T, _, _ *redis.Client) func() {
+			return lifts(t, red.ReplicaOfSilentMaster(t, true))
+		}},
+		{name: "replica without master", want: "MASTERDOWN ", fault: func(t *testing.T, _, _ *redis.Client) func() {
+			return lifts(t, red.ReplicaOfSilentMaster(t, false))
+		}},
 		{name: "no replicas", want: "NOREPLICAS ", fault: func(t *testing.T, _, _ *redis.Client) func() {
 			set(t, "min-replicas-to-write", "1")
 			return func() { set(t, "min-replicas-to-write", "0") }
@@ -75,26 +78,23 @@ func TestIsUnavailableRedis(t *testing.T) {
 			return func() { set(t, "save", "", "dir", was) }
 		}},
 		{name: "busy script", want: "BUSY ", fault: func(t *testing.T, admin, _ *redis.Client) func() {
-			set(t, "busy-reply-threshold", "50")
-			done := inBackground(t, red.Addr, "EVAL", spinScript, 0, time.Second.Microseconds())
+			f := red.Busy(t, time.Second)
 			waitReply(t, admin, "BUSY ")
-			return func() { <-done; set(t, "busy-reply-threshold", "5000") }
+			return lifts(t, f)
 		}},
 		{name: "loading", want: "LOADING ", fault: func(t *testing.T, admin, _ *redis.Client) func() {
-			filler := redis.NewClient(&redis.Options{Addr: red.Addr, DB: 9})
-			defer filler.Close()
-			mustDo(t, filler, "DEBUG", "POPULATE", 5000, "filler")
-			set(t, "key-load-delay", "100", "loading-process-events-interval-bytes", "1024")
-			done := inBackground(t, red.Addr, "DEBUG", "RELOAD")
+			f := red.Loading(t, 5000)
 			waitReply(t, admin, "LOADING ")
-			return func() { <-done; set(t, "key-load-delay", "0") }
+			return lifts(t, f)
 		}},
 		// Redis writes the error and closes at once: go-redis mostly fails writing its HELLO
 		// or reading its reply.
 		{name: "max clients", want: "max number of clients reached|broken pipe|connection reset|EOF", fault: func(t *testing.T, admin, _ *redis.Client) func() {
-			set(t, "maxclients", "1") // admin's connection is the one: rdb's next is refused
+			// admin's connection is the one left: rdb's next is refused, and so would be a new
+			// connection to lift the fault, hence admin's own CONFIG SET.
+			mustDo(t, admin, "CONFIG", "SET", "maxclients", "1")
 			mustDo(t, admin, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
-			return func() { set(t, "maxclients", "10000") }
+			return func() { mustDo(t, admin, "CONFIG", "SET", "maxclients", "10000") }
 		}},
 		{name: "pool timeout", want: redis.ErrPoolTimeout.Error(),
 			opts: func(o *redis.Options) { o.PoolSize, o.PoolTimeout = 1, 50*time.Millisecond },
@@ -150,21 +150,6 @@ func checkRedisCase(t *testing.T, addr string, admin *redis.Client, c redisCase)
 	}
 }
 
-// replicaOfNobody makes the server the replica of a master that never answers: a listener
-// that accepts nothing (so no other server can take its port and be synced from).
-func replicaOfNobody(set func(*testing.T, ...string), serveStale string) func(*testing.T, *redis.Client, *redis.Client) func() {
-	return func(t *testing.T, admin, _ *redis.Client) func() {
-		ln := newSilentMaster(t)
-		set(t, "replica-serve-stale-data", serveStale)
-		mustDo(t, admin, "REPLICAOF", "127.0.0.1", ln.port)
-		return func() {
-			mustDo(t, admin, "REPLICAOF", "NO", "ONE")
-			set(t, "replica-serve-stale-data", "yes")
-			ln.Close()
-		}
-	}
-}
-
 // TestIsUnavailableNotForBugs: replies that mean a bug or a rule of the data stay errors,
 // so that they are answered 500 and logged.
 func TestIsUnavailableNotForBugs(t *testing.T) {
@@ -208,15 +193,6 @@ func canceledCtx() context.Context {
 	return ctx
 }
 
-// spinScript runs for ARGV[1] µs of server time (a loop bounded in count and time).
-const spinScript = `local t = redis.call('TIME')
-local start = t[1] * 1000000 + t[2]
-for i = 1, 100000000 do
-	t = redis.call('TIME')
-	if t[1] * 1000000 + t[2] - start >= tonumber(ARGV[1]) then return i end
-end
-return -1`
-
 // mustDo runs one command, failing the test if it fails.
 func mustDo(t *testing.T, rdb *redis.Client, args ...any) {
 	t.Helper()
@@ -225,21 +201,6 @@ func mustDo(t *testing.T, rdb *redis.Client, args ...any) {
 	if err := rdb.Do(ctx, args...).Err(); err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
-}
-
-// inBackground runs a long command on a connection of its own; the channel is closed once it
-// has returned. The test fails if it fails.
-func inBackground(t *testing.T, addr string, args ...any) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: 10 * time.Second})
-		defer rdb.Close()
-		if err := rdb.Do(context.Background(), args...).Err(); err != nil {
-			t.Errorf("%v: %v", args[0], err)
-		}
-	}()
-	return done
 }
 
 // waitReply waits until PING gets a reply starting with prefix.
@@ -261,23 +222,6 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// silentMaster is a loopback listener that accepts nothing: a master that never answers.
-type silentMaster struct {
-	net.Listener
-	port string
-}
-
-func newSilentMaster(t *testing.T) silentMaster {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return silentMaster{ln, port}
 }
 
 // TestIsUnavailableClosedLockClient: the lock client, closed at shutdown, is unavailable too.
