@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gin-gonic/gin"
+	"github.com/seckill/seckill/internal/ceiling"
 )
 
 // Names of the baseline rows of the reports.
@@ -29,20 +29,11 @@ const (
 // processes of its own, as the API does, and not inside the load generator.
 const bareGinEnv = "LOADTEST_SERVE_BARE_GIN"
 
-// soldOutBody is the problem the API answers a buyer of a sold-out product with.
-var soldOutBody = []byte(`{"type":"https://github.com/seckill/seckill#error-sold_out","title":"Conflict",` +
-	`"status":409,"code":"sold_out","detail":"the product is sold out"}`)
-
-// serveBareGin serves, on a free loopback port, a gin handler that does nothing but answer
-// every purchase 409 sold_out: the ceiling of a sold-out rejection on this machine. It
-// writes its address as one line on stdout, then serves until stdin closes or SIGTERM.
+// serveBareGin serves, on a free loopback port, the sold-out ceiling (internal/ceiling): a
+// gin handler that does nothing but answer every purchase 409 sold_out. It writes its address
+// as one line on stdout, then serves until stdin closes or SIGTERM.
 func serveBareGin(stdin io.Reader, stdout io.Writer) error {
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.POST("/api/v1/products/:id/purchase", func(c *gin.Context) {
-		_, _ = io.Copy(io.Discard, io.LimitReader(c.Request.Body, 1<<10))
-		c.Data(http.StatusConflict, "application/problem+json", soldOutBody)
-	})
+	r := ceiling.Handler()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

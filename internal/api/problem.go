@@ -45,6 +45,11 @@ func NewProblem(code, detail string) Problem {
 	return Problem{Type: ProblemTypeBase + code, Title: title, Status: status, Code: code, Detail: detail}
 }
 
+// SoldOut returns the problem the API answers a purchase of a product with no stock left:
+// 409 sold_out. The server sends exactly this, and so does the sold-out ceiling the load
+// tests measure it against (internal/ceiling).
+func SoldOut() Problem { return NewProblem(CodeSoldOut, "this product is sold out") }
+
 // Error describes the problem as "status code: detail", or with the status's title where
 // there is no code (an answer that was not a problem).
 func (p *Problem) Error() string {

@@ -13,7 +13,7 @@ func TestProblemError(t *testing.T) {
 		p    api.Problem
 		want string
 	}{
-		{api.NewProblem(api.CodeSoldOut, "this product is sold out"), "409 sold_out: this product is sold out"},
+		{api.SoldOut(), "409 sold_out: this product is sold out"},
 		{api.NewProblem(api.CodeInternal, ""), "500 internal"},
 		{api.Problem{Status: 502, Title: "Bad Gateway"}, "502 Bad Gateway"},
 		{api.Problem{Status: 503, Detail: "not ready"}, "503 Service Unavailable: not ready"},

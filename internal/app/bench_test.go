@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/ceiling"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
@@ -40,10 +41,11 @@ func BenchmarkSoldOutHTTP(b *testing.B) {
 	})
 }
 
-// BenchmarkBareGin is the baseline for BenchmarkSoldOutHTTP: a gin engine whose only
-// handler decodes the same body and answers the same problem, with no service behind it.
+// BenchmarkBareGin is the baseline for BenchmarkSoldOutHTTP: the sold-out ceiling
+// (internal/ceiling), a gin engine whose only handler decodes the same body and answers the
+// same problem, api.SoldOut, with no service behind it.
 func BenchmarkBareGin(b *testing.B) {
-	h := bareGin()
+	h := ceiling.Handler()
 	var user atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -40,7 +40,7 @@ func writeError(c *gin.Context, d Deps, err error) {
 	case errors.Is(err, order.ErrOrderNotFound):
 		abortProblem(c, api.CodeOrderNotFound, "this user has no order of this product")
 	case errors.Is(err, inventory.ErrSoldOut):
-		abortProblem(c, api.CodeSoldOut, "this product is sold out")
+		writeProblem(c, api.SoldOut())
 	case errors.Is(err, order.ErrAlreadyPurchased):
 		p := api.NewProblem(api.CodeAlreadyPurchased, "this user already bought this product")
 		var pe *order.PurchasedError
