@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/seckill/seckill/internal/envflag"
 	"github.com/seckill/seckill/internal/httpapi"
 )
 
@@ -48,44 +49,38 @@ type config struct {
 // parseConfig reads the environment through getenv, then lets flags in args override it.
 // args excludes the program name and any subcommand.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	env := func(key, def string) string {
-		if v := getenv(key); v != "" {
-			return v
-		}
-		return def
-	}
 	var cfg config
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.addr, "addr", env("HTTP_ADDR", ":8080"), "listen address (env HTTP_ADDR)")
-	// The settings that may hold a password or a token are quietVars: -h and a flag error
-	// print every flag's default, which comes from the environment.
-	quietVar(fs, &cfg.databaseURL, "database-url",
-		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
+	e := envflag.New(fs, getenv)
+	e.StringVar(&cfg.addr, "addr", "HTTP_ADDR", ":8080", "listen address (env HTTP_ADDR)")
+	// The settings that may hold a password or a token are quiet: -h and a flag error print
+	// every flag's default, which comes from the environment.
+	e.QuietVar(&cfg.databaseURL, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
 		"PostgreSQL `URL` (env DATABASE_URL; default postgres://seckill:...@127.0.0.1:5432/seckill?sslmode=disable)")
 	var redisAddr, clusterAddrs, redlockAddrs string
-	quietVar(fs, &redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
+	e.QuietVar(&redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379",
 		"Redis `address`: host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR; default 127.0.0.1:6379)")
-	quietVar(fs, &clusterAddrs, "redis-cluster-addrs", getenv("REDIS_CLUSTER_ADDRS"), "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
-	quietVar(fs, &redlockAddrs, "redlock-addrs", getenv("REDLOCK_ADDRS"), "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
-	redisUser := fs.String("redis-username", getenv("REDIS_USERNAME"), "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
-	quietVar(fs, &cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"),
+	e.QuietVar(&clusterAddrs, "redis-cluster-addrs", "REDIS_CLUSTER_ADDRS", "", "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
+	e.QuietVar(&redlockAddrs, "redlock-addrs", "REDLOCK_ADDRS", "", "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+	redisUser := e.String("redis-username", "REDIS_USERNAME", "", "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
+	e.QuietVar(&cfg.adminToken, "admin-token", "ADMIN_TOKEN", "",
 		"bearer `token` for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
-	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "namespace of every Redis key (env REDIS_KEY_PREFIX)")
-	fs.StringVar(&cfg.pprofAddr, "pprof-addr", getenv("PPROF_ADDR"), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
-	level := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env LOG_LEVEL)")
-	maxConns := fs.String("db-max-conns", env("DB_MAX_CONNS", "20"), "PostgreSQL pool size (env DB_MAX_CONNS)")
-	lockTTL := fs.String("lock-ttl", env("LOCK_TTL", "2s"), "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
-	lockWait := fs.String("lock-wait", env("LOCK_WAIT", "1s"), "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
-	batchMax := fs.String("batch-max", env("BATCH_MAX", "128"), "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
-	batchLinger := fs.String("batch-linger", env("BATCH_LINGER", "0s"), "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
-	purchaseTimeout := fs.String("purchase-timeout", env("PURCHASE_TIMEOUT", "10s"), "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
-	shutdown := fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
-	shutdownDelay := fs.String("shutdown-delay", env("SHUTDOWN_DELAY", "0s"), "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
-	startup := fs.String("startup-timeout", env("STARTUP_TIMEOUT", "60s"), "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
-	rateUser := fs.String("rate-limit-user", env("RATE_LIMIT_USER", "10/s"), "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
-	rateAddr := fs.String("rate-limit-addr", env("RATE_LIMIT_ADDR", "off"), "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
-	fs.BoolVar(&cfg.migrate, "migrate", env("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	e.StringVar(&cfg.redisPrefix, "redis-prefix", "REDIS_KEY_PREFIX", "seckill", "namespace of every Redis key (env REDIS_KEY_PREFIX)")
+	e.StringVar(&cfg.pprofAddr, "pprof-addr", "PPROF_ADDR", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
+	level := e.String("log-level", "LOG_LEVEL", "info", "debug, info, warn or error (env LOG_LEVEL)")
+	maxConns := e.String("db-max-conns", "DB_MAX_CONNS", "20", "PostgreSQL pool size (env DB_MAX_CONNS)")
+	lockTTL := e.String("lock-ttl", "LOCK_TTL", "2s", "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
+	lockWait := e.String("lock-wait", "LOCK_WAIT", "1s", "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
+	batchMax := e.String("batch-max", "BATCH_MAX", "128", "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
+	batchLinger := e.String("batch-linger", "BATCH_LINGER", "0s", "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
+	purchaseTimeout := e.String("purchase-timeout", "PURCHASE_TIMEOUT", "10s", "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
+	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
+	shutdownDelay := e.String("shutdown-delay", "SHUTDOWN_DELAY", "0s", "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
+	startup := e.String("startup-timeout", "STARTUP_TIMEOUT", "60s", "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
+	rateUser := e.String("rate-limit-user", "RATE_LIMIT_USER", "10/s", "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
+	rateAddr := e.String("rate-limit-addr", "RATE_LIMIT_ADDR", "off", "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
+	fs.BoolVar(&cfg.migrate, "migrate", e.Get("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
 	fs.BoolVar(&cfg.version, "version", false, "print the build (version, VCS revision and time, modified, Go version) and exit")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -166,21 +161,4 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// quietVar defines a string flag, like fs.StringVar, whose value the usage message never shows:
-// it comes from the environment and may hold a password or a token.
-func quietVar(fs *flag.FlagSet, p *string, name, value, usage string) {
-	*p = value
-	fs.Var(quietString{p}, name, usage)
-}
-
-// quietString is a string flag.Value whose String is empty, so flag prints no default.
-type quietString struct{ p *string }
-
-func (q quietString) String() string { return "" }
-
-func (q quietString) Set(v string) error {
-	*q.p = v
-	return nil
 }
