@@ -10,12 +10,16 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
 )
 
 // fakeProductURLs creates a product on the fake API and returns its purchase URLs.
-func fakeProductURLs(t *testing.T, base, strategy string, stock int64) []string {
+func fakeProductURLs(t *testing.T, base, strategy string, stock int) []string {
 	t.Helper()
-	p, err := newAPIClient(base, "secret").createProduct(context.Background(), "t", stock, strategy, 0)
+	p, err := client.New(base, &client.Options{AdminToken: "secret"}).CreateProduct(context.Background(),
+		api.NewProduct{Name: "t", Stock: new(stock), Strategy: strategy})
 	if err != nil {
 		t.Fatal(err)
 	}

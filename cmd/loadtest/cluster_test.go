@@ -3,15 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
@@ -37,7 +37,7 @@ func TestTopologyRedisCluster(t *testing.T) {
 		"-redis-addr", clusterAddrs, "-redis-prefix", prefix)
 	checkRounds(t, rep, strategies)
 	for _, r := range rep.Rounds[0] {
-		if r.Strategy == "redis" && (r.Audit == nil || r.Audit.Redis == nil) {
+		if r.Strategy == "redis" && (r.Audit == nil || r.Audit.Direct == nil || r.Audit.Direct.Gate == nil) {
 			t.Errorf("redis: no direct audit of the gate in the cluster: %+v", r.Audit)
 		}
 	}
@@ -71,13 +71,11 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 		"REDIS_ADDR": testenv.RedisAddr(t), "REDIS_KEY_PREFIX": prefix})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	api := newAPIClient(targets[0], topologyToken)
-	for _, base := range targets {
-		if err := newAPIClient(base, topologyToken).ready(ctx); err != nil {
-			t.Fatal(err)
-		}
+	c := client.New(targets[0], &client.Options{AdminToken: topologyToken})
+	if err := waitReady(ctx, targets, 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
-	p, err := api.createProduct(ctx, "redlock-drill", 10, "dlock", 0)
+	p, err := c.CreateProduct(ctx, api.NewProduct{Name: "redlock-drill", Stock: new(10), Strategy: "dlock"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +85,11 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 	answers := buyAll(ctx, targets, p.ID, 1, 30, 0)
 	t.Logf("two of three Redlock nodes down: %v", answers)
 	for k, n := range answers {
-		if k != "503 busy" && k != "503 unavailable" {
+		if k != "503 "+api.CodeBusy && k != "503 "+api.CodeUnavailable {
 			t.Errorf("%d answers %q with two of three Redlock nodes down, want only 503 busy or unavailable", n, k)
 		}
 	}
-	if a := auditOf(ctx, t, api, p.ID); a.Orders != 0 || !a.Consistent {
+	if a := auditOf(ctx, t, c, p.ID); a.Orders != 0 || !a.Consistent {
 		t.Fatalf("audit after the failed sale: %+v", a)
 	}
 
@@ -99,10 +97,10 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 	nodes[1].Start()
 	answers = buyAll(ctx, targets, p.ID, 101, 40, 20)
 	t.Logf("nodes back: %v", answers)
-	if answers["201 "] != 10 || answers["409 sold_out"] != 30 {
+	if answers["201 "] != 10 || answers["409 "+api.CodeSoldOut] != 30 {
 		t.Errorf("answers after the nodes came back = %v, want 10 bought and 30 sold out", answers)
 	}
-	if a := auditOf(ctx, t, api, p.ID); a.Orders != 10 || a.Oversold != 0 || !a.Consistent {
+	if a := auditOf(ctx, t, c, p.ID); a.Orders != 10 || a.Oversold != 0 || !a.Consistent {
 		t.Fatalf("audit after the sale: %+v", a)
 	}
 }
@@ -144,12 +142,12 @@ func checkRounds(t *testing.T, rep report, want []string) {
 	seen := map[string]bool{}
 	for _, r := range rep.Rounds[0] {
 		seen[r.Strategy] = true
-		if r.Audit == nil || r.Audit.Postgres == nil {
-			t.Errorf("%s: no PostgreSQL audit", r.Name)
+		if r.Audit == nil || r.Audit.Direct == nil {
+			t.Errorf("%s: no direct audit", r.Name)
 			continue
 		}
-		if pg := r.Audit.Postgres; isSafe(r.Strategy) && (pg.Oversold != 0 || pg.Duplicates != 0 || !pg.Consistent) {
-			t.Errorf("%s: PostgreSQL audit %+v", r.Name, *pg)
+		if s := r.Audit.Direct; isSafe(r.Strategy) && (s.Oversold != 0 || s.DuplicateUsers != 0 || !s.Consistent) {
+			t.Errorf("%s: direct audit %+v", r.Name, *s)
 		}
 		if r.Strategy == "redis" && (r.Audit.API == nil || r.Audit.API.Redis == nil || !r.Audit.API.Redis.Agrees) {
 			t.Errorf("redis: the API's audit says the gate and PostgreSQL disagree: %+v", r.Audit.API)
@@ -171,11 +169,10 @@ func buyAll(ctx context.Context, targets []string, id, first int64, n, retries i
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			api := newAPIClient(targets[i%len(targets)], "")
-			body := map[string]int64{"user_id": first + int64(i)}
+			c := client.New(targets[i%len(targets)], nil)
 			var key string
 			for try := 0; try <= retries; try++ {
-				err := api.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", id), false, body, http.StatusCreated, nil)
+				_, err := c.Purchase(ctx, id, first+int64(i))
 				key = answerKey(err)
 				if !strings.HasPrefix(key, "503") {
 					break
@@ -193,7 +190,7 @@ func buyAll(ctx context.Context, targets []string, id, first int64, n, retries i
 
 // answerKey names the answer of a purchase: "201 ", or the problem's status and code.
 func answerKey(err error) string {
-	var p *problemError
+	var p *api.Problem
 	switch {
 	case err == nil:
 		return "201 "
@@ -203,9 +200,9 @@ func answerKey(err error) string {
 	return "error " + err.Error()
 }
 
-func auditOf(ctx context.Context, t *testing.T, api *apiClient, id int64) apiAudit {
+func auditOf(ctx context.Context, t *testing.T, c *client.Client, id int64) api.Audit {
 	t.Helper()
-	a, err := api.audit(ctx, id)
+	a, err := c.Audit(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // fakeAPI stands in for the seckill API in the tests of the attack loop and the reports: it
@@ -24,7 +25,7 @@ type fakeAPI struct {
 }
 
 type fakeProduct struct {
-	product
+	api.Product
 	buyers map[int64]bool
 }
 
@@ -32,7 +33,9 @@ func newFakeAPI(t *testing.T) (*fakeAPI, string) {
 	t.Helper()
 	f := &fakeAPI{products: map[int64]*fakeProduct{}, oversells: map[string]bool{"naive": true}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, api.Readiness{Status: api.StateOK, Checks: map[string]string{"fake": api.StateOK}})
+	})
 	mux.HandleFunc("POST /api/v1/products", f.create)
 	mux.HandleFunc("GET /api/v1/products/{id}", f.get)
 	mux.HandleFunc("POST /api/v1/products/{id}/purchase", f.purchase)
@@ -42,10 +45,12 @@ func newFakeAPI(t *testing.T) (*fakeAPI, string) {
 	return f, srv.URL
 }
 
-func problem(w http.ResponseWriter, status int, code string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"type":"about:blank","title":%q,"status":%d,"code":%q}`, http.StatusText(status), status, code)
+// problem answers the contract's problem for code.
+func problem(w http.ResponseWriter, code string) {
+	p := api.NewProblem(code, "")
+	w.Header().Set("Content-Type", api.ContentTypeProblem)
+	w.WriteHeader(p.Status)
+	json.NewEncoder(w).Encode(p)
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
@@ -56,19 +61,19 @@ func reply(w http.ResponseWriter, status int, v any) {
 
 func (f *fakeAPI) create(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "Bearer secret" {
-		problem(w, http.StatusUnauthorized, "unauthorized")
+		problem(w, api.CodeUnauthorized)
 		return
 	}
-	var p product
-	if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
-		problem(w, http.StatusBadRequest, "invalid_request")
+	var np api.NewProduct
+	if err := json.NewDecoder(r.Body).Decode(&np); err != nil || np.Stock == nil {
+		problem(w, api.CodeInvalidRequest)
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p.ID = int64(len(f.products) + 1)
-	p.InitialStock = p.Stock
-	f.products[p.ID] = &fakeProduct{product: p, buyers: map[int64]bool{}}
+	p := api.Product{ID: int64(len(f.products) + 1), Name: np.Name, Stock: *np.Stock, InitialStock: *np.Stock,
+		Strategy: np.Strategy, ThinkMS: np.ThinkMS}
+	f.products[p.ID] = &fakeProduct{Product: p, buyers: map[int64]bool{}}
 	reply(w, http.StatusCreated, p)
 }
 
@@ -77,7 +82,7 @@ func (f *fakeAPI) lookup(w http.ResponseWriter, r *http.Request) *fakeProduct {
 	if p := f.products[id]; p != nil {
 		return p
 	}
-	problem(w, http.StatusNotFound, "product_not_found")
+	problem(w, api.CodeProductNotFound)
 	return nil
 }
 
@@ -85,16 +90,14 @@ func (f *fakeAPI) get(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if p := f.lookup(w, r); p != nil {
-		reply(w, http.StatusOK, p.product)
+		reply(w, http.StatusOK, p.Product)
 	}
 }
 
 func (f *fakeAPI) purchase(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		UserID int64 `json:"user_id"`
-	}
+	var body api.Purchase
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.UserID <= 0 {
-		problem(w, http.StatusBadRequest, "invalid_request")
+		problem(w, api.CodeInvalidRequest)
 		return
 	}
 	f.mu.Lock()
@@ -108,17 +111,17 @@ func (f *fakeAPI) purchase(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case f.busyEvery > 0 && f.purchases%f.busyEvery == 0:
 		w.Header().Set("Retry-After", "1")
-		problem(w, http.StatusServiceUnavailable, "busy")
+		problem(w, api.CodeBusy)
 	case p.buyers[body.UserID]:
-		problem(w, http.StatusConflict, "already_purchased")
-	case p.Stock == 0 && !(naive && int64(len(p.buyers)) < 2*p.InitialStock):
-		problem(w, http.StatusConflict, "sold_out")
+		problem(w, api.CodeAlreadyPurchased)
+	case p.Stock == 0 && !(naive && len(p.buyers) < 2*p.InitialStock):
+		problem(w, api.CodeSoldOut)
 	default:
 		p.buyers[body.UserID] = true
 		if p.Stock > 0 && (!naive || len(p.buyers)%2 == 0) { // naive loses every other update
 			p.Stock--
 		}
-		reply(w, http.StatusCreated, map[string]int64{"order_id": int64(len(p.buyers)), "product_id": p.ID, "user_id": body.UserID})
+		reply(w, http.StatusCreated, api.Order{ID: int64(len(p.buyers)), ProductID: p.ID, UserID: body.UserID})
 	}
 }
 
@@ -129,18 +132,14 @@ func (f *fakeAPI) audit(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	orders := int64(len(p.buyers))
-	a := apiAudit{
+	orders := len(p.buyers)
+	a := api.Audit{
 		ProductID: p.ID, InitialStock: p.InitialStock, Stock: p.Stock, Orders: orders,
 		Sold: p.InitialStock - p.Stock, Oversold: max(0, orders-p.InitialStock),
 	}
 	a.Consistent = a.Orders == a.Sold && a.Oversold == 0
 	if p.Strategy == "redis" {
-		a.Redis = &struct {
-			Stock  int64 `json:"stock"`
-			Buyers int64 `json:"buyers"`
-			Agrees bool  `json:"agrees"`
-		}{p.Stock, orders, true}
+		a.Redis = &api.GateAudit{Seeded: true, Stock: int64(p.Stock), Buyers: int64(orders), Agrees: true}
 	}
 	reply(w, http.StatusOK, a)
 }

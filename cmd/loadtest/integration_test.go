@@ -41,21 +41,21 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 		if r.Strategy == "" {
 			continue // the bare gin baseline
 		}
-		if r.Audit == nil || r.Audit.Postgres == nil {
-			t.Errorf("%s: no PostgreSQL audit", r.Name)
+		if r.Audit == nil || r.Audit.Direct == nil {
+			t.Errorf("%s: no direct audit", r.Name)
 			continue
 		}
-		pg := r.Audit.Postgres
+		s := r.Audit.Direct
 		switch {
 		case r.Strategy == "naive":
-			if pg.Oversold == 0 {
+			if s.Oversold == 0 {
 				t.Errorf("naive: oversold 0 with think_ms 10 and 24 buyers at once")
 			}
-		case pg.Oversold != 0 || pg.Duplicates != 0 || !pg.Consistent:
-			t.Errorf("%s: PostgreSQL audit %+v", r.Name, *pg)
+		case s.Oversold != 0 || s.DuplicateUsers != 0 || !s.Consistent:
+			t.Errorf("%s: direct audit %+v", r.Name, *s)
 		}
-		if r.Strategy == "redis" && (r.Audit.Redis == nil || !r.Audit.Redis.Agrees) {
-			t.Errorf("redis: gate and PostgreSQL disagree: %+v", r.Audit.Redis)
+		if r.Strategy == "redis" && (s.Gate == nil || !s.Gate.Agrees) {
+			t.Errorf("redis: gate and PostgreSQL disagree: %+v", s.Gate)
 		}
 	}
 	for _, want := range append(append([]string{}, strategies...), soldOutRowName, ginBaselineName) {

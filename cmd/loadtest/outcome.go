@@ -8,21 +8,25 @@ import (
 	"sync/atomic"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 // outcome is what one purchase request came to. vegeta alone calls every status >= 400 a
 // failure; a flash sale answers most buyers 409 sold_out on purpose, so we read the status
-// code and the problem code of the RFC 9457 body instead.
+// code and the problem code of the RFC 9457 body (the contract, internal/api) instead.
 type outcome uint8
 
 const (
 	bought           outcome = iota // 201
-	soldOut                         // 409 code sold_out
-	alreadyPurchased                // 409 code already_purchased
-	busy                            // 503 code busy (the lock was not obtained in time)
+	soldOut                         // 409 sold_out
+	alreadyPurchased                // 409 already_purchased
+	busy                            // 503 busy: the lock was not obtained in time; nothing written
+	unavailable                     // 503 unavailable: PostgreSQL or Redis could not serve; nothing written
+	outcomeUnknown                  // 503 outcome_unknown: the COMMIT got no answer; the order may exist
 	rateLimited                     // 429, whatever the body
-	other4xx                        // any other 4xx, including a 409 or 503-less problem we do not know
-	serverError                     // 5xx other than 503 busy
+	other4xx                        // any other 4xx, including a 409 whose problem code we do not know
+	serverError                     // any other 5xx
 	transportError                  // no HTTP response: refused, reset, timed out
 	unexpected                      // 1xx, 2xx other than 201, 3xx
 	numOutcomes
@@ -35,14 +39,25 @@ const (
 
 var outcomeNames = [numOutcomes]string{
 	bought:           "bought",
-	soldOut:          "sold_out",
-	alreadyPurchased: "already_purchased",
-	busy:             "busy",
-	rateLimited:      "rate_limited",
+	soldOut:          api.CodeSoldOut,
+	alreadyPurchased: api.CodeAlreadyPurchased,
+	busy:             api.CodeBusy,
+	unavailable:      api.CodeUnavailable,
+	outcomeUnknown:   api.CodeOutcomeUnknown,
+	rateLimited:      api.CodeRateLimited,
 	other4xx:         "other_4xx",
 	serverError:      "5xx",
 	transportError:   "transport_error",
 	unexpected:       "unexpected",
+}
+
+// problemOutcomes are the outcomes read from a problem's code, when the status is the code's.
+var problemOutcomes = map[string]outcome{
+	api.CodeSoldOut:          soldOut,
+	api.CodeAlreadyPurchased: alreadyPurchased,
+	api.CodeBusy:             busy,
+	api.CodeUnavailable:      unavailable,
+	api.CodeOutcomeUnknown:   outcomeUnknown,
 }
 
 func (o outcome) String() string {
@@ -52,11 +67,22 @@ func (o outcome) String() string {
 	return "no_target"
 }
 
-// isError reports whether o means something went wrong, as opposed to a well-formed answer
-// of the sale (bought, sold out, already purchased, busy, rate limited).
+// isError reports whether o means something went wrong, as opposed to an answer a flash sale
+// gives on purpose (bought, sold out, already purchased, busy, rate limited). A backing
+// service that is unavailable, and a purchase whose outcome is unknown, are errors.
 func (o outcome) isError() bool {
 	switch o {
-	case other4xx, serverError, transportError, unexpected:
+	case unavailable, outcomeUnknown, other4xx, serverError, transportError, unexpected:
+		return true
+	}
+	return false
+}
+
+// isUnclear reports whether o leaves open whether the purchase created an order: no answer,
+// an unexpected one, or the API saying it does not know.
+func (o outcome) isUnclear() bool {
+	switch o {
+	case outcomeUnknown, serverError, transportError, unexpected:
 		return true
 	}
 	return false
@@ -71,34 +97,28 @@ func classify(r *vegeta.Result) outcome {
 		return transportError
 	case r.Code == http.StatusCreated:
 		return bought
-	case r.Code == http.StatusConflict:
-		switch problemCode(r.Body) {
-		case "sold_out":
-			return soldOut
-		case "already_purchased":
-			return alreadyPurchased
-		}
-		return other4xx
 	case r.Code == http.StatusTooManyRequests:
 		return rateLimited
-	case r.Code == http.StatusServiceUnavailable && problemCode(r.Body) == "busy":
-		return busy
-	case r.Code >= 400 && r.Code < 500:
-		return other4xx
-	case r.Code >= 500:
-		return serverError
+	case r.Code < 400:
+		return unexpected
 	}
-	return unexpected
+	if code := problemCode(r.Body); api.Status(code) == int(r.Code) {
+		if o, ok := problemOutcomes[code]; ok {
+			return o
+		}
+	}
+	if r.Code < 500 {
+		return other4xx
+	}
+	return serverError
 }
 
-// problemCode returns the "code" member of a problem+json body, or "" when there is none.
+// problemCode returns the code of a problem body, or "" when the body is not one.
 func problemCode(body []byte) string {
 	if !bytes.Contains(body, []byte(`"code"`)) {
 		return ""
 	}
-	var p struct {
-		Code string `json:"code"`
-	}
+	var p api.Problem
 	if json.Unmarshal(body, &p) != nil {
 		return ""
 	}
@@ -116,9 +136,15 @@ func (c counts) total() (n int64) {
 }
 
 // errors is the number of requests whose outcome is an error (see outcome.isError).
-func (c counts) errors() (n int64) {
+func (c counts) errors() int64 { return c.sum(outcome.isError) }
+
+// unclear is the number of requests that may or may not have created an order (see
+// outcome.isUnclear).
+func (c counts) unclear() int64 { return c.sum(outcome.isUnclear) }
+
+func (c counts) sum(of func(outcome) bool) (n int64) {
 	for o, v := range c {
-		if outcome(o).isError() {
+		if of(outcome(o)) {
 			n += v
 		}
 	}

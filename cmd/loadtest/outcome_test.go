@@ -5,12 +5,15 @@ import (
 	"testing"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/seckill/seckill/internal/api"
 )
 
 func TestClassify(t *testing.T) {
 	t.Parallel()
 	problem := func(code string) []byte {
-		return []byte(`{"type":"x","title":"t","status":409,"code":"` + code + `","detail":"d"}`)
+		b, _ := json.Marshal(api.NewProblem(code, "d"))
+		return b
 	}
 	tests := []struct {
 		name string
@@ -24,7 +27,10 @@ func TestClassify(t *testing.T) {
 		{"409 without body", vegeta.Result{Code: 409}, other4xx},
 		{"409 with garbage", vegeta.Result{Code: 409, Body: []byte(`{"code":`)}, other4xx},
 		{"busy", vegeta.Result{Code: 503, Body: problem("busy")}, busy},
-		{"503 not busy", vegeta.Result{Code: 503, Body: problem("unavailable")}, serverError},
+		{"unavailable", vegeta.Result{Code: 503, Body: problem("unavailable")}, unavailable},
+		{"outcome unknown", vegeta.Result{Code: 503, Body: problem("outcome_unknown")}, outcomeUnknown},
+		{"503 without a problem", vegeta.Result{Code: 503, Body: []byte("upstream down")}, serverError},
+		{"a code with another status", vegeta.Result{Code: 500, Body: problem("busy")}, serverError},
 		{"rate limited", vegeta.Result{Code: 429, Body: problem("rate_limited")}, rateLimited},
 		{"rate limited, any body", vegeta.Result{Code: 429}, rateLimited},
 		{"not found", vegeta.Result{Code: 404, Body: problem("product_not_found")}, other4xx},
@@ -48,10 +54,14 @@ func TestClassify(t *testing.T) {
 
 func TestOutcomeIsError(t *testing.T) {
 	t.Parallel()
-	want := map[outcome]bool{other4xx: true, serverError: true, transportError: true, unexpected: true}
+	errs := map[outcome]bool{unavailable: true, outcomeUnknown: true, other4xx: true, serverError: true, transportError: true, unexpected: true}
+	unclear := map[outcome]bool{outcomeUnknown: true, serverError: true, transportError: true, unexpected: true}
 	for o := range numOutcomes {
-		if got := o.isError(); got != want[o] {
-			t.Errorf("%s.isError() = %v, want %v", o, got, want[o])
+		if got := o.isError(); got != errs[o] {
+			t.Errorf("%s.isError() = %v, want %v", o, got, errs[o])
+		}
+		if got := o.isUnclear(); got != unclear[o] {
+			t.Errorf("%s.isUnclear() = %v, want %v", o, got, unclear[o])
 		}
 	}
 }
@@ -59,12 +69,13 @@ func TestOutcomeIsError(t *testing.T) {
 func TestCountsJSON(t *testing.T) {
 	t.Parallel()
 	var c counts
-	c[bought], c[soldOut], c[transportError] = 3, 40, 1
+	c[bought], c[soldOut], c[outcomeUnknown], c[transportError] = 3, 40, 2, 1
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"bought":3,"sold_out":40,"already_purchased":0,"busy":0,"rate_limited":0,"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
+	want := `{"bought":3,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,` +
+		`"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
 	if got := string(b); got != want {
 		t.Fatalf("json = %s\nwant   %s", got, want)
 	}
@@ -72,10 +83,13 @@ func TestCountsJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back != c {
 		t.Fatalf("round trip = %v, %v; want %v", back, err, c)
 	}
-	if got, want := c.total(), int64(44); got != want {
+	if got, want := c.total(), int64(46); got != want {
 		t.Errorf("total = %d, want %d", got, want)
 	}
-	if got, want := c.errors(), int64(1); got != want {
+	if got, want := c.errors(), int64(3); got != want {
 		t.Errorf("errors = %d, want %d", got, want)
+	}
+	if got, want := c.unclear(), int64(3); got != want {
+		t.Errorf("unclear = %d, want %d", got, want)
 	}
 }

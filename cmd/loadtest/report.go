@@ -126,18 +126,20 @@ func printRun(w io.Writer, sc scenario, r runReport) {
 	fmt.Fprintf(w, "rejection     %d sold_out after the last sale in %.2fs: %s\n", st.Rejections, st.RejectSeconds, fmtRate(st.RejectionsPerSec))
 	if a := r.Audit; a != nil {
 		if x := a.API; x != nil {
-			fmt.Fprintf(w, "audit API     initial %d  stock %d  orders %d  sold %d  oversold %d  duplicates %d  consistent %s\n",
+			fmt.Fprintf(w, "audit API     initial %d  stock %d  orders %d  sold %d  oversold %d  duplicate users %d  consistent %s\n",
 				x.InitialStock, x.Stock, x.Orders, x.Sold, x.Oversold, x.DuplicateUsers, yes(x.Consistent))
-			if x.Redis != nil {
-				fmt.Fprintf(w, "              redis: stock %d  buyers %d  agrees %s\n", x.Redis.Stock, x.Redis.Buyers, yes(x.Redis.Agrees))
+			if g := x.Redis; g != nil {
+				fmt.Fprintf(w, "              redis gate: stock %d (seeded %s)  buyers %d  pending %d  agrees %s\n",
+					g.Stock, yes(g.Seeded), g.Buyers, g.Pending, yes(g.Agrees))
 			}
 		}
-		if x := a.Postgres; x != nil {
-			fmt.Fprintf(w, "audit PG      initial %d  stock %d  orders %d  oversold %d  duplicates %d  consistent %s\n",
-				x.InitialStock, x.Stock, x.Orders, x.Oversold, x.Duplicates, yes(x.Consistent))
-		}
-		if x := a.Redis; x != nil {
-			fmt.Fprintf(w, "audit Redis   gate stock %d (present %s)  buyers %d  agrees %s\n", x.Stock, yes(x.StockPresent), x.Buyers, yes(x.Agrees))
+		if x := a.Direct; x != nil {
+			fmt.Fprintf(w, "audit PG      initial %d  stock %d  orders %d  sold %d  oversold %d  duplicate users %d  consistent %s\n",
+				x.InitialStock, x.Stock, x.Orders, x.Sold, x.Oversold, x.DuplicateUsers, yes(x.Consistent))
+			if g := x.Gate; g != nil {
+				fmt.Fprintf(w, "audit Redis   gate stock %d (seeded %s)  buyers %d  pending %d  agrees %s\n",
+					g.Stock, yes(g.Seeded), g.Buyers, g.Pending, yes(g.Agrees))
+			}
 		}
 	}
 	fmt.Fprintf(w, "verdict       %s\n", r.Verdict.Label)

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/audit"
 )
 
 func TestJudge(t *testing.T) {
 	t.Parallel()
 	clean := func() auditReport {
 		return auditReport{
-			API:      &apiAudit{InitialStock: 10, Stock: 0, Orders: 10, Sold: 10, Consistent: true},
-			Postgres: &pgAudit{InitialStock: 10, Stock: 0, Orders: 10, DistinctUsers: 10, Consistent: true},
+			API:    &api.Audit{InitialStock: 10, Stock: 0, Orders: 10, Sold: 10, Consistent: true},
+			Direct: &audit.Sale{InitialStock: 10, Stock: 0, Orders: 10, Sold: 10, Consistent: true},
 		}
 	}
 	stats := func(boughtN, transport int64) runStats {
@@ -19,10 +22,14 @@ func TestJudge(t *testing.T) {
 		st.Outcomes[bought], st.Outcomes[transportError] = boughtN, transport
 		return st
 	}
+	withOutcome := func(st runStats, o outcome, n int64) runStats {
+		st.Outcomes[o] = n
+		return st
+	}
 	oversold := func() auditReport {
 		a := clean()
 		a.API.Orders, a.API.Oversold, a.API.Consistent = 15, 5, false
-		a.Postgres.Orders, a.Postgres.DistinctUsers, a.Postgres.Oversold, a.Postgres.Consistent = 15, 15, 5, false
+		a.Direct.Orders, a.Direct.Oversold, a.Direct.Consistent = 15, 5, false
 		return a
 	}
 	tests := []struct {
@@ -35,10 +42,10 @@ func TestJudge(t *testing.T) {
 		want     string // the label, or a fragment of a problem
 	}{
 		{"clean", "dlock", stats(10, 0), clean, true, true, "PASS"},
-		{"safe oversold", "pessimistic", stats(15, 0), oversold, true, false, "PostgreSQL: oversold 5"},
-		{"duplicates", "optimistic", stats(10, 0), func() auditReport {
+		{"safe oversold", "pessimistic", stats(15, 0), oversold, true, false, "direct audit (PostgreSQL): oversold 5"},
+		{"duplicate users", "optimistic", stats(10, 0), func() auditReport {
 			a := clean()
-			a.Postgres.DistinctUsers, a.Postgres.Duplicates, a.Postgres.Consistent = 9, 1, false
+			a.Direct.DuplicateUsers, a.Direct.Consistent = 1, false
 			return a
 		}, true, false, "1 users bought twice"},
 		{"API and PostgreSQL disagree", "dlock", stats(10, 0), func() auditReport {
@@ -48,17 +55,16 @@ func TestJudge(t *testing.T) {
 		}, true, false, "disagree"},
 		{"redis gate disagrees", "redis", stats(10, 0), func() auditReport {
 			a := clean()
-			a.API.Redis = &struct {
-				Stock  int64 `json:"stock"`
-				Buyers int64 `json:"buyers"`
-				Agrees bool  `json:"agrees"`
-			}{Stock: 1, Buyers: 10}
-			a.Redis = &redisAudit{Stock: 1, StockPresent: true, Buyers: 10}
+			a.API.Redis = &api.GateAudit{Seeded: true, Stock: 1, Buyers: 10}
+			a.Direct.Gate = &audit.Gate{Seeded: true, Stock: 1, Buyers: 10}
+			a.Direct.Consistent = false
 			return a
-		}, true, false, "Redis gate"},
+		}, true, false, "Redis gate (stock 1 seeded=true, buyers 10, pending 0) disagrees"},
 		{"a 201 without an order", "dlock", stats(11, 0), clean, true, false, "11 purchases answered 201 but only 10 orders"},
 		{"an order without a 201", "dlock", stats(9, 0), clean, true, false, "10 orders exist but only 9"},
 		{"an order whose answer timed out", "dlock", stats(9, 1), clean, true, true, "PASS"},
+		{"an order whose outcome the API did not know", "dlock", withOutcome(stats(9, 0), outcomeUnknown, 1), clean, true, true, "PASS"},
+		{"unavailable is a clear answer: nothing written", "dlock", withOutcome(stats(9, 0), unavailable, 1), clean, true, false, "10 orders exist but only 9"},
 		{"audit failed", "dlock", stats(10, 0), func() auditReport {
 			a := clean()
 			a.API, a.Errors = nil, []string{"audit product 1: connection refused"}
@@ -136,7 +142,7 @@ func TestSummarizeRoundsMediansAndWorst(t *testing.T) {
 			r.Verdict.Label = "FAIL"
 		}
 		r.Stats.OrdersPerSec = ordersPerSec
-		r.Audit = &auditReport{Postgres: &pgAudit{Oversold: oversold}}
+		r.Audit = &auditReport{Direct: &audit.Sale{Oversold: oversold}}
 		return r
 	}
 	rows := summarizeRounds([][]runReport{{run(100, 0, true)}, {run(300, 2, false)}, {run(200, 0, true)}})

@@ -7,6 +7,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
 )
 
 // runReport is one attack on one product (or on the bare gin baseline) and its audit.
@@ -27,10 +30,10 @@ type runReport struct {
 func (r runReport) oversold() (n int64) {
 	if a := r.Audit; a != nil {
 		if a.API != nil {
-			n = max(n, a.API.Oversold)
+			n = max(n, int64(a.API.Oversold))
 		}
-		if a.Postgres != nil {
-			n = max(n, a.Postgres.Oversold)
+		if a.Direct != nil {
+			n = max(n, a.Direct.Oversold)
 		}
 	}
 	return n
@@ -39,10 +42,10 @@ func (r runReport) oversold() (n int64) {
 func (r runReport) dupes() (n int64) {
 	if a := r.Audit; a != nil {
 		if a.API != nil {
-			n = max(n, a.API.DuplicateUsers)
+			n = max(n, int64(a.API.DuplicateUsers))
 		}
-		if a.Postgres != nil {
-			n = max(n, a.Postgres.Duplicates)
+		if a.Direct != nil {
+			n = max(n, a.Direct.DuplicateUsers)
 		}
 	}
 	return n
@@ -67,14 +70,9 @@ func execute(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer aud.close()
-	wctx, cancel := context.WithTimeout(ctx, cfg.wait)
-	for _, t := range cfg.targets {
-		if err := newAPIClient(t, "").ready(wctx); err != nil {
-			cancel()
-			return err
-		}
+	if err := waitReady(ctx, cfg.targets, cfg.wait); err != nil {
+		return err
 	}
-	cancel()
 	outs, err := openOutputs(cfg, "seckill loadtest "+cfg.cmd)
 	if err != nil {
 		return err
@@ -151,16 +149,19 @@ func rounds(ctx context.Context, cfg config, aud *auditor, outs *outputs, rep *r
 // runProduct creates a product, attacks it, audits it and judges the run.
 func runProduct(ctx context.Context, cfg config, strategy string, stock int64, name string,
 	aud *auditor, outs *outputs, stderr io.Writer) (runReport, error) {
-	api := newAPIClient(cfg.targets[0], cfg.adminToken)
-	p, err := api.createProduct(ctx, "loadtest "+name+" "+time.Now().UTC().Format(time.RFC3339), stock, strategy, cfg.thinkMS)
+	c := client.New(cfg.targets[0], &client.Options{AdminToken: cfg.adminToken})
+	p, err := c.CreateProduct(ctx, api.NewProduct{
+		Name: "loadtest " + name + " " + time.Now().UTC().Format(time.RFC3339), Stock: new(int(stock)),
+		Strategy: strategy, ThinkMS: cfg.thinkMS,
+	})
 	if err != nil {
-		return runReport{}, err
+		return runReport{}, fmt.Errorf("create product on %s: %w", cfg.targets[0], err)
 	}
 	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
 	live := &liveCounts{}
 	stopProgress := progress(ctx, stderr, cfg.progress, name, live, func(ctx context.Context) (int64, error) {
-		q, err := api.product(ctx, p.ID)
-		return q.Stock, err
+		q, err := c.Product(ctx, p.ID)
+		return int64(q.Stock), err
 	})
 	res, err := attack(ctx, specFor(cfg, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b)), live, outs.enc)
 	stopProgress()
@@ -176,17 +177,37 @@ func runProduct(ctx context.Context, cfg config, strategy string, stock int64, n
 	// The audit runs even after an interrupt, so that a stopped run still says what it did.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	a := aud.audit(actx, api, p.ID, strategy)
+	a := aud.audit(actx, c, p.ID, strategy)
 	r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
-	unknown := r.Stats.Outcomes[transportError] + r.Stats.Outcomes[serverError] + r.Stats.Outcomes[unexpected]
-	if !r.Verdict.OK && unknown > 0 {
+	if !r.Verdict.OK && r.Stats.Outcomes.unclear() > 0 {
 		// Requests that timed out on our side may still be finishing on the server.
 		time.Sleep(2 * time.Second)
-		a = aud.audit(actx, api, p.ID, strategy)
+		a = aud.audit(actx, c, p.ID, strategy)
 		r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
 	}
 	r.Audit = &a
 	fmt.Fprintf(stderr, "[%s] product %d: %d requests, bought %d, %.0f orders/s, oversold %d, dupes %d: %s\n",
 		name, p.ID, r.Stats.Requests, r.Stats.Outcomes[bought], r.Stats.OrdersPerSec, r.oversold(), r.dupes(), r.Verdict.Label)
 	return r, nil
+}
+
+// waitReady polls GET /readyz of every target until each answers 200, for at most wait.
+func waitReady(ctx context.Context, targets []string, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, t := range targets {
+		c := client.New(t, nil)
+		for {
+			err := c.Ready(ctx)
+			if err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s is not ready: %w", t, err)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
