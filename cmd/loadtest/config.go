@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seckill/seckill/internal/envflag"
 )
 
 // strategies are the purchase strategies of the API, in the order compare runs them.
@@ -19,14 +19,13 @@ var strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis"
 // isSafe reports whether strategy promises never to oversell: every one but naive.
 func isSafe(strategy string) bool { return strategy != "naive" }
 
-// config is one invocation of the load tester: the scenario, where to send it, and where to
-// audit and report it.
+// config is one invocation of an attacking command (run, compare, baseline): the scenario,
+// where to send it, and where to audit and report it.
 type config struct {
 	cmd         string
 	targets     []string
 	adminToken  string
-	strategy    string   // run
-	strategies  []string // compare
+	strategies  []string // the strategies to attack, in order: one for run, none for baseline
 	stock       int64
 	thinkMS     int
 	rate        int
@@ -42,7 +41,7 @@ type config struct {
 	progress    time.Duration
 	wait        time.Duration
 	runs        int
-	baseline    bool
+	baseline    bool // also measure sold-out rejection: a stock-0 product and the ceiling
 	expectNaive bool
 	jsonPath    string
 	plotPath    string
@@ -51,6 +50,11 @@ type config struct {
 	redisAddr   string
 	redisPrefix string
 	meta        metaFlag
+	// flags are the flags set on the command line, as recorded in the JSON report.
+	flags []string
+
+	targetList   string // -targets, split into targets by finish
+	strategyFlag string // the flag that names the strategies, for the messages of validate
 }
 
 // usageError is a bad command line: main exits 2 for it.
@@ -59,81 +63,120 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// parseConfig reads the environment through getenv, then lets flags in args override it.
-// args excludes the program name and the subcommand.
-func parseConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	env := func(key, def string) string {
-		if v := getenv(key); v != "" {
-			return v
-		}
-		return def
-	}
-	cfg := config{cmd: cmd}
+// attackFlags returns the flag set of command cmd with the flags every attacking command
+// shares, bound to c, their defaults read through getenv. -h prints help above the flags.
+// The command adds its own flags, parses with parseFlags, sets what they imply, then calls
+// finish.
+func (c *config) attackFlags(cmd, help string, getenv func(string) string, stderr io.Writer) *flag.FlagSet {
+	c.cmd = cmd
+	fs := newFlagSet(cmd, "[flags]", help, stderr)
+	e := envflag.New(fs, getenv)
+	e.StringVar(&c.targetList, "targets", "LOADTEST_TARGETS", "http://127.0.0.1:8080",
+		"comma-separated API base URLs; requests go round-robin (env LOADTEST_TARGETS)")
+	e.QuietVar(&c.adminToken, "admin-token", "ADMIN_TOKEN", "", "bearer token of the admin routes (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
+	fs.Int64Var(&c.stock, "stock", 100, "initial stock of the product")
+	fs.IntVar(&c.thinkMS, "think-ms", 0, "think_ms of the product: work simulated inside the critical section")
+	fs.IntVar(&c.rate, "rate", 0, "requests per second; 0 sends as fast as -workers allow (N users at once)")
+	fs.IntVar(&c.workers, "workers", 64, "concurrent users (with -rate 0), or initial workers (with -rate > 0)")
+	fs.IntVar(&c.maxWorkers, "max-workers", 1024, "most workers vegeta may add to hold -rate (ignored with -rate 0)")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "longest attack per product (at most 1h)")
+	fs.Uint64Var(&c.requests, "requests", 1_000_000, "most requests per product")
+	fs.Float64Var(&c.repeatShare, "repeat-share", 0.1, "share of requests, in [0,1), that reuse an earlier user id")
+	fs.Int64Var(&c.firstUser, "first-user", 1, "first user id")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed of the repeat-buyer choice; 0 picks one from the clock (the report records it)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "timeout of one request")
+	fs.DurationVar(&c.afterSold, "after-soldout", 0, "stop the attack this long after the first sold_out answer; 0 keeps going to -duration or -requests")
+	fs.DurationVar(&c.progress, "progress", time.Second, "interval of the progress line on stderr; 0 turns it off")
+	fs.DurationVar(&c.wait, "wait", 30*time.Second, "how long to wait for every target's /readyz before attacking")
+	fs.IntVar(&c.runs, "runs", 1, "repeat everything this many times and report medians")
+	fs.StringVar(&c.jsonPath, "json", "", "write the report as JSON to this file")
+	fs.StringVar(&c.plotPath, "plot", "", "write an HTML latency plot, one series per outcome, to this file")
+	fs.StringVar(&c.resultsPath, "results", "", "write vegeta's binary results to this file, for the vegeta CLI (vegeta report FILE)")
+	e.QuietVar(&c.databaseURL, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
+		"PostgreSQL the API uses, audited directly; empty skips the direct audit (env DATABASE_URL; default postgres://seckill:...@127.0.0.1:5432/seckill?sslmode=disable)")
+	e.StringVar(&c.redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379",
+		"Redis the API uses, where the direct audit reads the redis strategy's gate: host:port, or a comma-separated list of Redis Cluster nodes; empty skips (env REDIS_ADDR)")
+	e.StringVar(&c.redisPrefix, "redis-prefix", "REDIS_KEY_PREFIX", "seckill", "REDIS_KEY_PREFIX of the API (env REDIS_KEY_PREFIX)")
+	fs.Var(&c.meta, "meta", "key=value recorded in the JSON report (repeatable: what the report cannot know, such as the API's settings)")
+	return fs
+}
+
+// newFlagSet returns the flag set of command cmd, whose -h prints the synopsis, help and the
+// flags to stderr.
+func newFlagSet(cmd, synopsis, help string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("loadtest "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: loadtest %s [flags]\n\n%s\n\nflags:\n", cmd, commandHelp[cmd])
+		fmt.Fprintf(stderr, "usage: loadtest %s %s\n\n%s\n\nflags:\n", cmd, synopsis, help)
 		fs.PrintDefaults()
 	}
-	targets := fs.String("targets", env("LOADTEST_TARGETS", "http://127.0.0.1:8080"),
-		"comma-separated API base URLs; requests go round-robin (env LOADTEST_TARGETS)")
-	fs.StringVar(&cfg.adminToken, "admin-token", getenv("ADMIN_TOKEN"), "bearer token of the admin routes (env ADMIN_TOKEN; prefer the env)")
-	fs.StringVar(&cfg.strategy, "strategy", "dlock", "purchase strategy of the product (run): "+strings.Join(strategies, ", "))
-	list := fs.String("strategies", strings.Join(strategies, ","), "strategies to compare, in order (compare)")
-	fs.Int64Var(&cfg.stock, "stock", 100, "initial stock of the product")
-	fs.IntVar(&cfg.thinkMS, "think-ms", 0, "think_ms of the product: work simulated inside the critical section")
-	fs.IntVar(&cfg.rate, "rate", 0, "requests per second; 0 sends as fast as -workers allow (N users at once)")
-	fs.IntVar(&cfg.workers, "workers", 64, "concurrent users (with -rate 0), or initial workers (with -rate > 0)")
-	fs.IntVar(&cfg.maxWorkers, "max-workers", 1024, "most workers vegeta may add to hold -rate (ignored with -rate 0)")
-	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "longest attack per product (at most 1h)")
-	fs.Uint64Var(&cfg.requests, "requests", 1_000_000, "most requests per product")
-	fs.Float64Var(&cfg.repeatShare, "repeat-share", 0.1, "share of requests, in [0,1), that reuse an earlier user id")
-	fs.Int64Var(&cfg.firstUser, "first-user", 1, "first user id")
-	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the repeat-buyer choice; 0 picks one from the clock (the report records it)")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of one request")
-	fs.DurationVar(&cfg.afterSold, "after-soldout", 0, "stop the attack this long after the first sold_out answer; 0 keeps going to -duration or -requests")
-	fs.DurationVar(&cfg.progress, "progress", time.Second, "interval of the progress line on stderr; 0 turns it off")
-	fs.DurationVar(&cfg.wait, "wait", 30*time.Second, "how long to wait for every target's /readyz before attacking")
-	fs.IntVar(&cfg.runs, "runs", 1, "repeat the whole comparison this many times and report medians (compare)")
-	fs.BoolVar(&cfg.baseline, "baseline", cmd == "compare", "also measure sold-out rejection on a stock-0 product and a bare gin handler (compare)")
-	fs.BoolVar(&cfg.expectNaive, "expect-naive-oversell", cmd == "compare",
-		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")
-	fs.StringVar(&cfg.jsonPath, "json", "", "write the report as JSON to this file")
-	fs.StringVar(&cfg.plotPath, "plot", "", "write an HTML latency plot, one series per outcome, to this file")
-	fs.StringVar(&cfg.resultsPath, "results", "", "write vegeta's binary results to this file, for the vegeta CLI (vegeta report FILE)")
-	fs.StringVar(&cfg.databaseURL, "database-url",
-		env("DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable"),
-		"PostgreSQL the API uses, audited directly; empty skips that audit (env DATABASE_URL)")
-	fs.StringVar(&cfg.redisAddr, "redis-addr", env("REDIS_ADDR", "127.0.0.1:6379"),
-		"Redis the API uses, audited directly for the redis strategy: host:port, or a comma-separated list of Redis Cluster nodes; empty skips (env REDIS_ADDR)")
-	fs.StringVar(&cfg.redisPrefix, "redis-prefix", env("REDIS_KEY_PREFIX", "seckill"), "REDIS_KEY_PREFIX of the API (env REDIS_KEY_PREFIX)")
-	fs.Var(&cfg.meta, "meta", "key=value recorded in the JSON report (repeatable; bench records machine and versions)")
+	return fs
+}
+
+// parseFlags parses args with fs and wants no argument after the flags. A bad command line
+// is a usageError; -h is flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, err
+			return err
 		}
-		return cfg, usageError{err}
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return cfg, usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
+		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
 	}
-	for _, t := range strings.Split(*targets, ",") {
-		if t = strings.TrimRight(strings.TrimSpace(t), "/"); t != "" {
-			cfg.targets = append(cfg.targets, t)
-		}
+	return nil
+}
+
+// finish completes c after fs parsed the command line: the targets, the seed, the flags for
+// the report; then validates it.
+func (c *config) finish(fs *flag.FlagSet) error {
+	c.targets = splitList(c.targetList)
+	for i, t := range c.targets {
+		c.targets[i] = strings.TrimRight(t, "/")
 	}
-	for _, s := range strings.Split(*list, ",") {
+	if c.seed == 0 {
+		c.seed = uint64(time.Now().UnixNano())
+	}
+	c.flags = c.recordedFlags(fs)
+	if err := c.validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, trimming spaces and dropping empty items.
+func splitList(list string) []string {
+	var items []string
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			cfg.strategies = append(cfg.strategies, s)
+			items = append(items, s)
 		}
 	}
-	if cfg.seed == 0 {
-		cfg.seed = uint64(time.Now().UnixNano())
-	}
-	if err := cfg.validate(); err != nil {
-		return cfg, usageError{err}
-	}
-	return cfg, nil
+	return items
+}
+
+// recordedFlags lists the flags set on the command line as -name=value, in lexical order:
+// those that shape the run, for the JSON report. The output files and -meta (recorded on its
+// own) are left out; the admin token and the database password are redacted.
+func (c *config) recordedFlags(fs *flag.FlagSet) []string {
+	var flags []string
+	fs.Visit(func(f *flag.Flag) {
+		v := f.Value.String()
+		switch f.Name {
+		case "json", "plot", "results", "meta":
+			return
+		case "admin-token":
+			v = "REDACTED"
+		case "database-url":
+			v = "REDACTED"
+			if u, err := url.Parse(c.databaseURL); err == nil {
+				v = u.Redacted()
+			}
+		}
+		flags = append(flags, "-"+f.Name+"="+v)
+	})
+	return flags
 }
 
 func (c *config) validate() error {
@@ -147,15 +190,12 @@ func (c *config) validate() error {
 			bad("-targets: %q is not an http(s) base URL", t)
 		}
 	}
-	if !slices.Contains(strategies, c.strategy) {
-		bad("-strategy %q: want one of %s", c.strategy, strings.Join(strategies, ", "))
-	}
-	if len(c.strategies) == 0 {
-		bad("-strategies: want at least one")
+	if c.strategyFlag != "" && len(c.strategies) == 0 {
+		bad("%s: want at least one", c.strategyFlag)
 	}
 	for _, s := range c.strategies {
 		if !slices.Contains(strategies, s) {
-			bad("-strategies: %q is not one of %s", s, strings.Join(strategies, ", "))
+			bad("%s %q: want one of %s", c.strategyFlag, s, strings.Join(strategies, ", "))
 		}
 	}
 	if c.stock < 0 || c.stock > 100_000_000 {
@@ -198,73 +238,4 @@ func (c *config) validate() error {
 		bad("no admin token: set ADMIN_TOKEN (or -admin-token) to the API's ADMIN_TOKEN; products and audits need it")
 	}
 	return errors.Join(errs...)
-}
-
-// scenario is the part of config that shapes the load, as recorded in the reports.
-type scenario struct {
-	Targets      []string      `json:"targets"`
-	Stock        int64         `json:"stock"`
-	ThinkMS      int           `json:"think_ms"`
-	Rate         int           `json:"rate"`
-	Workers      int           `json:"workers"`
-	MaxWorkers   int           `json:"max_workers,omitempty"`
-	Duration     time.Duration `json:"duration_ns"`
-	Requests     uint64        `json:"max_requests"`
-	RepeatShare  float64       `json:"repeat_share"`
-	Seed         uint64        `json:"seed"`
-	Timeout      time.Duration `json:"timeout_ns"`
-	AfterSoldOut time.Duration `json:"after_soldout_ns"`
-	LoadgenCPUs  int           `json:"loadgen_gomaxprocs"`
-}
-
-func (c *config) scenario() scenario {
-	s := scenario{
-		Targets: c.targets, Stock: c.stock, ThinkMS: c.thinkMS, Rate: c.rate, Workers: c.workers,
-		Duration: c.duration, Requests: c.requests, RepeatShare: c.repeatShare, Seed: c.seed,
-		Timeout: c.timeout, AfterSoldOut: c.afterSold, LoadgenCPUs: runtime.GOMAXPROCS(0),
-	}
-	if c.rate > 0 {
-		s.MaxWorkers = c.maxWorkers
-	}
-	return s
-}
-
-// describe is the scenario in one line, for the text reports.
-func (s scenario) describe() string {
-	pace := fmt.Sprintf("%d users at once", s.Workers)
-	if s.Rate > 0 {
-		pace = fmt.Sprintf("%d req/s (%d-%d workers)", s.Rate, s.Workers, s.MaxWorkers)
-	}
-	stop := ""
-	if s.AfterSoldOut > 0 {
-		stop = fmt.Sprintf(", stop %s after sold out", s.AfterSoldOut)
-	}
-	return fmt.Sprintf("stock %d, think %d ms, %s, at most %s or %d requests%s, repeat share %s, %d API target(s)",
-		s.Stock, s.ThinkMS, pace, s.Duration, s.Requests, stop, strconv.FormatFloat(s.RepeatShare, 'f', -1, 64), len(s.Targets))
-}
-
-// metaFlag collects repeated -meta key=value flags, in order.
-type metaFlag [][2]string
-
-func (m *metaFlag) String() string { return fmt.Sprint([][2]string(*m)) }
-
-func (m *metaFlag) Set(v string) error {
-	k, val, ok := strings.Cut(v, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want key=value, got %q", v)
-	}
-	*m = append(*m, [2]string{k, val})
-	return nil
-}
-
-// object returns the pairs as a map for the JSON report.
-func (m metaFlag) object() map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	o := make(map[string]string, len(m))
-	for _, kv := range m {
-		o[kv[0]] = kv[1]
-	}
-	return o
 }

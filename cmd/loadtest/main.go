@@ -1,11 +1,15 @@
 // Command loadtest fires real HTTP load at one or more seckill API processes with vegeta's
 // library, then audits the product through the API and directly in PostgreSQL and Redis:
-// orders, stock, oversold, duplicate buyers, Redis/PostgreSQL agreement.
+// orders, stock, oversold, duplicate users, Redis/PostgreSQL agreement.
 //
-//	loadtest run [flags]       one product, one strategy: report and audit
-//	loadtest compare [flags]   the same scenario for every strategy in turn, then one table
-//	loadtest baseline [flags]  sold-out rejection on the API beside a bare gin handler
-//	loadtest -version          print the build: version, VCS revision and time, modified, Go version
+//	loadtest run [flags]             one product, one strategy: report and audit
+//	loadtest compare [flags]         the same scenario for every strategy in turn, then one table
+//	loadtest baseline [flags]        sold-out rejection on the API beside the bare gin ceiling
+//	loadtest ceiling [flags]         serve the bare gin ceiling (what baseline starts)
+//	loadtest version                 print the build (also -version)
+//
+// loadtest CMD -h lists a command's flags. Each command lives in the file of its name, with
+// its flags and help; the engine (attack, audit, reports) in the other files.
 //
 // Exit status: 0 when every audit passed; 3 when a safe strategy oversold, sold a user
 // twice or left the audit inconsistent, or when naive did not oversell although
@@ -21,10 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-
-	"github.com/seckill/seckill/internal/buildinfo"
 )
 
 // errAuditFailed is returned (wrapped) when a run broke the promise; main exits 3.
@@ -38,14 +39,24 @@ const (
 	exitAuditFailed = 3
 )
 
+// command is one subcommand: its name, what runs it (with the arguments after the name), and
+// one line of help for the usage message.
+type command struct {
+	name string
+	run  func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+	help string
+}
+
+// commands are loadtest's subcommands, in the order the usage message lists them.
+var commands = []command{
+	{"run", cmdRun, "one product, one strategy: report and audit"},
+	{"compare", cmdCompare, "the same scenario for every strategy in turn, then one table"},
+	{"baseline", cmdBaseline, "sold-out rejection on the API beside the bare gin ceiling"},
+	{ceilingCommand, cmdCeiling, "serve the bare gin ceiling (what baseline starts, one per target)"},
+	{"version", cmdVersion, "print the build: version, VCS revision and time, modified, Go version"},
+}
+
 func main() {
-	if os.Getenv(bareGinEnv) != "" {
-		if err := serveBareGin(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "loadtest: bare gin baseline:", err)
-			os.Exit(exitHarness)
-		}
-		return
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
@@ -54,6 +65,38 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 	}
 	os.Exit(code)
+}
+
+// run is the whole program. args[0] is the program name; every environment variable is read
+// through getenv.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		usage(stderr)
+		return usageError{errors.New("no command")}
+	}
+	name := args[1]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return nil
+	case "-version", "--version":
+		name = "version"
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, args[2:], getenv, stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return usageError{fmt.Errorf("unknown command %q", name)}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: loadtest COMMAND [flags]   (loadtest COMMAND -h lists its flags)")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.help)
+	}
 }
 
 // exitCode maps the error of run to the exit status documented above.
@@ -68,62 +111,4 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	return exitHarness
-}
-
-var commandHelp = map[string]string{
-	"run": "Create one product (-stock, -strategy, -think-ms) through the admin API, attack its purchase\n" +
-		"route on every -targets URL, audit it, and report. Fails (exit 3) when a safe strategy oversold,\n" +
-		"sold a user twice, or left the audit inconsistent.",
-	"compare": "Run the same scenario against each of -strategies in turn (each on a fresh product), then\n" +
-		"print one table. With -baseline, also measure sold-out rejection on a stock-0 product and on a\n" +
-		"bare gin handler. With -runs N, repeat everything N times and report medians.",
-	"baseline": "Measure sold-out rejection throughput on the API (a stock-0 product) beside bare gin\n" +
-		"handlers that only answer 409 sold_out (one process per target), attacked the same way.",
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: loadtest run|compare|baseline [flags]   (loadtest CMD -h lists the flags)")
-	fmt.Fprintln(w, "       loadtest -version                      (prints the build)")
-	for _, cmd := range []string{"run", "compare", "baseline"} {
-		fmt.Fprintf(w, "\n%s:\n%s\n", cmd, commandHelp[cmd])
-	}
-}
-
-// run is the whole program. args[0] is the program name.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) < 2 {
-		usage(stderr)
-		return usageError{errors.New("no command")}
-	}
-	cmd := args[1]
-	switch cmd {
-	case "run", "compare", "baseline":
-	case "-h", "-help", "--help", "help":
-		usage(stdout)
-		return nil
-	case "-version", "--version":
-		fmt.Fprintln(stdout, "loadtest", buildinfo.Read())
-		return nil
-	default:
-		usage(stderr)
-		return usageError{fmt.Errorf("unknown command %q", cmd)}
-	}
-	cfg, err := parseConfig(cmd, args[2:], getenv, stderr)
-	if err != nil {
-		return err
-	}
-	return execute(ctx, cfg, stdout, &syncWriter{w: stderr})
-}
-
-// syncWriter serialises writes to w: the progress line, the baseline processes' output and
-// the run summaries share stderr.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

@@ -2,212 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
-	"time"
-
-	"github.com/seckill/seckill/internal/api"
-	"github.com/seckill/seckill/internal/api/client"
 )
 
-// runReport is one attack on one product (or on the bare gin baseline) and its audit.
-type runReport struct {
-	Name      string `json:"name"`
-	Strategy  string `json:"strategy,omitempty"`
-	ProductID int64  `json:"product_id,omitempty"`
-	Buyers    struct {
-		Distinct int64 `json:"distinct"`
-		Repeats  int64 `json:"repeats"`
-	} `json:"buyers"`
-	Stats   runStats     `json:"stats"`
-	Audit   *auditReport `json:"audit,omitempty"`
-	Verdict verdict      `json:"verdict"`
-}
+const runHelp = `Create one product (-stock, -strategy, -think-ms) through the admin API, attack its purchase
+route on every -targets URL, audit it, and report. Fails (exit 3) when a safe strategy oversold,
+sold a user twice, or left the audit inconsistent.`
 
-// oversold and dupes are the worst figures of the audits of r.
-func (r runReport) oversold() (n int64) {
-	if a := r.Audit; a != nil {
-		if a.API != nil {
-			n = max(n, int64(a.API.Oversold))
-		}
-		if a.Direct != nil {
-			n = max(n, a.Direct.Oversold)
-		}
-	}
-	return n
-}
-
-func (r runReport) dupes() (n int64) {
-	if a := r.Audit; a != nil {
-		if a.API != nil {
-			n = max(n, int64(a.API.DuplicateUsers))
-		}
-		if a.Direct != nil {
-			n = max(n, a.Direct.DuplicateUsers)
-		}
-	}
-	return n
-}
-
-// report is everything one invocation measured; -json writes it.
-type report struct {
-	Command  string            `json:"command"`
-	Started  time.Time         `json:"started"`
-	Scenario scenario          `json:"scenario"`
-	Meta     map[string]string `json:"meta,omitempty"`
-	// Rounds holds every run, one slice per repetition of the scenario (-runs).
-	Rounds  [][]runReport `json:"rounds"`
-	Summary []summaryRow  `json:"summary"`
-	OK      bool          `json:"ok"`
-}
-
-// execute runs the command of cfg and reports it.
-func execute(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	aud, err := newAuditor(ctx, cfg)
-	if err != nil {
+// cmdRun attacks one product of one strategy.
+func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var cfg config
+	fs := cfg.attackFlags("run", runHelp, getenv, stderr)
+	strategy := fs.String("strategy", "dlock", "purchase strategy of the product: "+strings.Join(strategies, ", "))
+	fs.BoolVar(&cfg.expectNaive, "expect-naive-oversell", false,
+		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	defer aud.close()
-	if err := waitReady(ctx, cfg.targets, cfg.wait); err != nil {
+	cfg.strategies, cfg.strategyFlag = []string{*strategy}, "-strategy"
+	if err := cfg.finish(fs); err != nil {
 		return err
 	}
-	outs, err := openOutputs(cfg, "seckill loadtest "+cfg.cmd)
-	if err != nil {
-		return err
-	}
-	rep := report{Command: cfg.cmd, Started: time.Now().UTC(), Scenario: cfg.scenario(), Meta: cfg.meta.object()}
-	fmt.Fprintf(stderr, "loadtest %s: %s\n", cfg.cmd, rep.Scenario.describe())
-	runErr := rounds(ctx, cfg, aud, outs, &rep, stderr)
-	rep.Summary = summarizeRounds(rep.Rounds)
-	rep.OK = runErr == nil && len(rep.Summary) > 0
-	for _, row := range rep.Summary {
-		rep.OK = rep.OK && row.OK
-	}
-	if cfg.cmd == "run" && len(rep.Rounds) == 1 && len(rep.Rounds[0]) == 1 {
-		printRun(stdout, rep.Scenario, rep.Rounds[0][0])
-	} else {
-		printTable(stdout, rep)
-	}
-	errs := []error{runErr, outs.close()}
-	if cfg.jsonPath != "" {
-		errs = append(errs, writeJSON(cfg.jsonPath, rep))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if !rep.OK {
-		var failed []string
-		for _, row := range rep.Summary {
-			if !row.OK {
-				failed = append(failed, row.Name)
-			}
-		}
-		return fmt.Errorf("%w: %s", errAuditFailed, strings.Join(failed, ", "))
-	}
-	return nil
-}
-
-// rounds runs the scenario cfg.runs times, adding each run to rep as it completes, so that
-// an interrupted invocation still reports what it did.
-func rounds(ctx context.Context, cfg config, aud *auditor, outs *outputs, rep *report, stderr io.Writer) error {
-	names := cfg.strategies
-	if cfg.cmd != "compare" {
-		names = nil
-	}
-	if cfg.cmd == "run" {
-		names = []string{cfg.strategy}
-	}
-	baselines := cfg.cmd == "baseline" || (cfg.cmd == "compare" && cfg.baseline)
-	for i := range cfg.runs {
-		rep.Rounds = append(rep.Rounds, nil)
-		for _, s := range names {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r, err := runProduct(ctx, cfg, s, cfg.stock, s, aud, outs, stderr)
-			if err != nil {
-				return err
-			}
-			rep.Rounds[i] = append(rep.Rounds[i], r)
-		}
-		if baselines {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			rs, err := runBaselines(ctx, cfg, aud, outs, stderr)
-			if err != nil {
-				return err
-			}
-			rep.Rounds[i] = append(rep.Rounds[i], rs...)
-		}
-	}
-	return nil
-}
-
-// runProduct creates a product, attacks it, audits it and judges the run.
-func runProduct(ctx context.Context, cfg config, strategy string, stock int64, name string,
-	aud *auditor, outs *outputs, stderr io.Writer) (runReport, error) {
-	c := client.New(cfg.targets[0], &client.Options{AdminToken: cfg.adminToken})
-	p, err := c.CreateProduct(ctx, api.NewProduct{
-		Name: "loadtest " + name + " " + time.Now().UTC().Format(time.RFC3339), Stock: new(int(stock)),
-		Strategy: strategy, ThinkMS: cfg.thinkMS,
-	})
-	if err != nil {
-		return runReport{}, fmt.Errorf("create product on %s: %w", cfg.targets[0], err)
-	}
-	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
-	live := &liveCounts{}
-	stopProgress := progress(ctx, stderr, cfg.progress, name, live, func(ctx context.Context) (int64, error) {
-		q, err := c.Product(ctx, p.ID)
-		return int64(q.Stock), err
-	})
-	res, err := attack(ctx, specFor(cfg, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b)), live, outs.enc)
-	stopProgress()
-	if err != nil {
-		return runReport{}, err
-	}
-	if err := outs.addPlot(res); err != nil {
-		return runReport{}, err
-	}
-	r := runReport{Name: name, Strategy: strategy, ProductID: p.ID, Stats: summarize(res)}
-	r.Buyers.Distinct, r.Buyers.Repeats = b.issued()
-
-	// The audit runs even after an interrupt, so that a stopped run still says what it did.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	a := aud.audit(actx, c, p.ID, strategy)
-	r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
-	if !r.Verdict.OK && r.Stats.Outcomes.unclear() > 0 {
-		// Requests that timed out on our side may still be finishing on the server.
-		time.Sleep(2 * time.Second)
-		a = aud.audit(actx, c, p.ID, strategy)
-		r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
-	}
-	r.Audit = &a
-	fmt.Fprintf(stderr, "[%s] product %d: %d requests, bought %d, %.0f orders/s, oversold %d, dupes %d: %s\n",
-		name, p.ID, r.Stats.Requests, r.Stats.Outcomes[bought], r.Stats.OrdersPerSec, r.oversold(), r.dupes(), r.Verdict.Label)
-	return r, nil
-}
-
-// waitReady polls GET /readyz of every target until each answers 200, for at most wait.
-func waitReady(ctx context.Context, targets []string, wait time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	for _, t := range targets {
-		c := client.New(t, nil)
-		for {
-			err := c.Ready(ctx)
-			if err == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%s is not ready: %w", t, err)
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}
-	return nil
+	return execute(ctx, cfg, stdout, stderr)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func TestRunWritesEveryReport(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, plotPath, resultsPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html"), filepath.Join(dir, "r.bin")
 	out, errOut, err := runFake(t, base, "run", "-strategy=pessimistic", "-stock=20", "-requests=300", "-workers=8",
-		"-repeat-share=0.2", "-json="+jsonPath, "-plot="+plotPath, "-results="+resultsPath)
+		"-repeat-share=0.2", "-json="+jsonPath, "-plot="+plotPath, "-results="+resultsPath, "-admin-token=secret")
 	if err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
@@ -52,6 +53,10 @@ func TestRunWritesEveryReport(t *testing.T) {
 	r := rep.Rounds[0][0]
 	if !rep.OK || r.Stats.Requests != 300 || r.Stats.Outcomes[bought] != 20 || r.Buyers.Repeats == 0 {
 		t.Errorf("json report: ok %v, %d requests, %v outcomes, %d repeats", rep.OK, r.Stats.Requests, r.Stats.Outcomes, r.Buyers.Repeats)
+	}
+	if got := strings.Join(rep.Flags, " "); !strings.Contains(got, "-strategy=pessimistic") ||
+		!strings.Contains(got, "-admin-token=REDACTED") || strings.Contains(got, "secret") || strings.Contains(got, "-json") {
+		t.Errorf("json report: flags %q, want the scenario's with the token redacted and no outputs", got)
 	}
 	if c := r.Stats.Outcomes; c[bought]+c[soldOut]+c[alreadyPurchased] != 300 {
 		t.Errorf("outcomes %v do not add up to 300", c)
@@ -193,8 +198,11 @@ func TestRunHarnessErrors(t *testing.T) {
 
 func TestBadFlagsAreAllNamed(t *testing.T) {
 	t.Parallel()
-	_, err := parseConfig("run", []string{"-strategy=magic", "-repeat-share=1", "-duration=2h", "-workers=0"},
-		func(string) string { return "" }, &bytes.Buffer{})
+	err := run(context.Background(), []string{"loadtest", "run", "-strategy=magic", "-repeat-share=1", "-duration=2h", "-workers=0"},
+		func(string) string { return "" }, io.Discard, io.Discard)
+	if got := exitCode(err); got != exitUsage {
+		t.Errorf("exit %d, want %d", got, exitUsage)
+	}
 	for _, want := range []string{"-strategy", "-repeat-share", "-duration", "-workers", "admin token"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+)
+
+const compareHelp = `Run the same scenario against each of -strategies in turn (each on a fresh product), then
+print one table. With -baseline, also measure sold-out rejection on a stock-0 product and on
+the bare gin ceiling. With -runs N, repeat everything N times and report medians.`
+
+// cmdCompare attacks a product of each strategy in turn and prints one table.
+func cmdCompare(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var cfg config
+	fs := cfg.attackFlags("compare", compareHelp, getenv, stderr)
+	list := fs.String("strategies", strings.Join(strategies, ","), "strategies to compare, in order")
+	fs.BoolVar(&cfg.baseline, "baseline", true, "also measure sold-out rejection on a stock-0 product and the bare gin ceiling")
+	fs.BoolVar(&cfg.expectNaive, "expect-naive-oversell", true,
+		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg.strategies, cfg.strategyFlag = splitList(*list), "-strategies"
+	if err := cfg.finish(fs); err != nil {
+		return err
+	}
+	return execute(ctx, cfg, stdout, stderr)
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
+)
+
+// runReport is one attack on one product (or on the bare gin baseline) and its audit.
+type runReport struct {
+	Name      string `json:"name"`
+	Strategy  string `json:"strategy,omitempty"`
+	ProductID int64  `json:"product_id,omitempty"`
+	Buyers    struct {
+		Distinct int64 `json:"distinct"`
+		Repeats  int64 `json:"repeats"`
+	} `json:"buyers"`
+	Stats   runStats     `json:"stats"`
+	Audit   *auditReport `json:"audit,omitempty"`
+	Verdict verdict      `json:"verdict"`
+}
+
+// oversold and dupes are the worst figures of the audits of r.
+func (r runReport) oversold() (n int64) {
+	if a := r.Audit; a != nil {
+		if a.API != nil {
+			n = max(n, int64(a.API.Oversold))
+		}
+		if a.Direct != nil {
+			n = max(n, a.Direct.Oversold)
+		}
+	}
+	return n
+}
+
+func (r runReport) dupes() (n int64) {
+	if a := r.Audit; a != nil {
+		if a.API != nil {
+			n = max(n, int64(a.API.DuplicateUsers))
+		}
+		if a.Direct != nil {
+			n = max(n, a.Direct.DuplicateUsers)
+		}
+	}
+	return n
+}
+
+// report is everything one invocation measured; -json writes it.
+type report struct {
+	Command string    `json:"command"`
+	Started time.Time `json:"started"`
+	// Flags are the flags set on the command line, outputs aside and secrets redacted.
+	Flags    []string          `json:"flags,omitempty"`
+	Scenario scenario          `json:"scenario"`
+	Meta     map[string]string `json:"meta,omitempty"`
+	// Rounds holds every run, one slice per repetition of the scenario (-runs).
+	Rounds  [][]runReport `json:"rounds"`
+	Summary []summaryRow  `json:"summary"`
+	OK      bool          `json:"ok"`
+}
+
+// session is one invocation of an attacking command: its configuration, the auditor, the
+// output files and the log (stderr, shared with the progress line and the ceiling processes).
+type session struct {
+	cfg    config
+	aud    *auditor
+	outs   *outputs
+	stderr io.Writer
+}
+
+// execute runs the attacks of cfg, audits and reports them: the text report on stdout, the
+// files cfg names. An audit that failed is errAuditFailed.
+func execute(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	stderr = &syncWriter{w: stderr}
+	aud, err := newAuditor(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer aud.close()
+	if err := waitReady(ctx, cfg.targets, cfg.wait); err != nil {
+		return err
+	}
+	outs, err := openOutputs(cfg, "seckill loadtest "+cfg.cmd)
+	if err != nil {
+		return err
+	}
+	s := &session{cfg: cfg, aud: aud, outs: outs, stderr: stderr}
+	rep := report{Command: cfg.cmd, Started: time.Now().UTC(), Flags: cfg.flags, Scenario: cfg.scenario(), Meta: cfg.meta.object()}
+	fmt.Fprintf(stderr, "loadtest %s: %s\n", cfg.cmd, rep.Scenario.describe())
+	runErr := s.rounds(ctx, &rep)
+	rep.Summary = summarizeRounds(rep.Rounds)
+	rep.OK = runErr == nil && len(rep.Summary) > 0
+	for _, row := range rep.Summary {
+		rep.OK = rep.OK && row.OK
+	}
+	if cfg.cmd == "run" && len(rep.Rounds) == 1 && len(rep.Rounds[0]) == 1 {
+		printRun(stdout, rep.Scenario, rep.Rounds[0][0])
+	} else {
+		printTable(stdout, rep)
+	}
+	errs := []error{runErr, outs.close()}
+	if cfg.jsonPath != "" {
+		errs = append(errs, writeJSON(cfg.jsonPath, rep))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if !rep.OK {
+		var failed []string
+		for _, row := range rep.Summary {
+			if !row.OK {
+				failed = append(failed, row.Name)
+			}
+		}
+		return fmt.Errorf("%w: %s", errAuditFailed, strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// rounds runs the scenario cfg.runs times, adding each run to rep as it completes, so that
+// an interrupted invocation still reports what it did.
+func (s *session) rounds(ctx context.Context, rep *report) error {
+	for i := range s.cfg.runs {
+		rep.Rounds = append(rep.Rounds, nil)
+		for _, strategy := range s.cfg.strategies {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r, err := s.runProduct(ctx, strategy, s.cfg.stock, strategy)
+			if err != nil {
+				return err
+			}
+			rep.Rounds[i] = append(rep.Rounds[i], r)
+		}
+		if s.cfg.baseline {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rs, err := s.runBaselines(ctx)
+			if err != nil {
+				return err
+			}
+			rep.Rounds[i] = append(rep.Rounds[i], rs...)
+		}
+	}
+	return nil
+}
+
+// runProduct creates a product, attacks it, audits it and judges the run.
+func (s *session) runProduct(ctx context.Context, strategy string, stock int64, name string) (runReport, error) {
+	cfg := s.cfg
+	c := client.New(cfg.targets[0], &client.Options{AdminToken: cfg.adminToken})
+	p, err := c.CreateProduct(ctx, api.NewProduct{
+		Name: "loadtest " + name + " " + time.Now().UTC().Format(time.RFC3339), Stock: new(int(stock)),
+		Strategy: strategy, ThinkMS: cfg.thinkMS,
+	})
+	if err != nil {
+		return runReport{}, fmt.Errorf("create product on %s: %w", cfg.targets[0], err)
+	}
+	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
+	live := &liveCounts{}
+	stopProgress := progress(ctx, s.stderr, cfg.progress, name, live, func(ctx context.Context) (int64, error) {
+		q, err := c.Product(ctx, p.ID)
+		return int64(q.Stock), err
+	})
+	res, err := attack(ctx, specFor(cfg, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b)), live, s.outs.enc)
+	stopProgress()
+	if err != nil {
+		return runReport{}, err
+	}
+	if err := s.outs.addPlot(res); err != nil {
+		return runReport{}, err
+	}
+	r := runReport{Name: name, Strategy: strategy, ProductID: p.ID, Stats: summarize(res)}
+	r.Buyers.Distinct, r.Buyers.Repeats = b.issued()
+
+	// The audit runs even after an interrupt, so that a stopped run still says what it did.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	a := s.aud.audit(actx, c, p.ID, strategy)
+	r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
+	if !r.Verdict.OK && r.Stats.Outcomes.unclear() > 0 {
+		// Requests that timed out on our side may still be finishing on the server.
+		time.Sleep(2 * time.Second)
+		a = s.aud.audit(actx, c, p.ID, strategy)
+		r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
+	}
+	r.Audit = &a
+	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d, %.0f orders/s, oversold %d, dupes %d: %s\n",
+		name, p.ID, r.Stats.Requests, r.Stats.Outcomes[bought], r.Stats.OrdersPerSec, r.oversold(), r.dupes(), r.Verdict.Label)
+	return r, nil
+}
+
+// waitReady polls GET /readyz of every target until each answers 200, for at most wait.
+func waitReady(ctx context.Context, targets []string, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, t := range targets {
+		c := client.New(t, nil)
+		for {
+			err := c.Ready(ctx)
+			if err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s is not ready: %w", t, err)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// syncWriter serialises writes to w: the progress line, the ceiling processes' output and
+// the run summaries share stderr.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
