@@ -8,7 +8,8 @@
 # p99 latency in bench/hot-<UTC date>-<host>.md (and one JSON per configuration). Last, the
 # ceiling: bare gin handlers that answer 409 and do nothing else, attacked the same way.
 # Between the two, open-loop rows: requests at a constant rate per HOT_RATES (default
-# "1000 2000 4000"), up to 512 waiting at once.
+# "1000 2000 4000"), up to 512 waiting at once. The last line is the CPU steal over the
+# attacks. loadtest record writes the markdown from the JSON reports.
 set -euo pipefail
 # shellcheck source=scripts/demo.sh
 source "$(dirname "${BASH_SOURCE[0]}")/demo.sh" # cds to the repository; start_apis, stop_apis, build
@@ -19,64 +20,39 @@ HOT_RUNS=${HOT_RUNS:-3}
 HOT_DURATION=${HOT_DURATION:-8s}
 HOT_RATES=${HOT_RATES:-"1000 2000 4000"}
 
-# cpu_ticks prints the busy-or-idle and the steal jiffies of all CPUs (/proc/stat), to tell
-# how much of the machine the hypervisor took during the measurements.
-cpu_ticks() { awk '/^cpu /{t=0; for (i=2; i<=NF; i++) t+=$i; print t, $9; exit}' /proc/stat; }
-
 hot_main() {
 	scripts/infra.sh up
 	build
-	local stamp out dir
+	local stamp dir out
 	stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
 	dir=bench/hot-$stamp-$(hostname -s)
 	mkdir -p "$dir"
 	out=$dir.md
-	{
-		echo "# Hot product, dlock strategy, group commit on and off ($stamp)"
-		echo
-		echo "- machine: $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1), $(nproc) cores; $("$GO" version | cut -d' ' -f3)"
-		echo "- three API processes, one product (stock 50,000,000: never sells out), think_ms 0,"
-		echo "  10 % repeat buyers, each attack $HOT_DURATION, medians of $HOT_RUNS runs; commit $(git rev-parse --short HEAD)"
-		echo
-		echo "| BATCH_MAX | buyers at once | orders/s | p99 (ms) | p99 of purchases (ms) | oversold | dupes | errors |"
-		echo "|---|---|---|---|---|---|---|---|"
-	} >"$out"
-	local batch workers json t0 s0 t1 s1
-	read -r t0 s0 < <(cpu_ticks)
+	# Each report carries the machine, the commit and the CPU steal over its attacks; -meta
+	# adds the API's BATCH_MAX, which loadtest cannot know. loadtest record writes the rows in
+	# the order of the reports.
+	local reports=() batch workers rate json
+	local hot=(-strategies dlock -baseline=false -expect-naive-oversell=false -stock 50000000
+		-duration "$HOT_DURATION" -requests 5000000 -runs "$HOT_RUNS" -progress 0)
 	for batch in $HOT_BATCH; do
 		for workers in $HOT_WORKERS; do
 			json=$dir/batch$batch-w$workers.json
 			BATCH_MAX=$batch start_apis
-			bin/loadtest compare -targets "$TARGETS" -strategies dlock -baseline=false \
-				-expect-naive-oversell=false -stock 50000000 -workers "$workers" \
-				-duration "$HOT_DURATION" -requests 5000000 -runs "$HOT_RUNS" -progress 0 \
-				-json "$json" >/dev/null
+			bin/loadtest compare -targets "$TARGETS" "${hot[@]}" -workers "$workers" \
+				-meta "batch_max=$batch" -json "$json" >/dev/null
 			stop_apis
-			python3 - "$json" "$batch" "$workers" >>"$out" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["summary"][0]
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['orders_per_sec']:.0f} | {r['p99_ms']:.1f} | "
-      f"{r['p99_bought_ms']:.1f} | {r['oversold']} | {r['dupes']} | {r['errors']} |")
-PY
+			reports+=("$json")
 		done
 	done
 	# Open loop: requests arrive at a constant rate whether or not earlier ones were answered
 	# (up to 512 waiting at once), the way a crowd arrives; group commit at its default.
-	local rate
 	for rate in $HOT_RATES; do
 		json=$dir/rate$rate.json
 		start_apis
-		bin/loadtest compare -targets "$TARGETS" -strategies dlock -baseline=false \
-			-expect-naive-oversell=false -stock 50000000 -rate "$rate" -workers 64 -max-workers 512 \
-			-duration "$HOT_DURATION" -requests 5000000 -runs "$HOT_RUNS" -progress 0 \
-			-json "$json" >/dev/null
+		bin/loadtest compare -targets "$TARGETS" "${hot[@]}" -rate "$rate" -workers 64 -max-workers 512 \
+			-meta "batch_max=${BATCH_MAX:-128}" -json "$json" >/dev/null
 		stop_apis
-		python3 - "$json" "$rate" >>"$out" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["summary"][0]
-print(f"| 128 | open loop, {sys.argv[2]} requests/s | {r['orders_per_sec']:.0f} | {r['p99_ms']:.1f} | "
-      f"{r['p99_bought_ms']:.1f} | {r['oversold']} | {r['dupes']} | {r['errors']} |")
-PY
+		reports+=("$json")
 	done
 	# The ceiling: the same attack on bare gin handlers that only answer 409 (HTTP and the load
 	# generator, no work), beside a sold-out product on the API.
@@ -86,18 +62,9 @@ PY
 		bin/loadtest baseline -targets "$TARGETS" -workers "$workers" -duration "$HOT_DURATION" \
 			-requests 5000000 -runs "$HOT_RUNS" -progress 0 -json "$json" >/dev/null
 		stop_apis
-		python3 - "$json" "$workers" >>"$out" <<'PY'
-import json, sys
-r = next(r for r in json.load(open(sys.argv[1]))["summary"] if r["name"] == "bare gin 409")
-print(f"| bare gin 409 (ceiling) | {sys.argv[2]} | {r['rejections_per_sec']:.0f} answers/s | {r['p99_ms']:.1f} | - | - | - | {r['errors']} |")
-PY
+		reports+=("$json")
 	done
-	read -r t1 s1 < <(cpu_ticks)
-	{
-		echo
-		echo "CPU steal (time the hypervisor gave to other guests) during the measurements:" \
-			"$(awk -v t="$((t1 - t0))" -v s="$((s1 - s0))" 'BEGIN { printf "%.1f %%", t ? 100 * s / t : 0 }')"
-	} >>"$out"
+	bin/loadtest record -format hot -stamp "$stamp" -o "$out" "${reports[@]}"
 	cat "$out"
 	say "record: $out (JSON per configuration in $dir/)"
 }

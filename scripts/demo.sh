@@ -27,11 +27,11 @@ API_PIDS=()
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 
+# build: bin/api and bin/loadtest as `make build` makes them, stamped with this checkout's
+# revision, which the reports and bench records carry.
 build() {
-	mkdir -p bin
 	say "building bin/api and bin/loadtest"
-	"$GO" build -o bin/api ./cmd/api
-	"$GO" build -o bin/loadtest ./cmd/loadtest
+	make --no-print-directory -s build GO="$GO"
 }
 
 # start_apis: one API process per port in API_PORTS; sets TARGETS to their base URLs.

@@ -26,6 +26,18 @@ type auditReport struct {
 	Errors []string `json:"errors,omitempty"`
 }
 
+// apiSale is the API's audit in the figures of the direct one, which have the same meaning.
+func apiSale(x *api.Audit) audit.Sale {
+	s := audit.Sale{
+		ProductID: x.ProductID, InitialStock: int64(x.InitialStock), Stock: int64(x.Stock), Orders: int64(x.Orders),
+		Sold: int64(x.Sold), Oversold: int64(x.Oversold), DuplicateUsers: int64(x.DuplicateUsers), Consistent: x.Consistent,
+	}
+	if x.Redis != nil {
+		s.Gate = new(audit.Gate(*x.Redis))
+	}
+	return s
+}
+
 // auditor reads PostgreSQL and Redis directly, beside the API's own audit. A nil pool or
 // client skips what needs it: the direct audit needs PostgreSQL, and reads the gate when it
 // also has Redis. It is safe for concurrent use.

@@ -116,16 +116,23 @@ func newFlagSet(cmd, synopsis, help string, stderr io.Writer) *flag.FlagSet {
 // parseFlags parses args with fs and wants no argument after the flags. A bad command line
 // is a usageError; -h is flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
 	}
 	return nil
+}
+
+// parseArgs parses args with fs, leaving the arguments after the flags in fs.Args(). A bad
+// command line is a usageError; -h is flag.ErrHelp.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
 }
 
 // finish completes c after fs parsed the command line: the targets, the seed, the flags for

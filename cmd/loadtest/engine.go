@@ -9,8 +9,11 @@ import (
 	"sync"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/audit"
 )
 
 // runReport is one attack on one product (or on the bare gin baseline) and its audit.
@@ -28,25 +31,19 @@ type runReport struct {
 }
 
 // oversold and dupes are the worst figures of the audits of r.
-func (r runReport) oversold() (n int64) {
-	if a := r.Audit; a != nil {
-		if a.API != nil {
-			n = max(n, int64(a.API.Oversold))
-		}
-		if a.Direct != nil {
-			n = max(n, a.Direct.Oversold)
-		}
-	}
-	return n
+func (r runReport) oversold() int64 { return r.worst(func(s audit.Sale) int64 { return s.Oversold }) }
+func (r runReport) dupes() int64 {
+	return r.worst(func(s audit.Sale) int64 { return s.DuplicateUsers })
 }
 
-func (r runReport) dupes() (n int64) {
+// worst is the largest figure of the audits of r, 0 without one.
+func (r runReport) worst(figure func(audit.Sale) int64) (n int64) {
 	if a := r.Audit; a != nil {
 		if a.API != nil {
-			n = max(n, int64(a.API.DuplicateUsers))
+			n = max(n, figure(apiSale(a.API)))
 		}
 		if a.Direct != nil {
-			n = max(n, a.Direct.DuplicateUsers)
+			n = max(n, figure(*a.Direct))
 		}
 	}
 	return n
@@ -57,7 +54,12 @@ type report struct {
 	Command string    `json:"command"`
 	Started time.Time `json:"started"`
 	// Flags are the flags set on the command line, outputs aside and secrets redacted.
-	Flags    []string          `json:"flags,omitempty"`
+	Flags   []string    `json:"flags,omitempty"`
+	Build   buildReport `json:"build"`
+	Machine machine     `json:"machine"`
+	// CPU is the machine's CPU time over the attacks, steal included; nil where /proc/stat
+	// cannot be read.
+	CPU      *cpuTime          `json:"cpu,omitempty"`
 	Scenario scenario          `json:"scenario"`
 	Meta     map[string]string `json:"meta,omitempty"`
 	// Rounds holds every run, one slice per repetition of the scenario (-runs).
@@ -73,6 +75,7 @@ type session struct {
 	aud    *auditor
 	outs   *outputs
 	stderr io.Writer
+	cpu    cpuMeter
 }
 
 // execute runs the attacks of cfg, audits and reports them: the text report on stdout, the
@@ -92,9 +95,13 @@ func execute(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	s := &session{cfg: cfg, aud: aud, outs: outs, stderr: stderr}
-	rep := report{Command: cfg.cmd, Started: time.Now().UTC(), Flags: cfg.flags, Scenario: cfg.scenario(), Meta: cfg.meta.object()}
+	rep := report{
+		Command: cfg.cmd, Started: time.Now().UTC(), Flags: cfg.flags, Build: readBuild(), Machine: readMachine(ctx, aud),
+		Scenario: cfg.scenario(), Meta: cfg.meta.object(),
+	}
 	fmt.Fprintf(stderr, "loadtest %s: %s\n", cfg.cmd, rep.Scenario.describe())
 	runErr := s.rounds(ctx, &rep)
+	rep.CPU = s.cpu.result()
 	rep.Summary = summarizeRounds(rep.Rounds)
 	rep.OK = runErr == nil && len(rep.Summary) > 0
 	for _, row := range rep.Summary {
@@ -170,12 +177,9 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 		q, err := c.Product(ctx, p.ID)
 		return int64(q.Stock), err
 	})
-	res, err := attack(ctx, specFor(cfg, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b)), live, s.outs.enc)
+	res, err := s.attack(ctx, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b), live)
 	stopProgress()
 	if err != nil {
-		return runReport{}, err
-	}
-	if err := s.outs.addPlot(res); err != nil {
 		return runReport{}, err
 	}
 	r := runReport{Name: name, Strategy: strategy, ProductID: p.ID, Stats: summarize(res)}
@@ -196,6 +200,18 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d, %.0f orders/s, oversold %d, dupes %d: %s\n",
 		name, p.ID, r.Stats.Requests, r.Stats.Outcomes[bought], r.Stats.OrdersPerSec, r.oversold(), r.dupes(), r.Verdict.Label)
 	return r, nil
+}
+
+// attack attacks with the scenario's pacer and tr, measuring the machine's CPU time, and adds
+// the result to the output files.
+func (s *session) attack(ctx context.Context, name string, tr vegeta.Targeter, live *liveCounts) (*attackResult, error) {
+	done := s.cpu.measure()
+	res, err := attack(ctx, specFor(s.cfg, name, tr), live, s.outs.enc)
+	done()
+	if err != nil {
+		return nil, err
+	}
+	return res, s.outs.addPlot(res)
 }
 
 // waitReady polls GET /readyz of every target until each answers 200, for at most wait.

@@ -35,6 +35,9 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 		targets = append(targets, api.Base)
 	}
 	rep := compareOn(t, token, targets, dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
+	if rep.Machine.PostgreSQL == "" || rep.Machine.Redis == "" {
+		t.Errorf("the report lacks the server versions: %+v", rep.Machine)
+	}
 	seen := map[string]bool{}
 	for _, r := range rep.Rounds[0] {
 		seen[r.Name] = true

@@ -36,12 +36,9 @@ func (s *session) runBaselines(ctx context.Context) ([]runReport, error) {
 	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
 	live := &liveCounts{}
 	stopProgress := progress(ctx, s.stderr, cfg.progress, ginBaselineName, live, nil)
-	res, err := attack(ctx, specFor(cfg, ginBaselineName, newTargeter(purchaseURLs(bases, 1), b)), live, s.outs.enc)
+	res, err := s.attack(ctx, ginBaselineName, newTargeter(purchaseURLs(bases, 1), b), live)
 	stopProgress()
 	if err != nil {
-		return nil, err
-	}
-	if err := s.outs.addPlot(res); err != nil {
 		return nil, err
 	}
 	gin := runReport{Name: ginBaselineName, Stats: summarize(res), Verdict: verdict{OK: true, Label: "-"}}

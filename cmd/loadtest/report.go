@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/seckill/seckill/internal/audit"
 )
 
 // perOrderMS is what one order costs a design that holds the lock for one order at a
@@ -126,20 +128,10 @@ func printRun(w io.Writer, sc scenario, r runReport) {
 	fmt.Fprintf(w, "rejection     %d sold_out after the last sale in %.2fs: %s\n", st.Rejections, st.RejectSeconds, fmtRate(st.RejectionsPerSec))
 	if a := r.Audit; a != nil {
 		if x := a.API; x != nil {
-			fmt.Fprintf(w, "audit API     initial %d  stock %d  orders %d  sold %d  oversold %d  duplicate users %d  consistent %s\n",
-				x.InitialStock, x.Stock, x.Orders, x.Sold, x.Oversold, x.DuplicateUsers, yes(x.Consistent))
-			if g := x.Redis; g != nil {
-				fmt.Fprintf(w, "              redis gate: stock %d (seeded %s)  buyers %d  pending %d  agrees %s\n",
-					g.Stock, yes(g.Seeded), g.Buyers, g.Pending, yes(g.Agrees))
-			}
+			printAudit(w, "API", apiSale(x))
 		}
 		if x := a.Direct; x != nil {
-			fmt.Fprintf(w, "audit PG      initial %d  stock %d  orders %d  sold %d  oversold %d  duplicate users %d  consistent %s\n",
-				x.InitialStock, x.Stock, x.Orders, x.Sold, x.Oversold, x.DuplicateUsers, yes(x.Consistent))
-			if g := x.Gate; g != nil {
-				fmt.Fprintf(w, "audit Redis   gate stock %d (seeded %s)  buyers %d  pending %d  agrees %s\n",
-					g.Stock, yes(g.Seeded), g.Buyers, g.Pending, yes(g.Agrees))
-			}
+			printAudit(w, "direct", *x)
 		}
 	}
 	fmt.Fprintf(w, "verdict       %s\n", r.Verdict.Label)
@@ -201,6 +193,16 @@ func printTable(w io.Writer, rep report) {
 		}
 	} else {
 		fmt.Fprintln(w, "PASS: no safe strategy oversold, sold a user twice or left the audit inconsistent")
+	}
+}
+
+// printAudit writes the figures of one audit, and of the gate when it read one.
+func printAudit(w io.Writer, source string, x audit.Sale) {
+	fmt.Fprintf(w, "audit %-7s initial %d  stock %d  orders %d  sold %d  oversold %d  duplicate users %d  consistent %s\n",
+		source, x.InitialStock, x.Stock, x.Orders, x.Sold, x.Oversold, x.DuplicateUsers, yes(x.Consistent))
+	if g := x.Gate; g != nil {
+		fmt.Fprintf(w, "              redis gate: stock %d (seeded %s)  buyers %d  pending %d  agrees %s\n",
+			g.Stock, yes(g.Seeded), g.Buyers, g.Pending, yes(g.Agrees))
 	}
 }
 

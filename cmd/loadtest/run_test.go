@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -161,6 +162,13 @@ func TestCompareRunsMedians(t *testing.T) {
 	}
 	if rep.Meta["cpu"] != "test cpu" || rep.Meta["go"] != "go1.26" {
 		t.Errorf("meta = %v", rep.Meta)
+	}
+	// The metadata bench records take from the report.
+	if rep.Build.Go == "" || rep.Build.Revision == "" || rep.Machine.Cores < 1 || rep.Machine.Host == "" {
+		t.Errorf("build %+v, machine %+v", rep.Build, rep.Machine)
+	}
+	if runtime.GOOS == "linux" && (rep.CPU == nil || rep.CPU.Ticks <= 0 || rep.Machine.Kernel == "") {
+		t.Errorf("on Linux: cpu %+v, kernel %q", rep.CPU, rep.Machine.Kernel)
 	}
 }
 

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recordFixture is a report as compare or baseline writes it, with round figures.
+func recordFixture(cmd string, workers, rate int, batchMax string, rows ...summaryRow) report {
+	return report{
+		Command: cmd, Started: time.Date(2026, 11, 22, 23, 4, 14, 0, time.UTC),
+		Flags: []string{"-runs=3", "-stock=50000000", "-targets=http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083",
+			"-meta-like=a b"},
+		Build: buildReport{Version: "v1.2.0+dirty", Revision: "662b1cb0123456789abcdef0123456789abcdef0", Modified: true, Go: "go1.26.8"},
+		Machine: machine{Host: "vm", CPUModel: "AMD EPYC", Cores: 2, MemoryBytes: 24 << 30, Kernel: "Linux 6.18.44",
+			PostgreSQL: "15.14", Redis: "7.0.15"},
+		CPU: &cpuTime{Ticks: 1000, StealTicks: 10, StealPercent: 1},
+		Scenario: scenario{Targets: []string{"a", "b", "c"}, Stock: 50_000_000, Workers: workers, Rate: rate,
+			RepeatShare: 0.1, Duration: 8 * time.Second},
+		Meta:    map[string]string{"batch_max": batchMax, "db_max_conns": "20"},
+		Rounds:  [][]runReport{{}, {}, {}},
+		Summary: rows,
+		OK:      true,
+	}
+}
+
+// writeReports writes reps as JSON files in a new directory and returns their paths.
+func writeReports(t *testing.T, reps ...report) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for i, r := range reps {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, strings.Repeat("r", i+1)+".json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func record(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), append([]string{"loadtest", "record"}, args...), func(string) string { return "" }, &out, &errb); err != nil {
+		t.Fatalf("record %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String()
+}
+
+func TestRecordHot(t *testing.T) {
+	t.Parallel()
+	dlock := func(ordersPerSec, p99 float64) summaryRow {
+		return summaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: ordersPerSec, P99: p99, P99Bought: p99 - 1, OK: true}
+	}
+	paths := writeReports(t,
+		recordFixture("compare", 64, 0, "128", dlock(3259.4, 50.24)),
+		recordFixture("compare", 64, 1000, "128", dlock(899, 28.5)),
+		recordFixture("baseline", 64, 0, "", summaryRow{Name: soldOutRowName, Strategy: "dlock", RejectionsPerSec: 9000},
+			summaryRow{Name: ginBaselineName, RejectionsPerSec: 18194.2, P99: 10, Errors: 1}),
+	)
+	got := record(t, append([]string{"-format", "hot", "-stamp", "2026-11-22T230414Z"}, paths...)...)
+	want := `# Hot product, dlock strategy, group commit on and off (2026-11-22T230414Z)
+
+- machine: AMD EPYC, 2 cores; go1.26.8
+- three API processes, one product (stock 50,000,000: never sells out), think_ms 0,
+  10 % repeat buyers, each attack 8s, medians of 3 runs; commit 662b1cb (uncommitted changes)
+
+| BATCH_MAX | buyers at once | orders/s | p99 (ms) | p99 of purchases (ms) | oversold | dupes | errors |
+|---|---|---|---|---|---|---|---|
+| 128 | 64 | 3259 | 50.2 | 49.2 | 0 | 0 | 0 |
+| 128 | open loop, 1000 requests/s | 899 | 28.5 | 27.5 | 0 | 0 | 0 |
+| bare gin 409 (ceiling) | 64 | 18194 answers/s | 10.0 | - | - | - | 1 |
+
+CPU steal (time the hypervisor gave to other guests) during the measurements: 1.0 %
+`
+	if got != want {
+		t.Fatalf("record\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRecordBench(t *testing.T) {
+	t.Parallel()
+	rep := recordFixture("compare", 64, 0, "", summaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: 769, Bought: 100, OK: true, Verdict: "PASS"})
+	paths := writeReports(t, rep)
+	out := filepath.Join(filepath.Dir(paths[0]), "rec.md")
+	if got := record(t, "-o", out, paths[0]); got != "" {
+		t.Errorf("record -o wrote %q to stdout", got)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	printTable(&table, rep)
+	for _, want := range []string{
+		"# Benchmark 2026-11-22T230414Z on vm\n\n| | |\n|---|---|\n",
+		"| CPU | AMD EPYC, 2 cores (shared with PostgreSQL, Redis, the APIs and the load generator) |\n",
+		"| Memory | 24.0 GiB |\n| Kernel | Linux 6.18.44 |\n| Go | go1.26.8 |\n| PostgreSQL | 15.14 |\n| Redis | 7.0.15 |\n",
+		"| Commit | 662b1cb (uncommitted changes) |\n| API processes | 3 (DB_MAX_CONNS 20 each) |\n| CPU steal | 1.0 % during the attacks |\n",
+		"Command: `bin/loadtest compare -runs=3 -stock=50000000 -targets=http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083 '-meta-like=a b'`\n",
+		"```text\n" + table.String() + "```\n",
+		"[r.json](r.json).\n",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("record lacks %q:\n%s", want, b)
+		}
+	}
+}
+
+func TestRecordUsage(t *testing.T) {
+	t.Parallel()
+	paths := writeReports(t, report{}, report{})
+	for _, args := range [][]string{{}, {"-format", "csv", paths[0]}, {"-format", "bench", paths[0], paths[1]}} {
+		err := run(context.Background(), append([]string{"loadtest", "record"}, args...), func(string) string { return "" }, io.Discard, io.Discard)
+		if got := exitCode(err); got != exitUsage {
+			t.Errorf("record %v: exit %d (%v), want %d", args, got, err, exitUsage)
+		}
+	}
+	err := run(context.Background(), []string{"loadtest", "record", filepath.Join(t.TempDir(), "none.json")}, func(string) string { return "" }, io.Discard, io.Discard)
+	if got := exitCode(err); got != exitHarness {
+		t.Errorf("record of a missing file: exit %d (%v), want %d", got, err, exitHarness)
+	}
+}
+
+func TestParseCPUTicks(t *testing.T) {
+	t.Parallel()
+	total, steal, err := parseCPUTicks([]byte("cpu  100 5 50 800 10 0 5 30 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"))
+	if err != nil || total != 1000 || steal != 30 {
+		t.Fatalf("parseCPUTicks = %d, %d, %v; want 1000, 30, nil", total, steal, err)
+	}
+	if _, _, err := parseCPUTicks([]byte("intr 1 2 3\n")); err == nil {
+		t.Fatal("parseCPUTicks of a file without a cpu line: no error")
+	}
+}
+
+func TestProcField(t *testing.T) {
+	t.Parallel()
+	cpuinfo := []byte("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n")
+	if got := procField(cpuinfo, "model name"); got != "AMD EPYC" {
+		t.Errorf("model name = %q", got)
+	}
+	if got := procField([]byte("# Server\r\nredis_version:7.0.15\r\n"), "redis_version"); got != "7.0.15" {
+		t.Errorf("redis_version = %q", got)
+	}
+}
