@@ -216,22 +216,9 @@ func createProduct(t *testing.T, base, token string) int64 {
 	return id
 }
 
-// postJSON posts body with an optional bearer token; the response body is drained.
+// postJSON posts body with an optional bearer token (see send); the response body is drained.
 func postJSON(t *testing.T, url, token, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, _ := send(t, http.MethodPost, url, token, body)
 	return resp
 }

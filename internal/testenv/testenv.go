@@ -35,21 +35,23 @@ func Name(prefix string) string {
 // DatabaseURL returns DATABASE_URL, or skips the test when it is unset.
 func DatabaseURL(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("DATABASE_URL")
-	if dsn == "" {
-		t.Skip("DATABASE_URL is not set; run `make test` to test against a real PostgreSQL")
-	}
-	return dsn
+	return required(t, "DATABASE_URL", "PostgreSQL")
 }
 
 // RedisAddr returns REDIS_ADDR, or skips the test when it is unset.
 func RedisAddr(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Skip("REDIS_ADDR is not set; run `make test` to test against a real Redis")
+	return required(t, "REDIS_ADDR", "Redis")
+}
+
+// required returns the environment variable key, or skips the test when it is unset.
+func required(t testing.TB, key, server string) string {
+	t.Helper()
+	v := os.Getenv(key)
+	if v == "" {
+		t.Skipf("%s is not set; run `make test` to test against a real %s", key, server)
 	}
-	return addr
+	return v
 }
 
 // Schema creates a fresh schema, migrates it, and returns a DSN whose connections use it.
