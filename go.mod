@@ -3,8 +3,10 @@ module github.com/seckill/seckill
 go 1.26.8
 
 require (
+	github.com/bsm/redislock v0.9.4
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/prometheus/client_golang v1.25.0

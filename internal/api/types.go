@@ -10,10 +10,17 @@ type NewProduct struct {
 	// error: write new(10).
 	Stock *int `json:"stock"`
 	// Strategy is one of dlock (the default, when empty), naive, pessimistic, optimistic,
-	// redis.
+	// redis, or lab (the oversell lab, docs/lab.md).
 	Strategy string `json:"strategy"`
 	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock.
 	ThinkMS int `json:"think_ms"`
+	// Lock is the lab lock that alone guards a lab product (required with strategy lab,
+	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, dlock,
+	// redsync or redislock.
+	Lock string `json:"lock,omitempty"`
+	// LeaseMS is the lab lock's lease (strategy lab only): 0, the API's LOCK_TTL, or 10 to
+	// 60,000.
+	LeaseMS int `json:"lease_ms,omitempty"`
 }
 
 // Product is a product as the API shows it: the body of 201 to POST /api/v1/products and of
@@ -25,6 +32,8 @@ type Product struct {
 	InitialStock int       `json:"initial_stock"`
 	Strategy     string    `json:"strategy"`
 	ThinkMS      int       `json:"think_ms"`
+	Lock         string    `json:"lock,omitempty"`     // lab products only
+	LeaseMS      int       `json:"lease_ms,omitempty"` // lab products with a lease of their own only
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	Sold         int       `json:"sold"` // initial_stock - stock

@@ -18,6 +18,7 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/metrics"
 	"github.com/seckill/seckill/internal/order"
 )
@@ -47,6 +48,7 @@ type App struct {
 	Keys    inventory.Keys
 
 	locks         *dlock.Client
+	labLocks      *dlock.Client // the oversell lab's (internal/lab), always in cfg.Redis
 	draining      atomic.Bool
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -65,10 +67,10 @@ func New(cfg Config) *App {
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
-	a := &App{Keys: keys, locks: newLocks(cfg, m), listening: make(chan struct{})}
+	a := &App{Keys: keys, locks: newLocks(cfg, m), labLocks: dlock.New(cfg.Redis, nil), listening: make(chan struct{})}
 	a.Orders = order.NewService(order.Deps{
 		Products: products, Locks: a.locks, Gate: inventory.NewGate(cfg.Redis, keys), SoldOut: soldOut,
-		Keys: keys, Observer: m, Logger: cfg.Logger,
+		Keys: keys, Lab: lab.New(cfg.Redis, a.labLocks), Observer: m, Logger: cfg.Logger,
 	}, cfg.Order)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Logger: cfg.Logger,
@@ -132,5 +134,5 @@ func (a *App) Close() error {
 	case <-a.listening:
 	case <-time.After(5 * time.Second):
 	}
-	return a.locks.Close()
+	return errors.Join(a.locks.Close(), a.labLocks.Close())
 }

@@ -43,6 +43,8 @@ func TestContract(t *testing.T) {
 		keys                      string // the body's keys, nested ones as parent.key
 	}{
 		{"POST", products, adminToken, `{"name":"contract","stock":3,"strategy":"optimistic","think_ms":2}`, 201, new(api.Product), product},
+		{"POST", products, adminToken, `{"name":"lab","stock":3,"strategy":"lab","lock":"lease","lease_ms":300}`, 201, new(api.Product),
+			product + " lease_ms lock"},
 		{"GET", fmt.Sprintf("%s/%d", products, gated.ID), "", ``, 200, new(api.Product), product},
 		{"POST", buy, "", `{"user_id":1}`, 201, &bought, "created_at order_id product_id user_id"},
 		{"GET", fmt.Sprintf("%s/%d/orders/1", products, gated.ID), "", ``, 200, new(api.Order), "created_at order_id product_id user_id"},

@@ -24,12 +24,13 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 		}
 		p, err := d.Products.Create(c.Request.Context(), inventory.NewProduct{
 			Name: req.Name, Stock: *req.Stock, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
+			LabLock: req.Lock, LeaseMS: req.LeaseMS,
 		})
 		if err != nil {
 			writeError(c, d, err)
 			return
 		}
-		d.Logger.Info("product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy)
+		d.Logger.Info("product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy, "lock", p.LabLock)
 		c.Header("Location", "/api/v1/products/"+strconv.FormatInt(p.ID, 10))
 		c.JSON(http.StatusCreated, productOf(p))
 	}

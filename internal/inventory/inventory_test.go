@@ -26,6 +26,12 @@ func TestValidate(t *testing.T) {
 		{"too much stock", inventory.NewProduct{Name: "a", Stock: inventory.MaxStock + 1}, false},
 		{"unknown strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "x"}, false},
 		{"think too long", inventory.NewProduct{Name: "a", Stock: 1, ThinkMS: inventory.MaxThinkMS + 1}, false},
+		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
+		{"lab without a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab"}, false},
+		{"lab, unknown lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "spin"}, false},
+		{"lab, lease too short", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 5}, false},
+		{"a lock without lab", inventory.NewProduct{Name: "a", Stock: 1, LabLock: "dlock"}, false},
+		{"a lease without lab", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", LeaseMS: 100}, false},
 	}
 	for _, tt := range tests {
 		err := tt.np.Validate()
@@ -84,5 +90,43 @@ func TestKeysShareHashSlot(t *testing.T) {
 		if want := "seckill:{p:42}:"; key[:len(want)] != want {
 			t.Errorf("key %q does not carry the hash tag {p:42}", key)
 		}
+	}
+}
+
+// TestClaimStockFences: a lab holder with a fence records it when it reads, so an older
+// holder that read before can no longer write, and its write is ErrFenced; without a fence,
+// the write is the plain lost update the lab shows.
+func TestClaimStockFences(t *testing.T) {
+	t.Parallel()
+	gdb := testenv.Postgres(t)
+	s := inventory.NewStore(gdb)
+	ctx := context.Background()
+	p, err := s.Create(ctx, inventory.NewProduct{Name: "lab", Stock: 5, Strategy: inventory.StrategyLab, LabLock: "dlock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := gdb.WithContext(ctx)
+	old, err := inventory.ClaimStock(tx, p.ID, 1) // the older holder reads, then is paused
+	if err != nil || old != 5 {
+		t.Fatalf("ClaimStock(fence 1) = %d, %v", old, err)
+	}
+	now, err := inventory.ClaimStock(tx, p.ID, 2) // its lease ran out: a newer holder reads
+	if err != nil || now != 5 {
+		t.Fatalf("ClaimStock(fence 2) = %d, %v", now, err)
+	}
+	if err := inventory.SetStockFenced(tx, p.ID, old-1, 1); !errors.Is(err, inventory.ErrFenced) {
+		t.Errorf("the older holder's write = %v, want ErrFenced", err)
+	}
+	if _, err := inventory.ClaimStock(tx, p.ID, 1); !errors.Is(err, inventory.ErrFenced) {
+		t.Errorf("the older holder's read = %v, want ErrFenced", err)
+	}
+	if err := inventory.SetStockFenced(tx, p.ID, now-1, 2); err != nil {
+		t.Errorf("the newer holder's write = %v", err)
+	}
+	if err := inventory.SetStockFenced(tx, p.ID, old-1, 0); err != nil { // unfenced: lands whatever happened
+		t.Errorf("an unfenced write = %v", err)
+	}
+	if got, _ := inventory.Stock(tx, p.ID, false); got != 4 {
+		t.Errorf("stock %d, want 4", got)
 	}
 }

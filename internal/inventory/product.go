@@ -6,6 +6,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,16 +32,26 @@ const (
 	StrategyPessimistic Strategy = "pessimistic" // SELECT ... FOR UPDATE
 	StrategyOptimistic  Strategy = "optimistic"  // UPDATE ... WHERE stock > 0
 	StrategyRedis       Strategy = "redis"       // atomic Lua gate in Redis, then PostgreSQL
+	// StrategyLab is the oversell lab's (docs/lab.md): the product's LabLock alone guards
+	// its stock. Teaching code, never a production path.
+	StrategyLab Strategy = "lab"
 )
 
-// Strategies lists every strategy, the default first.
+// Strategies lists every production strategy, the default first. StrategyLab is valid too,
+// but is not one of them.
 var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis}
+
+// LabLocks lists the locks a lab product may name, from no lock at all to the project's
+// own; internal/lab implements each (docs/lab.md says what each one gets wrong).
+var LabLocks = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "dlock", "redsync", "redislock"}
 
 // Limits on new products.
 const (
 	MaxNameLen = 200
 	MaxStock   = 100_000_000
 	MaxThinkMS = 10_000
+	MinLeaseMS = 10 // a lab product's lease, when set
+	MaxLeaseMS = 60_000
 )
 
 // Product is a row of the products table.
@@ -51,6 +62,8 @@ type Product struct {
 	InitialStock int
 	Strategy     Strategy
 	ThinkMS      int
+	LabLock      string // the lab's lock (StrategyLab only)
+	LeaseMS      int    // the lab lock's lease; 0: the service's lock TTL (StrategyLab only)
 	Fence        int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -62,6 +75,9 @@ func (Product) TableName() string { return "products" }
 // Sold is how many units have been sold.
 func (p Product) Sold() int { return p.InitialStock - p.Stock }
 
+// Lease is the lab lock's lease, or 0 for the service's lock TTL.
+func (p Product) Lease() time.Duration { return time.Duration(p.LeaseMS) * time.Millisecond }
+
 // Think is the teaching pause between reading and writing stock.
 func (p Product) Think() time.Duration { return time.Duration(p.ThinkMS) * time.Millisecond }
 
@@ -71,6 +87,8 @@ type NewProduct struct {
 	Stock    int
 	Strategy Strategy // empty means StrategyDlock
 	ThinkMS  int
+	LabLock  string // required with StrategyLab, else empty
+	LeaseMS  int    // StrategyLab only: 0 (the service's lock TTL) or MinLeaseMS to MaxLeaseMS
 }
 
 // Validate reports the first problem with np, wrapped in ErrInvalid, with a message fit
@@ -86,19 +104,29 @@ func (np *NewProduct) Validate() error {
 	case np.Stock < 0 || np.Stock > MaxStock:
 		return fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalid, MaxStock)
 	case !np.Strategy.Valid():
-		return fmt.Errorf("%w: strategy must be one of %v", ErrInvalid, Strategies)
+		return fmt.Errorf("%w: strategy must be one of %v or %s", ErrInvalid, Strategies, StrategyLab)
 	case np.ThinkMS < 0 || np.ThinkMS > MaxThinkMS:
 		return fmt.Errorf("%w: think_ms must be between 0 and %d", ErrInvalid, MaxThinkMS)
+	}
+	return np.validateLab()
+}
+
+// validateLab checks the fields only lab products have.
+func (np *NewProduct) validateLab() error {
+	if np.Strategy != StrategyLab {
+		if np.LabLock != "" || np.LeaseMS != 0 {
+			return fmt.Errorf("%w: lock and lease_ms are for strategy %s only", ErrInvalid, StrategyLab)
+		}
+		return nil
+	}
+	switch {
+	case !slices.Contains(LabLocks, np.LabLock):
+		return fmt.Errorf("%w: strategy %s needs a lock, one of %v", ErrInvalid, StrategyLab, LabLocks)
+	case np.LeaseMS != 0 && (np.LeaseMS < MinLeaseMS || np.LeaseMS > MaxLeaseMS):
+		return fmt.Errorf("%w: lease_ms must be 0 (the lock TTL) or between %d and %d", ErrInvalid, MinLeaseMS, MaxLeaseMS)
 	}
 	return nil
 }
 
-// Valid reports whether s is one of Strategies.
-func (s Strategy) Valid() bool {
-	for _, v := range Strategies {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
+// Valid reports whether s is one of Strategies or StrategyLab.
+func (s Strategy) Valid() bool { return s == StrategyLab || slices.Contains(Strategies, s) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/lab"
 )
 
 // Config tunes the purchase service. The zero value means the documented defaults.
@@ -64,6 +65,7 @@ type Deps struct {
 	Gate     *inventory.Gate
 	SoldOut  *inventory.SoldOut
 	Keys     inventory.Keys
+	Lab      *lab.Locks   // the oversell lab's locks (strategy lab); nil: lab products are unavailable
 	Observer Observer     // optional
 	Logger   *slog.Logger // optional
 }
@@ -161,6 +163,8 @@ func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (O
 		return s.buyOptimistic(ctx, p, userID)
 	case inventory.StrategyRedis:
 		return s.buyGated(ctx, p, userID)
+	case inventory.StrategyLab:
+		return s.buyLab(ctx, p, userID)
 	default:
 		return s.buyLocked(ctx, p, userID)
 	}

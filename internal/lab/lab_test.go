@@ -1,0 +1,109 @@
+package lab_test
+
+import (
+	"context"
+	"errors"
+	"go/build"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/lab"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestLocksExclude: every lab lock that is shared through Redis keeps a second taker out
+// while held (it gets dlock.ErrNotObtained when its wait runs out), lets it in once released,
+// and writes a value that names its process; the flaws the lab shows come from expiry and
+// faults, not from a lock that never excluded anybody.
+func TestLocksExclude(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	dl := dlock.New(rdb, nil)
+	t.Cleanup(func() { dl.Close() })
+	l := lab.New(rdb, dl)
+	ctx := context.Background()
+	for i, name := range inventory.LabLocks {
+		if name == "none" {
+			continue
+		}
+		key := prefix + ":{p:" + strconv.Itoa(i) + "}:lock"
+		h, err := l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := l.Acquire(ctx, name, key, time.Second, 50*time.Millisecond); !errors.Is(err, dlock.ErrNotObtained) {
+			t.Errorf("%s: second acquire while held = %v, want ErrNotObtained", name, err)
+		}
+		if name != "mutex" {
+			v, _ := rdb.Get(ctx, key).Result()
+			if !strings.HasPrefix(v, lab.Owner(os.Getpid())) {
+				t.Errorf("%s: value %q does not start with the owner %q", name, v, lab.Owner(os.Getpid()))
+			}
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Errorf("%s: release: %v", name, err)
+		}
+		h, err = l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
+		if err != nil {
+			t.Errorf("%s: acquire after release: %v", name, err)
+			continue
+		}
+		_ = h.Release(ctx)
+	}
+	if _, err := l.Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
+		t.Error("an unknown lock was acquired")
+	}
+}
+
+// TestFlawsAreReal: the flaws the lab relies on, shown on a single Redis without the lab's
+// processes: setnx leaves a key without expiry; del's release deletes a lock that a later
+// holder took after the first one's lease ran out; lease's release does not.
+func TestFlawsAreReal(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	l := lab.New(rdb, nil)
+	ctx := context.Background()
+	key := prefix + ":{p:1}:lock"
+	h, err := l.Acquire(ctx, "setnx", key, time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl != -1 {
+		t.Errorf("setnx: PTTL %v, want -1 (no expiry)", ttl)
+	}
+	_ = h.Release(ctx)
+	for _, tc := range []struct {
+		lock    string
+		deletes bool
+	}{{"del", true}, {"lease", false}} {
+		key := prefix + ":{p:2}:" + tc.lock
+		first, err := l.Acquire(ctx, tc.lock, key, 20*time.Millisecond, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(40 * time.Millisecond) // the first holder's lease runs out while it works
+		if _, err := l.Acquire(ctx, tc.lock, key, time.Second, 0); err != nil {
+			t.Fatalf("%s: second holder: %v", tc.lock, err)
+		}
+		_ = first.Release(ctx) // the first holder, late
+		if gone := rdb.Exists(ctx, key).Val() == 0; gone != tc.deletes {
+			t.Errorf("%s: the late release deleted the second holder's lock: %v, want %v", tc.lock, gone, tc.deletes)
+		}
+	}
+}
+
+// TestImports keeps the lab apart: it imports internal/dlock and nothing else of seckill.
+func TestImports(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkg.Imports {
+		if strings.HasPrefix(p, "github.com/seckill/seckill/") && p != "github.com/seckill/seckill/internal/dlock" {
+			t.Errorf("internal/lab imports %s", p)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+
+	"github.com/seckill/seckill/internal/dlock"
+)
+
+// dlock is internal/dlock with its watchdog renewing the lease while the holder works. With
+// fenced (the dlock lock), the holder works on the watched context, which the lock's loss
+// cancels, and gets the fencing token that its read and write must check. Without it (the
+// watchdog lock) the holder ignores both: a holder paused past its lease wakes up and writes
+// as if it still held the lock.
+func (l *Locks) dlock(ctx context.Context, key string, lease, wait time.Duration, fenced bool) (Held, error) {
+	lk, err := l.dlocks.Obtain(ctx, key, lease, &dlock.Options{Wait: wait, Token: l.token()})
+	if err != nil {
+		return Held{}, err
+	}
+	wctx := lk.Watch(context.WithoutCancel(ctx))
+	h := Held{release: lk.Release}
+	if fenced {
+		h.Ctx, h.Fence = mergeCancel(ctx, wctx), lk.Fence()
+	}
+	return h, nil
+}
+
+// mergeCancel returns ctx, also cancelled (with its cause) when watched is.
+func mergeCancel(ctx, watched context.Context) context.Context {
+	m, cancel := context.WithCancelCause(ctx)
+	context.AfterFunc(watched, func() { cancel(context.Cause(watched)) })
+	return m
+}
+
+// redsyncLock is go-redsync/redsync v4 as its README shows it: NewMutex with an expiry,
+// Lock, and Unlock; its own retries (32 tries, 50 to 250 ms apart) stop when the wait ends.
+// Its values carry the lab's owner prefix (WithGenValueFunc) so that the runner can find the
+// holder; nothing else is changed.
+func (l *Locks) redsyncLock(ctx context.Context, key string, lease time.Duration) (Held, error) {
+	m := l.redsync.NewMutex(key, redsync.WithExpiry(lease),
+		redsync.WithGenValueFunc(func() (string, error) { return l.token(), nil }))
+	if err := m.LockContext(ctx); err != nil {
+		if ctx.Err() != nil || errors.Is(err, redsync.ErrFailed) {
+			return Held{}, errors.Join(notObtained(ctx), err)
+		}
+		return Held{}, err
+	}
+	return Held{release: func(ctx context.Context) error {
+		_, err := m.UnlockContext(ctx)
+		return err
+	}}, nil
+}
+
+// redislockLock is bsm/redislock as its README shows it: Obtain with a ttl and a retry
+// strategy (linear backoff, 10 ms), Release. Its token carries the lab's owner prefix.
+func (l *Locks) redislockLock(ctx context.Context, key string, lease time.Duration) (Held, error) {
+	lk, err := l.redislock.Obtain(ctx, key, lease, &redislock.Options{
+		RetryStrategy: redislock.LinearBackoff(10 * time.Millisecond), Token: l.token(),
+	})
+	if errors.Is(err, redislock.ErrNotObtained) || (err != nil && ctx.Err() != nil) {
+		return Held{}, errors.Join(notObtained(ctx), err)
+	}
+	if err != nil {
+		return Held{}, err
+	}
+	return Held{release: lk.Release}, nil
+}
