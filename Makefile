@@ -65,7 +65,10 @@ clean: ## remove bin/
 	rm -rf bin
 
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
-.PHONY: bench bench-hot loadtest-ci
+.PHONY: bench bench-hot loadtest-ci lab
+
+# make lab writes $(LAB_OUT).json and $(LAB_OUT).html (the report to open in a browser).
+LAB_OUT ?= lab
 
 demo: ## PostgreSQL + Redis up, three APIs, every strategy fired and audited (about a minute)
 	@GO=$(GO) scripts/demo.sh
@@ -75,6 +78,9 @@ bench: ## longer scenario, three runs, medians: writes bench/<date>-<host>.json 
 
 bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers: bench/hot-<date>-<host>.md
 	@GO=$(GO) scripts/bench-hot.sh
+
+lab: up ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
+	$(GO) run ./cmd/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html
 
 loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 	$(GO) test -race -count=1 -run TestCompareAgainstThreeAPIs -v ./cmd/loadtest/

@@ -4,7 +4,8 @@
 # up:   1. reuse servers that already answer on 127.0.0.1:$PG_PORT / $REDIS_PORT;
 #       2. otherwise, with a working Docker engine: docker compose up -d --wait postgres redis;
 #       3. otherwise install them with apt-get when missing (root only) and start them on
-#          loopback. Then create the role and database the service uses. Idempotent.
+#          loopback. Then create the role and database the service uses, and install
+#          Chromium (Debian's chromium) for the lab report's browser test. Idempotent.
 # down: stop only what `up` started (recorded in .run/started).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,6 +112,16 @@ ensure_database() {
 	fi
 }
 
+# The lab report's test (internal/labrun) opens the page in headless Chromium.
+ensure_chromium() {
+	command -v chromium >/dev/null && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: chromium is not installed (the lab report's test needs it): sudo apt-get install chromium"
+		return 0
+	fi
+	apt_install chromium
+}
+
 up() {
 	local pg=reuse redis=reuse
 	pg_answers || pg=start
@@ -124,6 +135,7 @@ up() {
 	if [ $pg = start ]; then start_postgres; else say "reusing PostgreSQL on 127.0.0.1:$PG_PORT"; fi
 	if [ $redis = start ]; then start_redis; else say "reusing Redis on 127.0.0.1:$REDIS_PORT"; fi
 	ensure_database
+	ensure_chromium
 	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT"
 }
 

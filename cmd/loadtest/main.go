@@ -5,6 +5,7 @@
 //	loadtest run [flags]             one product, one strategy: report and audit
 //	loadtest compare [flags]         the same scenario for every strategy in turn, then one table
 //	loadtest baseline [flags]        sold-out rejection on the API beside the bare gin ceiling
+//	loadtest lab [flags]             the oversell lab: locks × scenarios, audited (docs/lab.md)
 //	loadtest record [flags] JSON...  a bench record's markdown from JSON reports
 //	loadtest ceiling [flags]         serve the bare gin ceiling (what baseline starts)
 //	loadtest version                 print the build (also -version)
@@ -53,6 +54,7 @@ var commands = []command{
 	{"run", cmdRun, "one product, one strategy: report and audit"},
 	{"compare", cmdCompare, "the same scenario for every strategy in turn, then one table"},
 	{"baseline", cmdBaseline, "sold-out rejection on the API beside the bare gin ceiling"},
+	{"lab", cmdLab, "the oversell lab: every lab lock in every scenario, as a matrix (docs/lab.md)"},
 	{"record", cmdRecord, "write a bench record's markdown from JSON reports (make bench, make bench-hot)"},
 	{ceilingCommand, cmdCeiling, "serve the bare gin ceiling (what baseline starts, one per target)"},
 	{"version", cmdVersion, "print the build: version, VCS revision and time, modified, Go version"},

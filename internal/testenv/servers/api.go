@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -25,7 +24,7 @@ type API struct {
 	Base string  // http://127.0.0.1:port
 	Log  *Buffer // what the process printed, across retried starts
 
-	t        testing.TB
+	t        T
 	bin      string
 	env      []string // KEY=value, as the caller gave them
 	proc     *process
@@ -33,7 +32,7 @@ type API struct {
 }
 
 // StartAPI starts cmd/api with env (see LaunchAPI) and waits until GET /readyz answers 200.
-func StartAPI(t testing.TB, name string, env map[string]string) *API {
+func StartAPI(t T, name string, env map[string]string) *API {
 	t.Helper()
 	a := LaunchAPI(t, name, env)
 	a.WaitReady("/readyz")
@@ -42,7 +41,7 @@ func StartAPI(t testing.TB, name string, env map[string]string) *API {
 
 // StartAPIs starts n API processes named api1..apiN with env, all at once, and waits until
 // each answers 200 on /readyz.
-func StartAPIs(t testing.TB, n int, env map[string]string) []*API {
+func StartAPIs(t T, n int, env map[string]string) []*API {
 	t.Helper()
 	apis := make([]*API, n)
 	for i := range apis {
@@ -63,7 +62,7 @@ func StartAPIs(t testing.TB, n int, env map[string]string) []*API {
 // fails if its log reports a data race. The tail of its log is printed if the test failed or
 // SERVERS_LOGS is set; with SERVERS_LOGDIR set, the whole log is written to
 // $SERVERS_LOGDIR/<test>-<name>.log.
-func LaunchAPI(t testing.TB, name string, env map[string]string) *API {
+func LaunchAPI(t T, name string, env map[string]string) *API {
 	t.Helper()
 	a := &API{Name: name, Log: &Buffer{}, t: t, bin: BuildAPI(t)}
 	for k, v := range env {
@@ -229,3 +228,6 @@ func (a *API) ErrorLines() []string {
 	}
 	return out
 }
+
+// Pid is the process id of the process (of its latest start).
+func (a *API) Pid() int { return a.proc.cmd.Process.Pid }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"testing"
 )
 
 // apiPackage is what BuildAPI builds.
@@ -30,7 +29,7 @@ var build struct {
 // this test binary's open file descriptor of it (/proc/self/fd/N), which the kernel closes
 // when the test binary exits. The path is valid in this process only: start it with
 // exec.Command here, never hand it to another process.
-func BuildAPI(t testing.TB) string {
+func BuildAPI(t T) string {
 	t.Helper()
 	build.once.Do(func() {
 		build.file, build.err = buildAPI()

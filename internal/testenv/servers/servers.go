@@ -20,14 +20,13 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
 
 // FreeAddr returns a loopback host:port that is free now and lies below the kernel's
 // ephemeral port range, so that no outgoing connection takes it before a server binds it, or
 // while a server that a test stops and starts again is down.
-func FreeAddr(t testing.TB) string {
+func FreeAddr(t T) string {
 	t.Helper()
 	low := ephemeralLow()
 	for range 200 {

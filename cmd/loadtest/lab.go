@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/internal/envflag"
+	"github.com/seckill/seckill/internal/labrun"
+)
+
+const labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
+product of strategy lab sold by three API processes this command starts (cmd/api, built
+with the go command from this checkout) to many more buyers than its stock, with the
+scenario's real fault, then audited from PostgreSQL. Each cell is safe, oversold N (orders
+the stock does not account for) or stalled (the sale stopped with stock left; the stuck
+key is named), and is compared with the result written down for it.
+
+Exit status 0 when every cell came out as expected, 3 when one did not: a safe lock that
+oversold, or a broken lock whose flaw did not show (the scenario proved nothing).
+
+  locks:     ` + "none mutex setnx setnx-expire del lease watchdog dlock redsync redislock" + `
+  scenarios: crowd long-work crash pause`
+
+// cmdLab runs the lab's matrix.
+func cmdLab(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("lab", "[flags]", labHelp, stderr)
+	e := envflag.New(fs, getenv)
+	var dsn, redisAddr, prefix string
+	e.QuietVar(&dsn, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
+		"PostgreSQL for the API processes and the audit (env DATABASE_URL)")
+	e.StringVar(&redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379", "Redis for the API processes and the lab's locks (env REDIS_ADDR)")
+	fs.StringVar(&prefix, "redis-prefix", "", "REDIS_KEY_PREFIX of the API processes; default lab- and 8 random characters")
+	locks := fs.String("locks", "", "comma-separated locks to run; default all")
+	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run; default all")
+	short := fs.Bool("short", false, "the short matrix of make test: each lock's defining flaw once, dlock everywhere (-locks and -scenarios filter it)")
+	jsonPath := fs.String("json", "", "write the cells, with their samples, as JSON to this file")
+	reportPath := fs.String("report", "", "write the self-contained HTML report (matrix and a chart per cell) to this file")
+	quiet := fs.Bool("quiet", false, "no live progress line on stderr")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	cells, err := labCells(*locks, *scenarios, *short)
+	if err != nil {
+		return usageError{err}
+	}
+	gdb, err := db.Open(dsn, db.PoolOptions{MaxOpen: 4})
+	if err != nil {
+		return fmt.Errorf("lab: PostgreSQL: %w", err)
+	}
+	sqlDB, _ := gdb.DB()
+	defer sqlDB.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("lab: Redis %s: %w", redisAddr, err)
+	}
+	cfg := labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: redisAddr, Prefix: prefix, DB: sqlDB, Redis: rdb,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	res, err := labrun.Run(ctx, cfg)
+	writeMatrix(stdout, res)
+	if werr := writeLabFiles(res, *jsonPath, *reportPath); werr != nil && err == nil {
+		err = werr
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("lab: %w", err)
+	case !res.OK():
+		return fmt.Errorf("lab: a cell did not come out as expected: %w", errAuditFailed)
+	}
+	return nil
+}
+
+// labCells is the cells the flags select.
+func labCells(locks, scenarios string, short bool) ([]labrun.Pair, error) {
+	var names []string
+	for _, s := range labrun.Scenarios {
+		names = append(names, s.Name)
+	}
+	ls, err := pick("-locks", locks, labrun.Locks)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := pick("-scenarios", scenarios, names)
+	if err != nil {
+		return nil, err
+	}
+	cells := labrun.Cells(ls, ss)
+	if short {
+		cells = slices.DeleteFunc(labrun.ShortCells(), func(p labrun.Pair) bool {
+			return !slices.Contains(ls, p.Lock) || !slices.Contains(ss, p.Scenario)
+		})
+	}
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("no cell selected")
+	}
+	return cells, nil
+}
+
+// pick returns the comma-separated names in list, all of valid when list is empty.
+func pick(flagName, list string, valid []string) ([]string, error) {
+	if list == "" {
+		return valid, nil
+	}
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); !slices.Contains(valid, n) {
+			return nil, fmt.Errorf("%s: no %q; want some of %s", flagName, n, strings.Join(valid, ","))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// writeMatrix prints the matrix: a row per lock, a column per scenario, and the crowd
+// column's rates.
+func writeMatrix(w io.Writer, res labrun.Result) {
+	var locks, scens []string
+	byPair := map[labrun.Pair]labrun.Cell{}
+	for _, c := range res.Cells {
+		if !slices.Contains(locks, c.Lock) {
+			locks = append(locks, c.Lock)
+		}
+		if !slices.Contains(scens, c.Scenario) {
+			scens = append(scens, c.Scenario)
+		}
+		byPair[labrun.Pair{Lock: c.Lock, Scenario: c.Scenario}] = c
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "lock\t%s\tcrowd orders/s\tcrowd handoffs/s\n", strings.Join(scens, "\t"))
+	for _, l := range locks {
+		row := []string{l}
+		for _, s := range scens {
+			c, ok := byPair[labrun.Pair{Lock: l, Scenario: s}]
+			switch {
+			case !ok:
+				row = append(row, "-")
+			case c.OK():
+				row = append(row, c.Summary())
+			default:
+				row = append(row, c.Summary()+" (expected "+c.Expected+")")
+			}
+		}
+		if c, ok := byPair[labrun.Pair{Lock: l, Scenario: "crowd"}]; ok {
+			row = append(row, fmt.Sprintf("%.0f", c.OrdersPerSec), fmt.Sprintf("%.0f", c.HandoffsPerSec))
+		} else {
+			row = append(row, "-", "-")
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	for _, c := range res.Cells {
+		if c.Verdict == labrun.Stalled || c.Error != "" || c.Fault != "" {
+			fmt.Fprintf(w, "%s × %s: %s%s\n", c.Lock, c.Scenario, c.Fault, suffix(c))
+		}
+	}
+	fmt.Fprintf(w, "%d cells in %.0fs\n", len(res.Cells), res.Seconds)
+}
+
+func suffix(c labrun.Cell) string {
+	switch {
+	case c.Error != "":
+		return "; error: " + c.Error
+	case c.Verdict == labrun.Stalled:
+		return "; stuck: " + c.StuckKey
+	}
+	return ""
+}
+
+// writeLabFiles writes the JSON and the HTML report, where asked.
+func writeLabFiles(res labrun.Result, jsonPath, reportPath string) error {
+	if jsonPath != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if reportPath != "" {
+		f, err := os.Create(reportPath)
+		if err != nil {
+			return err
+		}
+		if err := labrun.WriteReport(f, res); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	return nil
+}

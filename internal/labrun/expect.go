@@ -1,0 +1,87 @@
+// Package labrun runs the oversell lab's matrix (docs/lab.md): every lab lock (internal/lab)
+// in every scenario, each cell a fresh product sold to many more buyers than its stock by
+// three real API processes, with the scenario's real fault (kill -9 or SIGSTOP of the
+// process that holds the lock), audited from PostgreSQL and judged against the result
+// written down for it here. cmd/loadtest lab is its command line.
+package labrun
+
+import (
+	"time"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Verdicts of a cell.
+const (
+	Safe     = "safe"     // sold out, one unit per order
+	Oversold = "oversold" // more orders than the stock accounts for
+	Stalled  = "stalled"  // stopped selling with stock left
+	// Unfinished: still selling, nothing lost, when the cell's time ran out. It is never
+	// expected: the cell proved nothing.
+	Unfinished = "unfinished"
+)
+
+// Scenario is a condition that brings a lock's flaw out.
+type Scenario struct {
+	Name string
+	// What is done, for the report.
+	What string
+	// Product and crowd: stock, buyers (distinct users), think_ms and lease_ms.
+	Stock, Buyers, ThinkMS, LeaseMS int
+	// Fault, if any: "kill" (SIGKILL) or "pause" (SIGSTOP for Pause, then SIGCONT) of the
+	// process that holds the product's lock, once Trigger orders are in.
+	Fault   string
+	Pause   time.Duration
+	Trigger int
+}
+
+// Scenarios are the lab's, in the matrix's order.
+var Scenarios = []Scenario{
+	{Name: "crowd", What: "three API processes, many more buyers than stock, think_ms 10",
+		Stock: 20, Buyers: 200, ThinkMS: 10, LeaseMS: 2000},
+	{Name: "long-work", What: "think_ms 600, longer than the lock's 250 ms lease",
+		Stock: 6, Buyers: 60, ThinkMS: 600, LeaseMS: 250},
+	{Name: "crash", What: "kill -9 of the process holding the lock, mid-sale (setnx-expire: between SETNX and EXPIRE)",
+		Stock: 20, Buyers: 200, ThinkMS: 50, LeaseMS: 1000, Fault: "kill", Trigger: 5},
+	{Name: "pause", What: "SIGSTOP of the process holding the lock for 1.5 s, three times its 500 ms lease, then SIGCONT",
+		Stock: 20, Buyers: 200, ThinkMS: 100, LeaseMS: 500, Fault: "pause", Pause: 1500 * time.Millisecond, Trigger: 3},
+}
+
+// Locks are the lab's locks, in the matrix's order.
+var Locks = inventory.LabLocks
+
+// Expected is the result written down for every cell: lock -> scenario -> verdict. A cell
+// that differs fails the lab, a safe lock that oversold as much as a broken lock whose flaw
+// did not show. docs/lab.md explains each.
+var Expected = map[string]map[string]string{
+	"none":         {"crowd": Oversold, "long-work": Oversold, "crash": Oversold, "pause": Oversold},
+	"mutex":        {"crowd": Oversold, "long-work": Oversold, "crash": Oversold, "pause": Oversold},
+	"setnx":        {"crowd": Safe, "long-work": Safe, "crash": Stalled, "pause": Safe},
+	"setnx-expire": {"crowd": Safe, "long-work": Oversold, "crash": Stalled, "pause": Oversold},
+	"del":          {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
+	"lease":        {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
+	"watchdog":     {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Oversold},
+	"dlock":        {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe},
+	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
+	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
+}
+
+// Short is the matrix that `make test` runs: each lock's defining flaw once, and dlock in
+// every scenario. Pairs are lock, scenario.
+var Short = [][2]string{
+	{"none", "crowd"}, {"mutex", "crowd"}, {"dlock", "crowd"},
+	{"del", "long-work"}, {"lease", "long-work"}, {"redsync", "long-work"}, {"redislock", "long-work"},
+	{"dlock", "long-work"},
+	{"setnx", "crash"}, {"setnx-expire", "crash"}, {"dlock", "crash"},
+	{"watchdog", "pause"}, {"dlock", "pause"},
+}
+
+// scenario returns the scenario named name.
+func scenario(name string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}

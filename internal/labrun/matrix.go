@@ -1,0 +1,234 @@
+package labrun
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// Config is one run of the lab.
+type Config struct {
+	Cells []Pair // lock and scenario, in order
+	// DatabaseURL and RedisAddr are what the API processes and the audit use; Prefix is the
+	// processes' REDIS_KEY_PREFIX (default: "lab-" and 8 random characters).
+	DatabaseURL, RedisAddr, Prefix string
+	DB                             *sql.DB               // the audit's PostgreSQL (DatabaseURL)
+	Redis                          redis.UniversalClient // the runner's Redis (RedisAddr)
+	// Progress, when set, gets a live line per cell.
+	Progress io.Writer
+	// Logf reports what the processes printed when they failed; nil: nowhere.
+	Logf func(format string, args ...any)
+}
+
+// Pair names a cell.
+type Pair struct{ Lock, Scenario string }
+
+// Cells returns the pairs of locks × scenarios, in the matrix's order.
+func Cells(locks, scenarios []string) []Pair {
+	var out []Pair
+	for _, l := range locks {
+		for _, s := range scenarios {
+			out = append(out, Pair{l, s})
+		}
+	}
+	return out
+}
+
+// ShortCells is the matrix `make test` runs (Short).
+func ShortCells() []Pair {
+	out := make([]Pair, len(Short))
+	for i, p := range Short {
+		out[i] = Pair{p[0], p[1]}
+	}
+	return out
+}
+
+// Result is a run of the lab.
+type Result struct {
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	Cells   []Cell    `json:"cells"`
+}
+
+// OK reports whether every cell came out as expected.
+func (r Result) OK() bool {
+	for _, c := range r.Cells {
+		if !c.OK() {
+			return false
+		}
+	}
+	return len(r.Cells) > 0
+}
+
+// run is the state of one Run: three API processes, kept three between cells.
+type run struct {
+	cfg     Config
+	t       *servers.Runner
+	env     map[string]string
+	token   string
+	apis    []*servers.API
+	rdb     redis.UniversalClient
+	auditor *audit.Auditor
+	hc      *http.Client
+}
+
+// Run runs cfg's cells in order, each on a fresh product, and returns them. Its error is
+// for a lab that could not run (processes, PostgreSQL, Redis); the cells say what the locks
+// did.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	for _, p := range cfg.Cells {
+		if _, ok := scenario(p.Scenario); !ok || Expected[p.Lock] == nil {
+			return Result{}, fmt.Errorf("no cell %s × %s", p.Lock, p.Scenario)
+		}
+	}
+	token := rand.Text()
+	prefix := cfg.Prefix
+	if prefix == "" {
+		prefix = "lab-" + rand.Text()[:8]
+	}
+	r := &run{
+		cfg: cfg, t: servers.NewRunner("lab", cfg.Logf), token: token, rdb: cfg.Redis,
+		auditor: audit.New(cfg.DB, nil, inventory.Keys{Prefix: prefix}),
+		hc:      &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}},
+		env: map[string]string{
+			"DATABASE_URL": cfg.DatabaseURL, "REDIS_ADDR": cfg.RedisAddr, "REDIS_KEY_PREFIX": prefix,
+			"ADMIN_TOKEN": token, "RATE_LIMIT_USER": "off", "RATE_LIMIT_ADDR": "off", "LOG_LEVEL": "warn",
+		},
+	}
+	res := Result{Started: time.Now()}
+	err := r.t.Run(func() {
+		r.apis = servers.StartAPIs(r.t, 3, r.env)
+		for i, p := range cfg.Cells {
+			if ctx.Err() != nil {
+				return
+			}
+			r.progress("%d/%d %s × %s ...", i+1, len(cfg.Cells), p.Lock, p.Scenario)
+			c := r.cell(ctx, p)
+			res.Cells = append(res.Cells, c)
+			mark := "as expected"
+			if !c.OK() {
+				mark = "NOT AS EXPECTED (" + c.Expected + ")"
+			}
+			r.progress("%d/%d %s × %s: %s, %s, %.1fs\n", i+1, len(cfg.Cells), p.Lock, p.Scenario, c, mark, c.Seconds)
+			r.heal()
+		}
+	})
+	err = joinErr(err, r.t.Close())
+	res.Seconds = time.Since(res.Started).Seconds()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+func joinErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (r *run) progress(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "\r\033[K"+format, args...)
+	}
+}
+
+// heal brings the processes back to three running ones: a killed one is started again.
+func (r *run) heal() {
+	for i, a := range r.apis {
+		if a.Exited() {
+			r.apis[i] = servers.StartAPI(r.t, a.Name, r.env)
+		}
+	}
+}
+
+// cell runs one lock in one scenario on a fresh product.
+func (r *run) cell(ctx context.Context, p Pair) (c Cell) {
+	s, _ := scenario(p.Scenario)
+	c = Cell{Lock: p.Lock, Scenario: p.Scenario, Expected: Expected[p.Lock][p.Scenario], InitialStock: s.Stock}
+	start := time.Now()
+	defer func() { c.Seconds = time.Since(start).Seconds() }()
+	admin := client.New(r.apis[0].Base, &client.Options{AdminToken: r.token, HTTPClient: r.hc})
+	prod, err := admin.CreateProduct(ctx, api.NewProduct{
+		Name: "lab " + p.Lock + " " + p.Scenario, Stock: &s.Stock, Strategy: string(inventory.StrategyLab),
+		ThinkMS: s.ThinkMS, Lock: p.Lock, LeaseMS: s.LeaseMS,
+	})
+	if err != nil {
+		c.Error = "create product: " + err.Error()
+		return c
+	}
+	c.ProductID = prod.ID
+	key := inventory.Keys{Prefix: r.env["REDIS_KEY_PREFIX"]}.Lock(prod.ID)
+	cr := &crowd{product: prod.ID, start: time.Now(), answers: map[string]int{}}
+	for _, a := range r.apis {
+		cr.clients = append(cr.clients, client.New(a.Base, &client.Options{HTTPClient: r.hc}))
+	}
+	sctx, stop := context.WithTimeout(ctx, cellTimeout)
+	defer stop()
+	sampled := r.sample(sctx, cr)
+	bought := make(chan struct{})
+	go func() { cr.buy(sctx, s.Buyers); close(bought) }()
+	if s.Fault != "" {
+		c.Fault = r.injure(sctx, s, p.Lock, key, cr)
+	}
+	<-bought
+	end := time.Now()
+	stop()
+	c.Series = <-sampled
+	sale, err := r.auditor.Sale(ctx, prod.ID, false)
+	if err != nil {
+		c.Error = "audit: " + err.Error()
+		return c
+	}
+	c.Stock, c.Orders = int(sale.Stock), int(sale.Orders)
+	c.Series = append(c.Series, Point{MS: end.Sub(cr.start).Milliseconds(), Orders: c.Orders, Stock: c.Stock})
+	c.Answers = cr.answers
+	c.OrdersPerSec, c.HandoffsPerSec = cr.rates()
+	cr.mu.Lock()
+	lastSale := cr.lastSale
+	cr.mu.Unlock()
+	if lastSale.IsZero() {
+		lastSale = cr.start
+	}
+	judge(&c, lastSale, end)
+	if c.Verdict == Stalled {
+		c.StuckKey = keyState(ctx, r.rdb, key)
+	}
+	return c
+}
+
+// sample reads the sale's orders and stock from PostgreSQL every 100 ms until ctx ends, and
+// then sends the samples.
+func (r *run) sample(ctx context.Context, cr *crowd) <-chan []Point {
+	out := make(chan []Point, 1)
+	go func() {
+		var pts []Point
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if sale, err := r.auditor.Sale(ctx, cr.product, false); err == nil {
+				pts = append(pts, Point{MS: time.Since(cr.start).Milliseconds(), Orders: int(sale.Orders), Stock: int(sale.Stock)})
+			}
+			select {
+			case <-ctx.Done():
+				out <- pts
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
