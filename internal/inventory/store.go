@@ -127,7 +127,7 @@ func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	}
 }
 
-// SetStock overwrites a product's stock unconditionally. Only the naive strategy uses it:
+// SetStock overwrites a product's stock unconditionally. Only naive and the lab use it:
 // it is the lost update the other strategies exist to prevent.
 func SetStock(tx *gorm.DB, id int64, stock int) error {
 	err := tx.Exec(`UPDATE products SET stock = ?, updated_at = now() WHERE id = ?`, stock, id).Error

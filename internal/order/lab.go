@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -34,22 +32,5 @@ func (s *Service) buyLab(ctx context.Context, p inventory.Product, userID int64)
 			s.Logger.Warn("lab lock release failed", "product_id", p.ID, "lock", p.LabLock, "err", err)
 		}
 	}()
-	ctx = h.Ctx
-	stock, err := inventory.ClaimStock(s.db.WithContext(ctx), p.ID, h.Fence)
-	if err != nil {
-		return Order{}, err
-	}
-	if stock <= 0 {
-		return Order{}, fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
-	}
-	if err := think(ctx, p); err != nil {
-		return Order{}, err
-	}
-	return s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
-		o, err := insertOrder(tx, p.ID, userID)
-		if err != nil {
-			return Order{}, 0, err
-		}
-		return o, -1, inventory.SetStockFenced(tx, p.ID, stock-1, h.Fence) // -1: never a sold-out mark
-	})
+	return s.readThinkWrite(h.Ctx, p, userID, h.Fence)
 }

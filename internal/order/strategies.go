@@ -17,11 +17,20 @@ import (
 // that does not close the race. It never marks the product sold out: its own lost updates
 // can bring the stock back above zero after someone read zero.
 func (s *Service) buyNaive(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	stock, err := inventory.Stock(s.db.WithContext(ctx), p.ID, false)
+	return s.readThinkWrite(ctx, p, userID, 0)
+}
+
+// readThinkWrite reads the stock (claiming the row for fence, if not 0: see
+// inventory.ClaimStock), answers sold out if none is left, thinks, then inserts the order and
+// writes back stock = read - 1 (with a fence, only if no newer one has touched the row). It is
+// the naive strategy, and the oversell lab's purchase once its lock is held: nothing in it
+// stops two buyers who read the same stock from both writing.
+func (s *Service) readThinkWrite(ctx context.Context, p inventory.Product, userID int64, fence int64) (Order, error) {
+	stock, err := inventory.ClaimStock(s.db.WithContext(ctx), p.ID, fence)
 	if err != nil {
 		return Order{}, err
 	}
-	if stock == 0 {
+	if stock <= 0 {
 		return Order{}, fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
 	}
 	if err := think(ctx, p); err != nil {
@@ -32,7 +41,7 @@ func (s *Service) buyNaive(ctx context.Context, p inventory.Product, userID int6
 		if err != nil {
 			return Order{}, 0, err
 		}
-		return o, -1, inventory.SetStock(tx, p.ID, stock-1) // -1: never a sold-out mark
+		return o, -1, inventory.SetStockFenced(tx, p.ID, stock-1, fence) // -1: never a sold-out mark
 	})
 }
 
