@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/redis/go-redis/v9"
 
@@ -69,7 +67,7 @@ func cmdLab(ctx context.Context, args []string, getenv func(string) string, stdo
 		cfg.Progress = stderr
 	}
 	res, err := labrun.Run(ctx, cfg)
-	writeMatrix(stdout, res)
+	labrun.WriteMatrix(stdout, res)
 	if werr := writeLabFiles(res, *jsonPath, *reportPath); werr != nil && err == nil {
 		err = werr
 	}
@@ -123,69 +121,10 @@ func pick(flagName, list string, valid []string) ([]string, error) {
 	return out, nil
 }
 
-// writeMatrix prints the matrix: a row per lock, a column per scenario, and the crowd
-// column's rates.
-func writeMatrix(w io.Writer, res labrun.Result) {
-	var locks, scens []string
-	byPair := map[labrun.Pair]labrun.Cell{}
-	for _, c := range res.Cells {
-		if !slices.Contains(locks, c.Lock) {
-			locks = append(locks, c.Lock)
-		}
-		if !slices.Contains(scens, c.Scenario) {
-			scens = append(scens, c.Scenario)
-		}
-		byPair[labrun.Pair{Lock: c.Lock, Scenario: c.Scenario}] = c
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "lock\t%s\tcrowd orders/s\tcrowd handoffs/s\n", strings.Join(scens, "\t"))
-	for _, l := range locks {
-		row := []string{l}
-		for _, s := range scens {
-			c, ok := byPair[labrun.Pair{Lock: l, Scenario: s}]
-			switch {
-			case !ok:
-				row = append(row, "-")
-			case c.OK():
-				row = append(row, c.Summary())
-			default:
-				row = append(row, c.Summary()+" (expected "+c.Expected+")")
-			}
-		}
-		if c, ok := byPair[labrun.Pair{Lock: l, Scenario: "crowd"}]; ok {
-			row = append(row, fmt.Sprintf("%.0f", c.OrdersPerSec), fmt.Sprintf("%.0f", c.HandoffsPerSec))
-		} else {
-			row = append(row, "-", "-")
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	tw.Flush()
-	for _, c := range res.Cells {
-		if c.Verdict == labrun.Stalled || c.Error != "" || c.Fault != "" {
-			fmt.Fprintf(w, "%s × %s: %s%s\n", c.Lock, c.Scenario, c.Fault, suffix(c))
-		}
-	}
-	fmt.Fprintf(w, "%d cells in %.0fs\n", len(res.Cells), res.Seconds)
-}
-
-func suffix(c labrun.Cell) string {
-	switch {
-	case c.Error != "":
-		return "; error: " + c.Error
-	case c.Verdict == labrun.Stalled:
-		return "; stuck: " + c.StuckKey
-	}
-	return ""
-}
-
 // writeLabFiles writes the JSON and the HTML report, where asked.
 func writeLabFiles(res labrun.Result, jsonPath, reportPath string) error {
 	if jsonPath != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSON(jsonPath, res); err != nil {
 			return err
 		}
 	}

@@ -24,18 +24,7 @@ func WriteReport(w io.Writer, res Result) error {
 	if err != nil {
 		return err
 	}
-	var locks, scens []string
-	seen := map[string]bool{}
-	for _, c := range res.Cells {
-		if !seen["l"+c.Lock] {
-			seen["l"+c.Lock] = true
-			locks = append(locks, c.Lock)
-		}
-		if !seen["s"+c.Scenario] {
-			seen["s"+c.Scenario] = true
-			scens = append(scens, c.Scenario)
-		}
-	}
+	locks, scens, byPair := res.axes()
 	type row struct {
 		Lock  string
 		Cells []*Cell
@@ -44,13 +33,7 @@ func WriteReport(w io.Writer, res Result) error {
 	for _, l := range locks {
 		r := row{Lock: l}
 		for _, s := range scens {
-			var found *Cell
-			for i := range res.Cells {
-				if res.Cells[i].Lock == l && res.Cells[i].Scenario == s {
-					found = &res.Cells[i]
-				}
-			}
-			r.Cells = append(r.Cells, found)
+			r.Cells = append(r.Cells, byPair[Pair{Lock: l, Scenario: s}])
 		}
 		rows = append(rows, r)
 	}
