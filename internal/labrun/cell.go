@@ -33,13 +33,18 @@ type Cell struct {
 	// holding it (orders, sold out, already purchased), over the sale.
 	HandoffsPerSec float64        `json:"handoffs_per_sec"`
 	Answers        map[string]int `json:"answers"` // outcome -> count, retries included
+	// Untrue counts the buyers whose answers PostgreSQL contradicts: a 201 without an order,
+	// or an order without a 201, an already_purchased, or an answer that may hide one (a
+	// process that died mid-request, outcome_unknown). 0 in every cell, whatever the lock:
+	// a broken lock oversells, but the service never lies about it.
+	Untrue int `json:"untrue"`
 	Series         []Point        `json:"series"`  // orders and stock over the sale
 	Seconds        float64        `json:"seconds"`
 	Error          string         `json:"error,omitempty"` // the cell could not run
 }
 
 // OK reports whether the cell came out as expected.
-func (c Cell) OK() bool { return c.Error == "" && c.Verdict == c.Expected }
+func (c Cell) OK() bool { return c.Error == "" && c.Untrue == 0 && c.Verdict == c.Expected }
 
 // Point is a sample of a sale: ms after it started, orders and stock in PostgreSQL.
 type Point struct {
@@ -65,6 +70,7 @@ type crowd struct {
 
 	mu       sync.Mutex
 	answers  map[string]int
+	users    map[int64]heard // what each buyer was told, over its tries
 	lastHeld time.Time // the last answer given under the lock
 	lastSale time.Time
 	held     int
@@ -96,7 +102,7 @@ func (c *crowd) buyer(ctx context.Context, user int64) {
 	for ctx.Err() == nil {
 		_, err := c.clients[i].Purchase(ctx, c.product, user)
 		outcome, final := outcomeOf(err)
-		c.record(outcome, final)
+		c.record(user, outcome, final)
 		if final {
 			return
 		}
@@ -110,11 +116,28 @@ func (c *crowd) buyer(ctx context.Context, user int64) {
 	}
 }
 
-func (c *crowd) record(outcome string, final bool) {
+// heard is what one buyer was told: bits of heardOrder, heardHas and heardMaybe.
+type heard uint8
+
+const (
+	heardOrder heard = 1 << iota // 201
+	heardHas                     // already_purchased: an earlier try's order
+	heardMaybe                   // no answer or outcome_unknown: an order may exist
+)
+
+func (c *crowd) record(user int64, outcome string, final bool) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.answers[outcome]++
+	switch outcome {
+	case "created":
+		c.users[user] |= heardOrder
+	case api.CodeAlreadyPurchased:
+		c.users[user] |= heardHas
+	case "error", api.CodeOutcomeUnknown:
+		c.users[user] |= heardMaybe
+	}
 	if final {
 		c.held++
 		c.lastHeld = now
@@ -153,6 +176,24 @@ func (c *crowd) rates() (orders, handoffs float64) {
 	return per(c.answers["created"], c.lastSale), per(c.held, c.lastHeld)
 }
 
+// untrue counts the buyers whose answers the orders in PostgreSQL (buyers) contradict.
+func (c *crowd) untrue(buyers map[int64]bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for u, h := range c.users {
+		if h&heardOrder != 0 && !buyers[u] {
+			n++
+		}
+	}
+	for u := range buyers {
+		if c.users[u]&(heardOrder|heardHas|heardMaybe) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // judge sets the cell's verdict from the final audit and the samples.
 func judge(c *Cell, lastSale, end time.Time) {
 	c.Oversold = c.Orders + c.Stock - c.InitialStock
@@ -173,6 +214,8 @@ func (c Cell) Summary() string {
 	switch {
 	case c.Error != "":
 		return "error"
+	case c.Untrue > 0:
+		return fmt.Sprintf("%s, UNTRUE %d", c.Verdict, c.Untrue)
 	case c.Verdict == Oversold:
 		return fmt.Sprintf("oversold %d", c.Oversold)
 	}

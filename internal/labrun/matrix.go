@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -82,6 +83,7 @@ type run struct {
 	rdb     redis.UniversalClient
 	auditor *audit.Auditor
 	hc      *http.Client
+	pmu     sync.Mutex // serialises the progress line's writers
 }
 
 // Run runs cfg's cells in order, each on a fresh product, and returns them. Its error is
@@ -114,14 +116,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			if ctx.Err() != nil {
 				return
 			}
-			r.progress("%d/%d %s × %s ...", i+1, len(cfg.Cells), p.Lock, p.Scenario)
-			c := r.cell(ctx, p)
+			label := fmt.Sprintf("%d/%d %s × %s", i+1, len(cfg.Cells), p.Lock, p.Scenario)
+			r.progress("%s ...", label)
+			c := r.cell(ctx, p, label)
 			res.Cells = append(res.Cells, c)
 			mark := "as expected"
 			if !c.OK() {
 				mark = "NOT AS EXPECTED (" + c.Expected + ")"
 			}
-			r.progress("%d/%d %s × %s: %s, %s, %.1fs\n", i+1, len(cfg.Cells), p.Lock, p.Scenario, c, mark, c.Seconds)
+			r.progress("%s: %s, %s, %.1fs\n", label, c, mark, c.Seconds)
 			r.heal()
 		}
 	})
@@ -141,6 +144,8 @@ func joinErr(a, b error) error {
 }
 
 func (r *run) progress(format string, args ...any) {
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
 	if r.cfg.Progress != nil {
 		fmt.Fprintf(r.cfg.Progress, "\r\033[K"+format, args...)
 	}
@@ -156,7 +161,7 @@ func (r *run) heal() {
 }
 
 // cell runs one lock in one scenario on a fresh product.
-func (r *run) cell(ctx context.Context, p Pair) (c Cell) {
+func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 	s, _ := scenario(p.Scenario)
 	c = Cell{Lock: p.Lock, Scenario: p.Scenario, Expected: Expected[p.Lock][p.Scenario], InitialStock: s.Stock}
 	start := time.Now()
@@ -172,13 +177,13 @@ func (r *run) cell(ctx context.Context, p Pair) (c Cell) {
 	}
 	c.ProductID = prod.ID
 	key := inventory.Keys{Prefix: r.env["REDIS_KEY_PREFIX"]}.Lock(prod.ID)
-	cr := &crowd{product: prod.ID, start: time.Now(), answers: map[string]int{}}
+	cr := &crowd{product: prod.ID, start: time.Now(), answers: map[string]int{}, users: map[int64]heard{}}
 	for _, a := range r.apis {
 		cr.clients = append(cr.clients, client.New(a.Base, &client.Options{HTTPClient: r.hc}))
 	}
 	sctx, stop := context.WithTimeout(ctx, cellTimeout)
 	defer stop()
-	sampled := r.sample(sctx, cr)
+	sampled := r.sample(sctx, cr, label)
 	bought := make(chan struct{})
 	go func() { cr.buy(sctx, s.Buyers); close(bought) }()
 	if s.Fault != "" {
@@ -194,6 +199,12 @@ func (r *run) cell(ctx context.Context, p Pair) (c Cell) {
 		return c
 	}
 	c.Stock, c.Orders = int(sale.Stock), int(sale.Orders)
+	buyers, err := r.auditor.Buyers(ctx, prod.ID)
+	if err != nil {
+		c.Error = "audit: " + err.Error()
+		return c
+	}
+	c.Untrue = cr.untrue(buyers)
 	c.Series = append(c.Series, Point{MS: end.Sub(cr.start).Milliseconds(), Orders: c.Orders, Stock: c.Stock})
 	c.Answers = cr.answers
 	c.OrdersPerSec, c.HandoffsPerSec = cr.rates()
@@ -210,9 +221,9 @@ func (r *run) cell(ctx context.Context, p Pair) (c Cell) {
 	return c
 }
 
-// sample reads the sale's orders and stock from PostgreSQL every 100 ms until ctx ends, and
-// then sends the samples.
-func (r *run) sample(ctx context.Context, cr *crowd) <-chan []Point {
+// sample reads the sale's orders and stock from PostgreSQL every 100 ms until ctx ends,
+// showing them on the progress line after label, and then sends the samples.
+func (r *run) sample(ctx context.Context, cr *crowd, label string) <-chan []Point {
 	out := make(chan []Point, 1)
 	go func() {
 		var pts []Point
@@ -220,7 +231,9 @@ func (r *run) sample(ctx context.Context, cr *crowd) <-chan []Point {
 		defer tick.Stop()
 		for {
 			if sale, err := r.auditor.Sale(ctx, cr.product, false); err == nil {
-				pts = append(pts, Point{MS: time.Since(cr.start).Milliseconds(), Orders: int(sale.Orders), Stock: int(sale.Stock)})
+				pt := Point{MS: time.Since(cr.start).Milliseconds(), Orders: int(sale.Orders), Stock: int(sale.Stock)}
+				pts = append(pts, pt)
+				r.progress("%s: %.1fs, %d orders, stock %d", label, float64(pt.MS)/1000, pt.Orders, pt.Stock)
 			}
 			select {
 			case <-ctx.Done():
