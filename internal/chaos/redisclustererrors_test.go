@@ -5,6 +5,7 @@ package chaos_test
 import (
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,11 +156,35 @@ func (c *clusterSlots) migratingFault() replyFault {
 					migrate(t, p, keys...)
 				}
 				cancel()
+				// The target's config epoch first becomes the cluster's newest, so that its claim
+				// wins over any older gossip of the source: without it, a loaded run once left
+				// the two nodes each redirecting the slot to the other.
+				do(t, p.dst.Client(), "CLUSTER", "BUMPEPOCH")
 				do(t, p.dst.Client(), "CLUSTER", "SETSLOT", p.slot, "NODE", nodeID(t, p.dst))
 				do(t, p.client, "CLUSTER", "SETSLOT", p.slot, "NODE", nodeID(t, p.dst))
 			}
+			waitFor(t, 20*time.Second, "both nodes agree that the target owns the products' slots", c.migrated)
 		},
 	}
+}
+
+// migrated reports whether every node maps each product's slot to its target.
+func (c *clusterSlots) migrated() bool {
+	for _, node := range c.nodes {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		slots, err := node.Client().ClusterSlots(ctx).Result()
+		cancel()
+		if err != nil {
+			return false
+		}
+		for _, p := range c.products {
+			i := slices.IndexFunc(slots, func(s redis.ClusterSlot) bool { return int64(s.Start) <= p.slot && p.slot <= int64(s.End) })
+			if i < 0 || len(slots[i].Nodes) == 0 || slots[i].Nodes[0].Addr != p.dst.Addr {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // migrate moves keys of p's slot from its source to its target node.

@@ -43,20 +43,29 @@ func IsUnavailable(err error) bool {
 //   - NOREPLICAS: fewer replicas than min-replicas-to-write are connected;
 //   - CLUSTERDOWN: a slot is not served (the cluster is down or being reconfigured);
 //   - TRYAGAIN: a multi-key command on a slot being migrated between nodes;
+//   - MOVED or ASK that reaches the caller: a cluster client followed its redirects and
+//     gave up (nodes that disagree on who owns a slot, in the middle of a reshard);
 //   - ERR max number of clients reached: maxclients refused the connection;
 //   - the client's pool timed out or is exhausted, or the client (or the lock client) is
 //     closed because the process is shutting down.
 //
 // A reply raised by a command inside a script keeps its prefix on Redis 7 ("OOM command not
 // allowed ... script: <sha>, on @user_script:15."), so the lock's and the gate's scripts
-// are covered. Anything else, such as a script's own ERR, WRONGTYPE, NOSCRIPT, CROSSSLOT,
-// MOVED to a client that does not follow it, or NOAUTH, is a bug or a misconfiguration.
+// are covered. Anything else, such as a script's own ERR, WRONGTYPE, NOSCRIPT, CROSSSLOT or
+// NOAUTH, is a bug or a misconfiguration.
 func redisUnavailable(err error) bool {
 	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsMasterDownError(err) ||
 		redis.IsOOMError(err) || redis.IsNoReplicasError(err) || redis.IsClusterDownError(err) ||
-		redis.IsTryAgainError(err) || redis.IsMaxClientsError(err) ||
+		redis.IsTryAgainError(err) || redis.IsMaxClientsError(err) || redirected(err) ||
 		// BUSYKEY and BUSYGROUP are rules of the data, hence the space.
 		redis.HasErrorPrefix(err, "BUSY ") || redis.HasErrorPrefix(err, "MISCONF ") ||
 		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) ||
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, dlock.ErrClosed)
+}
+
+// redirected reports whether err is a MOVED or ASK reply.
+func redirected(err error) bool {
+	_, moved := redis.IsMovedError(err)
+	_, ask := redis.IsAskError(err)
+	return moved || ask
 }
