@@ -65,7 +65,7 @@ clean: ## remove bin/
 	rm -rf bin
 
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
-.PHONY: bench bench-hot loadtest-ci lab
+.PHONY: bench bench-hot bench-locks loadtest-ci lab
 
 # make lab writes $(LAB_OUT).json and $(LAB_OUT).html (the report to open in a browser).
 LAB_OUT ?= lab
@@ -78,6 +78,10 @@ bench: ## longer scenario, three runs, medians: writes bench/<date>-<host>.json 
 
 bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers: bench/hot-<date>-<host>.md
 	@GO=$(GO) scripts/bench-hot.sh
+
+bench-locks: up ## dlock, bsm/redislock and go-redsync/redsync side by side, 5 interleaved rounds: bench/locks-<date>-<host>.txt
+	@set -o pipefail; mkdir -p bench; f=bench/locks-$$(date -u +%Y-%m-%dT%H%M%SZ)-$$(hostname).txt; \
+		$(GO) test -run '^$$' -bench Peers -benchtime 1x ./internal/dlock/ | tee $$f && echo "recorded in $$f"
 
 lab: up ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
 	$(GO) run ./cmd/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html

@@ -1,0 +1,163 @@
+package dlock_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/dlock"
+)
+
+// peer is one lock library, as one process would hold it: obtain waits up to a minute for
+// key and returns the lock's release.
+type peer struct {
+	name   string
+	obtain func(ctx context.Context, key string) (release func(context.Context) error, err error)
+}
+
+// peers returns dlock, bsm/redislock and go-redsync/redsync on rdb, each retrying every
+// millisecond (redislock's LinearBackoff(1ms), redsync's WithRetryDelay(1ms); dlock polls
+// 2-64 ms and is woken by its release notification), with a 5 s lease.
+func peers(b *testing.B, rdb redis.UniversalClient) []peer {
+	dl := newClient(b, rdb, nil)
+	rl := redislock.New(rdb)
+	rs := redsync.New(goredis.NewPool(rdb))
+	const ttl = 5 * time.Second
+	return []peer{
+		{"redislock", func(ctx context.Context, key string) (func(context.Context) error, error) {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			l, err := rl.Obtain(ctx, key, ttl, &redislock.Options{RetryStrategy: redislock.LinearBackoff(time.Millisecond)})
+			if err != nil {
+				return nil, err
+			}
+			return l.Release, nil
+		}},
+		{"redsync", func(ctx context.Context, key string) (func(context.Context) error, error) {
+			m := rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1<<20), redsync.WithRetryDelay(time.Millisecond))
+			if err := m.LockContext(ctx); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { _, err := m.UnlockContext(ctx); return err }, nil
+		}},
+		{"dlock", func(ctx context.Context, key string) (func(context.Context) error, error) {
+			l, err := dl.Obtain(ctx, key, ttl, &dlock.Options{Wait: time.Minute})
+			if err != nil {
+				return nil, err
+			}
+			return l.Release, nil
+		}},
+	}
+}
+
+// peerRounds and peerOps: each measurement is peerRounds rounds, each running every library
+// in turn for peerOps operations, so that the machine's drift hits all three alike; the
+// figures are the medians over the rounds.
+const (
+	peerRounds = 5
+	peerOps    = 2000
+)
+
+// BenchmarkPeers compares dlock with bsm/redislock and go-redsync/redsync in one run (make
+// bench-locks; run it with -benchtime 1x): an uncontended Obtain + Release, and 64 goroutines
+// handing one key around through 1 client of each library, or through 4 standing for four
+// processes. It reports each library's median (us/op uncontended, handoffs/s contended) and
+// dlock's ratio to each peer (below 1 is faster uncontended; above 1 is faster contended).
+func BenchmarkPeers(b *testing.B) {
+	b.Run("uncontended", func(b *testing.B) {
+		rdb := newRedis(b)
+		key := testKey(b, rdb, "peers")
+		ps := peers(b, rdb)
+		for b.Loop() {
+			reportPeers(b, ps, "us/op", func(p peer) float64 {
+				start := time.Now()
+				for range peerOps {
+					release, err := p.obtain(context.Background(), key)
+					if err != nil {
+						b.Fatal(p.name, err)
+					}
+					if err := release(context.Background()); err != nil {
+						b.Fatal(p.name, err)
+					}
+				}
+				return float64(time.Since(start).Microseconds()) / peerOps
+			})
+		}
+	})
+	for _, n := range []int{1, 4} {
+		b.Run("contended/clients="+strconv.Itoa(n), func(b *testing.B) {
+			rdb := newRedis(b)
+			key := testKey(b, rdb, "peers")
+			clients := make([][]peer, n) // clients[i][j]: library j's i-th client
+			for i := range clients {
+				clients[i] = peers(b, rdb)
+			}
+			for b.Loop() {
+				reportPeers(b, clients[0], "handoffs/s", func(p peer) float64 {
+					j := slices.IndexFunc(clients[0], func(q peer) bool { return q.name == p.name })
+					return handoffRate(b, clients, j, key)
+				})
+			}
+		})
+	}
+}
+
+// reportPeers measures each peer peerRounds times, interleaved, and reports the medians in
+// unit and dlock's ratio to each of the others.
+func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float64) {
+	runs := make([][]float64, len(ps))
+	for range peerRounds {
+		for j, p := range ps {
+			runs[j] = append(runs[j], measure(p))
+		}
+	}
+	med := map[string]float64{}
+	for j, p := range ps {
+		slices.Sort(runs[j])
+		med[p.name] = runs[j][len(runs[j])/2]
+		b.ReportMetric(med[p.name], p.name+"-"+unit)
+	}
+	for _, p := range ps {
+		if p.name != "dlock" {
+			b.ReportMetric(med["dlock"]/med[p.name], "dlock/"+p.name)
+		}
+	}
+}
+
+// handoffRate has 64 goroutines, spread over the clients of library j, take turns on key for
+// peerOps acquisitions, and returns acquisitions per second.
+func handoffRate(b *testing.B, clients [][]peer, j int, key string) float64 {
+	var (
+		left atomic.Int64
+		wg   sync.WaitGroup
+	)
+	left.Store(peerOps)
+	start := time.Now()
+	for i := range 64 {
+		wg.Go(func() {
+			p := clients[i%len(clients)][j]
+			for left.Add(-1) >= 0 {
+				release, err := p.obtain(context.Background(), key)
+				if err != nil {
+					b.Error(p.name, err)
+					return
+				}
+				if err := release(context.Background()); err != nil {
+					b.Error(p.name, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return peerOps / time.Since(start).Seconds()
+}
