@@ -37,10 +37,10 @@ type Cell struct {
 	// or an order without a 201, an already_purchased, or an answer that may hide one (a
 	// process that died mid-request, outcome_unknown). 0 in every cell, whatever the lock:
 	// a broken lock oversells, but the service never lies about it.
-	Untrue int `json:"untrue"`
-	Series         []Point        `json:"series"`  // orders and stock over the sale
-	Seconds        float64        `json:"seconds"`
-	Error          string         `json:"error,omitempty"` // the cell could not run
+	Untrue  int     `json:"untrue"`
+	Series  []Point `json:"series"` // orders and stock over the sale
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"` // the cell could not run
 }
 
 // OK reports whether the cell came out as expected.
@@ -71,7 +71,7 @@ type crowd struct {
 	mu       sync.Mutex
 	answers  map[string]int
 	users    map[int64]heard // what each buyer was told, over its tries
-	lastHeld time.Time // the last answer given under the lock
+	lastHeld time.Time       // the last answer given under the lock
 	lastSale time.Time
 	held     int
 	sold     atomic.Int64
