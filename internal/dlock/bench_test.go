@@ -97,22 +97,36 @@ func benchWithFloor(b *testing.B, rdb redis.UniversalClient, op func() error) {
 // the next holder's Obtain.
 func BenchmarkContended(b *testing.B) {
 	for _, n := range []int{1, 4} {
-		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchContended(b, n) })
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchContended(b, n, (*dlock.Client).Obtain) })
 	}
 }
 
-func benchContended(b *testing.B, nclients int) {
+// BenchmarkContendedFair is BenchmarkContended with ObtainFair: every waiter asks Redis and
+// keeps its place in the key's queue, instead of queueing behind its Client's first waiter.
+func BenchmarkContendedFair(b *testing.B) {
+	if os.Getenv(redlockEnv) == "1" {
+		b.Skip("fair locks are not available under Redlock")
+	}
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchContended(b, n, (*dlock.Client).ObtainFair) })
+	}
+}
+
+// obtainFunc is Client.Obtain or Client.ObtainFair.
+type obtainFunc func(c *dlock.Client, ctx context.Context, key string, ttl time.Duration, opt *dlock.Options) (*dlock.Lock, error)
+
+func benchContended(b *testing.B, nclients int, obtain obtainFunc) {
 	rdb := newRedis(b)
 	key := testKey(b, rdb, "hot")
 	clients := make([]*dlock.Client, nclients)
 	for i := range clients {
 		clients[i] = newClient(b, rdb, nil)
 	}
-	benchHandoffs(b, clients, key)
+	benchHandoffs(b, clients, key, obtain)
 }
 
 // benchHandoffs has 64 goroutines, spread over clients, take turns on key.
-func benchHandoffs(b *testing.B, clients []*dlock.Client, key string) {
+func benchHandoffs(b *testing.B, clients []*dlock.Client, key string, obtain obtainFunc) {
 	ctx := context.Background()
 	nclients := len(clients)
 	var (
@@ -130,7 +144,7 @@ func benchHandoffs(b *testing.B, clients []*dlock.Client, key string) {
 		wg.Go(func() {
 			c := clients[i%nclients]
 			for left.Add(-1) >= 0 {
-				l, err := c.Obtain(ctx, key, 5*time.Second, opt)
+				l, err := obtain(c, ctx, key, 5*time.Second, opt)
 				if err != nil {
 					b.Error(err)
 					return

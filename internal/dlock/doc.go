@@ -141,6 +141,18 @@
 // Within one Client only one goroutine per key competes in Redis at a time;
 // the others queue locally, in FIFO order.
 //
+// # Fair locks
+//
+// Obtain is fair within a Client but not across Clients: after a release, the
+// first waiter of whichever process asks first wins. ObtainFair grants a key to
+// its waiters in the order they first asked, across every Client: each waiter
+// holds a place in a queue kept in Redis next to the key (in its hash slot) and
+// keeps it by asking again at least every MaxBackoff. A waiter that stops asking
+// (its process died) is dropped after the queue timeout, 1 s or 8 × MaxBackoff,
+// and a waiter that gives up leaves at once. A fair key must only be obtained
+// with ObtainFair. Fair locks need one Redis or one Redis Cluster; under Redlock
+// ObtainFair returns ErrFairRedlock.
+//
 // # Redis deployments
 //
 // A Client works with any redis.UniversalClient: single node, sentinel or

@@ -16,6 +16,12 @@ type request struct {
 	ttl, wait, minBackoff, maxBackoff, maxHold, drift time.Duration
 
 	obs Observer
+
+	// A fair request (ObtainFair) waits in its key's queue, kept for queueTimeout between
+	// its calls.
+	fair                  bool
+	queueKey, timeoutsKey string
+	queueTimeout          time.Duration
 }
 
 // newRequest validates the arguments of Obtain and fills in the defaults.
@@ -111,8 +117,16 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 		return c.rl.try(ctx, c, r, n)
 	}
 	sent := time.Now()
-	keys := []string{r.key, r.fenceKey}
-	res, err := acquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
+	var (
+		res any
+		err error
+	)
+	if r.fair {
+		res, err = c.tryFair(ctx, r)
+	} else {
+		keys := []string{r.key, r.fenceKey}
+		res, err = acquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
+	}
 	if err != nil {
 		// The script may have run and only its reply been lost: delete the
 		// key if it holds our token, so it is not left held for a whole ttl.

@@ -154,7 +154,7 @@ func BenchmarkRedlockContended(b *testing.B) {
 				clients[i] = dlock.NewRedlock(nodes, nil)
 				b.Cleanup(func() { _ = clients[i].Close() })
 			}
-			benchHandoffs(b, clients, "bench:{rlc}:lock")
+			benchHandoffs(b, clients, "bench:{rlc}:lock", (*dlock.Client).Obtain)
 		})
 	}
 }

@@ -1,0 +1,106 @@
+package dlock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Suffixes of a fair key's queue (a list of waiting tokens, oldest first) and of its
+// timeouts (a sorted set: token -> when a waiter that stopped asking is dropped).
+const (
+	queueSuffix    = ":queue"
+	timeoutsSuffix = ":timeouts"
+)
+
+// minQueueTimeout is the least time a fair waiter keeps its place in the queue between two
+// of its calls; the timeout is also at least 8 × MaxBackoff, so that a live waiter, which
+// calls at least every MaxBackoff, never loses its place.
+const minQueueTimeout = time.Second
+
+// ErrFairRedlock is returned by ObtainFair on a Redlock Client: a queue kept on independent
+// masters has no single order, so a fair lock needs one Redis (or one Redis Cluster).
+var ErrFairRedlock = errors.New("dlock: fair locks need a single Redis or Redis Cluster, not Redlock")
+
+var (
+	//go:embed scripts/fairacquire.lua
+	fairAcquireSrc string
+	//go:embed scripts/fairleave.lua
+	fairLeaveSrc string
+
+	fairAcquireScript = redis.NewScript(fairAcquireSrc)
+	fairLeaveScript   = redis.NewScript(fairLeaveSrc)
+)
+
+// ObtainFair is Obtain for a fair lock: the waiters of key, in this Client and every other
+// one, are granted it in the order they first asked for it. Each waiter keeps its place in a
+// queue in Redis (next to the key, in its hash slot) as long as it keeps asking; one that
+// stops (its process died, its connection broke) is dropped once its place times out
+// (QueueTimeout: 1 s, or 8 × MaxBackoff if more), so it never blocks the ones behind it for
+// longer than that. A waiter that gives up (Wait ran out, ctx ended) leaves the queue at
+// once.
+//
+// The lock is a Lock like any other: token, fence, Watch, Refresh and Release work as they
+// do for Obtain. A fair key must only be obtained with ObtainFair: Obtain on the same key
+// does not look at the queue and can jump it. Waiters of one Client do not queue locally
+// first as Obtain's do (that would reorder them against other Clients); each asks Redis,
+// woken by the release notification. Not available under Redlock (ErrFairRedlock).
+func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
+	if c.rl != nil {
+		return nil, ErrFairRedlock
+	}
+	start := time.Now()
+	r, err := c.newRequest(key, ttl, opt)
+	if err != nil {
+		return nil, err
+	}
+	r.fair = true
+	r.queueKey, r.timeoutsKey = derive(key, queueSuffix), derive(key, timeoutsSuffix)
+	r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	l, err := c.obtainFair(ctx, r)
+	if err != nil {
+		r.obs.NotObtained(key, time.Since(start), err)
+		return nil, err
+	}
+	r.obs.Obtained(key, time.Since(start))
+	return l, nil
+}
+
+// obtainFair attempts until the lock is taken, Wait runs out, ctx ends or Redis fails, and
+// leaves the queue unless the lock was taken.
+func (c *Client) obtainFair(ctx context.Context, r *request) (*Lock, error) {
+	if ctx.Err() != nil {
+		return nil, notObtained(ctx)
+	}
+	var expired <-chan time.Time
+	if r.wait > 0 {
+		t := time.NewTimer(r.wait)
+		defer t.Stop()
+		expired = t.C
+	}
+	l, err := c.attempt(ctx, r, expired)
+	if err != nil {
+		c.goBackground(func() { c.leaveQueue(r) })
+	}
+	return l, err
+}
+
+// tryFair is try for a fair lock.
+func (c *Client) tryFair(ctx context.Context, r *request) (any, error) {
+	keys := []string{r.key, r.fenceKey, r.queueKey, r.timeoutsKey}
+	return fairAcquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(),
+		fenceKeyTTL.Milliseconds(), r.queueTimeout.Milliseconds()).Result()
+}
+
+// leaveQueue takes r's token out of its key's queue.
+func (c *Client) leaveQueue(r *request) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = fairLeaveScript.Run(ctx, c.rdb, []string{r.queueKey, r.timeoutsKey}, r.token).Err()
+}

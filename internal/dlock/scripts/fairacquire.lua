@@ -1,0 +1,71 @@
+-- fairacquire.lua: acquire.lua for a fair lock: waiters are granted the key in
+-- the order they first asked for it, across every client.
+--
+-- KEYS[1] lock key; KEYS[2] fence key; KEYS[3] queue (list of waiting tokens,
+-- oldest first); KEYS[4] timeouts (sorted set: token -> ms of server time after
+-- which a waiter that has not asked again is dropped). All in one hash slot.
+-- ARGV[1] token; ARGV[2] lock ttl (ms); ARGV[3] fence key ttl (ms);
+-- ARGV[4] queue timeout (ms): how long a waiter keeps its place between calls.
+--
+-- Returns the fence as a decimal string when the lock was taken, or else the
+-- holder's remaining ttl in ms, or 0 when the key is free but another waiter
+-- is ahead (an integer).
+
+if redis.replicate_commands then redis.replicate_commands() end
+
+local now = redis.call("TIME")
+local nowms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+-- Drop the waiters at the head of the queue that stopped asking: a process that
+-- died, or lost its connection, never blocks the ones behind it for longer
+-- than the queue timeout.
+while true do
+	local first = redis.call("LINDEX", KEYS[3], 0)
+	if not first then break end
+	local deadline = redis.call("ZSCORE", KEYS[4], first)
+	if deadline and tonumber(deadline) > nowms then break end
+	redis.call("LPOP", KEYS[3])
+	redis.call("ZREM", KEYS[4], first)
+end
+
+local holder = redis.call("GET", KEYS[1])
+if holder == ARGV[1] then
+	-- A retried call whose reply was lost: answer as the first call did.
+	local fence = redis.call("GET", KEYS[2])
+	if not fence then
+		return redis.error_reply("dlock: fence key missing for a held lock")
+	end
+	redis.call("PEXPIRE", KEYS[1], ARGV[2])
+	return fence
+end
+
+local first = redis.call("LINDEX", KEYS[3], 0)
+if not holder and (not first or first == ARGV[1]) then
+	if first then
+		redis.call("LPOP", KEYS[3])
+		redis.call("ZREM", KEYS[4], ARGV[1])
+	end
+	local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+	local last = tonumber(redis.call("GET", KEYS[2]))
+	if last and last >= fence then
+		fence = last + 1
+	end
+	fence = string.format("%.0f", fence)
+	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+	redis.call("SET", KEYS[2], fence, "PX", ARGV[3])
+	return fence
+end
+
+-- Wait: take a place at the end of the queue on the first call, keep it on
+-- the next ones. The queue and its timeouts expire when nobody asks any more.
+if not redis.call("ZSCORE", KEYS[4], ARGV[1]) then
+	redis.call("RPUSH", KEYS[3], ARGV[1])
+end
+redis.call("ZADD", KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
+local keep = tonumber(ARGV[4]) * 2 + tonumber(ARGV[2])
+redis.call("PEXPIRE", KEYS[3], keep)
+redis.call("PEXPIRE", KEYS[4], keep)
+if holder then
+	return redis.call("PTTL", KEYS[1])
+end
+return 0
