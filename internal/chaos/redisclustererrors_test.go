@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,19 +173,33 @@ func (c *clusterSlots) migratingFault() replyFault {
 func (c *clusterSlots) migrated() bool {
 	for _, node := range c.nodes {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		slots, err := node.Client().ClusterSlots(ctx).Result()
+		shards, err := node.Client().ClusterShards(ctx).Result()
 		cancel()
 		if err != nil {
 			return false
 		}
 		for _, p := range c.products {
-			i := slices.IndexFunc(slots, func(s redis.ClusterSlot) bool { return int64(s.Start) <= p.slot && p.slot <= int64(s.End) })
-			if i < 0 || len(slots[i].Nodes) == 0 || slots[i].Nodes[0].Addr != p.dst.Addr {
+			if owner(shards, p.slot) != p.dst.Addr {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// owner is the address (ip:port) of the master that serves slot in shards, or "".
+func owner(shards []redis.ClusterShard, slot int64) string {
+	for _, sh := range shards {
+		if !slices.ContainsFunc(sh.Slots, func(r redis.SlotRange) bool { return r.Start <= slot && slot <= r.End }) {
+			continue
+		}
+		for _, n := range sh.Nodes {
+			if n.Role == "master" {
+				return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+			}
+		}
+	}
+	return ""
 }
 
 // migrate moves keys of p's slot from its source to its target node.
