@@ -30,9 +30,12 @@ var (
 	fairAcquireSrc string
 	//go:embed scripts/fairleave.lua
 	fairLeaveSrc string
+	//go:embed scripts/fairrelease.lua
+	fairReleaseSrc string
 
 	fairAcquireScript = redis.NewScript(fairAcquireSrc)
 	fairLeaveScript   = redis.NewScript(fairLeaveSrc)
+	fairReleaseScript = redis.NewScript(fairReleaseSrc)
 )
 
 // ObtainFair is Obtain for a fair lock: the waiters of key, in this Client and every other

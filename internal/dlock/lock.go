@@ -148,7 +148,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		err = fmt.Errorf("dlock: release %q: %w", l.r.key, err)
 	case ok == 0:
 		err = ErrNotHeld
-	default:
+	case !l.r.fair: // a fair release wakes the head waiter through its message only
 		l.c.notify.wake(l.r.channel)
 	}
 	l.passTurn()

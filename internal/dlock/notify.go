@@ -35,6 +35,9 @@ type notifier struct {
 // subscription is one release channel with the waiters that use it.
 type subscription struct {
 	wake chan struct{} // cap 1: a release, or the subscription became active
+	// fair holds the fair waiters (ObtainFair) of this process by token, each woken when a
+	// release names it, or when the subscription becomes active; guarded by notifier.mu.
+	fair map[string]chan struct{}
 	refs int           // waiters using it; guarded by notifier.mu
 	sent uint64        // bit i: SUBSCRIBE handed to node i's connection; guarded by notifier.mu
 	idle time.Time     // when refs last dropped to 0; guarded by notifier.mu
@@ -119,6 +122,50 @@ func (n *notifier) unsubscribe(s *subscription) {
 	}
 }
 
+// joinFair registers the fair waiter token on s and returns the channel that signals its
+// turn; leaveFair drops it. Both are nil-safe.
+func (n *notifier) joinFair(s *subscription, token string) <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s.fair == nil {
+		s.fair = make(map[string]chan struct{})
+	}
+	c := make(chan struct{}, 1)
+	s.fair[token] = c
+	return c
+}
+
+func (n *notifier) leaveFair(s *subscription, token string) {
+	if s == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(s.fair, token)
+}
+
+// wakeFair signals the fair waiter token of channel in this process, or every fair waiter
+// of channel when token is empty.
+func (n *notifier) wakeFair(channel, token string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.subs[channel]
+	if s == nil {
+		return
+	}
+	for t, c := range s.fair {
+		if token == "" || t == token {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // wake signals the waiter of channel in this process, if any. A release by
 // this Client calls it so local waiters do not wait for the published message.
 func (n *notifier) wake(channel string) {
@@ -188,10 +235,15 @@ func (n *notifier) run(ctx context.Context, i int, ps *redis.PubSub) {
 func (n *notifier) deliver(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
+		if m.Payload != "released" { // a fair release names the waiter whose turn it is
+			n.wakeFair(m.Channel, m.Payload)
+			return
+		}
 		n.wake(m.Channel)
 	case *redis.Subscription:
 		if m.Kind == "subscribe" {
 			n.wake(m.Channel)
+			n.wakeFair(m.Channel, "")
 		}
 	}
 }

@@ -52,5 +52,8 @@ func (c *Client) releaseCall(ctx context.Context, r *request) (int64, error) {
 	if c.rl != nil {
 		return c.rl.release(ctx, r)
 	}
+	if r.fair {
+		return fairReleaseScript.Run(ctx, c.rdb, []string{r.key, r.queueKey}, r.token, r.channel).Int64()
+	}
 	return releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Int64()
 }

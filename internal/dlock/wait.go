@@ -114,7 +114,13 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 // its error is returned if Wait runs out on it.
 func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Time) (*Lock, error) {
 	var sub *subscription // nil until the first failed try, or if c is closed
-	defer func() { c.notify.unsubscribe(sub) }()
+	var turn <-chan struct{} // a fair waiter's own wake-up (see ObtainFair)
+	defer func() {
+		if r.fair {
+			c.notify.leaveFair(sub, r.token)
+		}
+		c.notify.unsubscribe(sub)
+	}()
 	var pause *time.Timer
 	defer func() {
 		if pause != nil {
@@ -124,6 +130,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 	var last error // the last try's errNoMajority
 	for n := 0; ; n++ {
 		sub.drain() // a release before this try is seen by the try itself
+		drainSignal(turn)
 		l, pttl, err := c.try(ctx, r, n)
 		if last = nil; expired != nil && errors.Is(err, errNoMajority) {
 			last, err = err, nil
@@ -139,12 +146,19 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 		}
 		if n == 0 {
 			sub = c.notify.subscribe(r.channel)
+			if r.fair {
+				turn = c.notify.joinFair(sub, r.token)
+			}
 			pause = time.NewTimer(r.backoff(n, pttl))
 		} else {
 			pause.Reset(r.backoff(n, pttl))
 		}
+		wake := sub.wakeC()
+		if r.fair {
+			wake = turn
+		}
 		select {
-		case <-sub.wakeC():
+		case <-wake:
 		case <-pause.C:
 		case <-ctx.Done():
 			return nil, notObtained(ctx)
@@ -175,4 +189,12 @@ func (r *request) backoff(n int, pttl time.Duration) time.Duration {
 		d = min(d, pttl+time.Millisecond)
 	}
 	return d
+}
+
+// drainSignal discards a pending signal of c; nil-safe.
+func drainSignal(c <-chan struct{}) {
+	select {
+	case <-c:
+	default:
+	}
 }
