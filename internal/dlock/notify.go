@@ -38,9 +38,9 @@ type subscription struct {
 	// fair holds the fair waiters (ObtainFair) of this process by token, each woken when a
 	// release names it, or when the subscription becomes active; guarded by notifier.mu.
 	fair map[string]chan struct{}
-	refs int           // waiters using it; guarded by notifier.mu
-	sent uint64        // bit i: SUBSCRIBE handed to node i's connection; guarded by notifier.mu
-	idle time.Time     // when refs last dropped to 0; guarded by notifier.mu
+	refs int       // waiters using it; guarded by notifier.mu
+	sent uint64    // bit i: SUBSCRIBE handed to node i's connection; guarded by notifier.mu
+	idle time.Time // when refs last dropped to 0; guarded by notifier.mu
 }
 
 // wakeC returns the channel that signals a release; nil (never ready) for a

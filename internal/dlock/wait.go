@@ -113,7 +113,7 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 // majority of nodes answered is retried like a busy one while Wait lasts, and
 // its error is returned if Wait runs out on it.
 func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Time) (*Lock, error) {
-	var sub *subscription // nil until the first failed try, or if c is closed
+	var sub *subscription    // nil until the first failed try, or if c is closed
 	var turn <-chan struct{} // a fair waiter's own wake-up (see ObtainFair)
 	defer func() {
 		if r.fair {
