@@ -142,6 +142,12 @@ type runStats struct {
 	RejectionsPerSec float64        `json:"rejections_per_sec"`
 	StatusCodes      map[string]int `json:"status_codes"`
 	ExcludedNoTarget int64          `json:"excluded_no_target"`
+	// Inversions are sold_out answers to requests sent more than inversionSlack before a
+	// request that bought: buyers served out of the order they came in (see inversions).
+	// InversionShare is their share of the bought and sold_out answers to requests sent until
+	// the last buyer's.
+	Inversions     int64   `json:"inversions"`
+	InversionShare float64 `json:"inversion_share"`
 }
 
 // summarize turns an attack result into its figures.
@@ -197,6 +203,7 @@ func summarize(res *attackResult) runStats {
 	if st.Rejections >= 20 && st.RejectSeconds >= 0.2 {
 		st.RejectionsPerSec = float64(st.Rejections) / st.RejectSeconds
 	}
+	st.Inversions, st.InversionShare = inversions(res.samples)
 	return st
 }
 

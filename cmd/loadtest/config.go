@@ -13,8 +13,11 @@ import (
 	"github.com/seckill/seckill/internal/envflag"
 )
 
-// strategies are the purchase strategies of the API, in the order compare runs them.
+// strategies are the purchase strategies of the API, in the order compare runs them by
+// default; fairStrategy is also accepted: a fair dlock product (docs/dlock.md, "The fair lock").
 var strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis"}
+
+const fairStrategy = "dlock-fair"
 
 // isSafe reports whether strategy promises never to oversell: every one but naive.
 func isSafe(strategy string) bool { return strategy != "naive" }
@@ -201,8 +204,8 @@ func (c *config) validate() error {
 		bad("%s: want at least one", c.strategyFlag)
 	}
 	for _, s := range c.strategies {
-		if !slices.Contains(strategies, s) {
-			bad("%s %q: want one of %s", c.strategyFlag, s, strings.Join(strategies, ", "))
+		if !slices.Contains(strategies, s) && s != fairStrategy {
+			bad("%s %q: want one of %s, %s", c.strategyFlag, s, strings.Join(strategies, ", "), fairStrategy)
 		}
 	}
 	if c.stock < 0 || c.stock > 100_000_000 {

@@ -166,7 +166,7 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 	c := client.New(cfg.targets[0], &client.Options{AdminToken: cfg.adminToken})
 	p, err := c.CreateProduct(ctx, api.NewProduct{
 		Name: "loadtest " + name + " " + time.Now().UTC().Format(time.RFC3339), Stock: new(int(stock)),
-		Strategy: strategy, ThinkMS: cfg.thinkMS,
+		Strategy: strings.TrimSuffix(strategy, "-fair"), ThinkMS: cfg.thinkMS, Fair: strategy == fairStrategy,
 	})
 	if err != nil {
 		return runReport{}, fmt.Errorf("create product on %s: %w", cfg.targets[0], err)

@@ -35,6 +35,7 @@ type summaryRow struct {
 	SoldOut          int64   `json:"sold_out"`
 	Already          int64   `json:"already_purchased"`
 	Busy             int64   `json:"busy"` // busy and rate_limited
+	InversionShare   float64 `json:"inversion_share"`
 	Oversold         int64   `json:"oversold"`
 	Dupes            int64   `json:"dupes"`
 	Errors           int64   `json:"errors"`
@@ -77,6 +78,7 @@ func summarizeRounds(rounds [][]runReport) []summaryRow {
 			SoldOut:          medN(func(r runReport) int64 { return r.Stats.Outcomes[soldOut] }),
 			Already:          medN(func(r runReport) int64 { return r.Stats.Outcomes[alreadyPurchased] }),
 			Busy:             medN(func(r runReport) int64 { return r.Stats.Outcomes[busy] + r.Stats.Outcomes[rateLimited] }),
+			InversionShare:   med(func(r runReport) float64 { return r.Stats.InversionShare }),
 		}
 		for _, r := range rs {
 			row.Oversold = max(row.Oversold, r.oversold())
@@ -126,6 +128,8 @@ func printRun(w io.Writer, sc scenario, r runReport) {
 	fmt.Fprintf(w, "orders        %d in %.2fs: %.0f orders/s (%.0f%% of the %.0f orders/s one-order-at-a-time bound)\n",
 		c[bought], st.SellSeconds, st.OrdersPerSec, 100*st.OrdersPerSec/bound, bound)
 	fmt.Fprintf(w, "rejection     %d sold_out after the last sale in %.2fs: %s\n", st.Rejections, st.RejectSeconds, fmtRate(st.RejectionsPerSec))
+	fmt.Fprintf(w, "fairness      %d inversions (sold_out sent > %v before the last buyer's request): %.2f%% of bought and sold_out\n",
+		st.Inversions, inversionSlack, 100*st.InversionShare)
 	if a := r.Audit; a != nil {
 		if x := a.API; x != nil {
 			printAudit(w, "API", apiSale(x))
@@ -150,17 +154,18 @@ func printTable(w io.Writer, rep report) {
 	fmt.Fprintln(w)
 	bound := orderBound(rep.Scenario.ThinkMS)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "strategy\torders/s\tvs bound\trej/s\tp50\tp99\tp99 buy\tbought\tsold_out\talready\tbusy\toversold\tdupes\terrors\tverdict")
+	fmt.Fprintln(tw, "strategy\torders/s\tvs bound\trej/s\tp50\tp99\tp99 buy\tbought\tsold_out\talready\tbusy\tinv\toversold\tdupes\terrors\tverdict")
 	for _, r := range rep.Summary {
 		orders, vs := "-", "-"
 		if r.Bought > 0 {
 			orders, vs = fmt.Sprintf("%.0f", r.OrdersPerSec), fmt.Sprintf("%.0f%%", 100*r.OrdersPerSec/bound)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t%s\n",
 			r.Name, orders, vs, num(r.RejectionsPerSec), fmtMS(r.P50), fmtMS(r.P99), dashIfZero(r.P99Bought),
-			r.Bought, r.SoldOut, r.Already, r.Busy, r.Oversold, r.Dupes, r.Errors, r.Verdict)
+			r.Bought, r.SoldOut, r.Already, r.Busy, 100*r.InversionShare, r.Oversold, r.Dupes, r.Errors, r.Verdict)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "inv: inversions, sold_out answers to requests sent more than %v before the last request that bought\n", inversionSlack)
 	fmt.Fprintf(w, "vs bound: orders/s against %.0f orders/s, the most a design holding the lock for one order at a time\n"+
 		"can sell of one product at think_ms %d (%.2f ms Redis + transaction + think per order)\n", bound, rep.Scenario.ThinkMS, perOrderMS)
 	var api, gin float64

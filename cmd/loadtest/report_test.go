@@ -117,7 +117,7 @@ func TestPrintTable(t *testing.T) {
 	for _, want := range []string{
 		"medians of 2 runs",
 		"dlock               769       50%       9000   3.20ms  45.6ms  120.0ms  100     5000",
-		"naive               900       59%       -      80.0ms  1.20s   1.30s    400     0         0        0     300",
+		"naive               900       59%       -      80.0ms  1.20s   1.30s    400     0         0        0     0.0%  300",
 		"sold out (stock 0)  -         -         9000",
 		"against 1538 orders/s",
 		"the API answers 9000 req/s, 75% of a bare gin handler's 12000 req/s",

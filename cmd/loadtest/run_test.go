@@ -221,7 +221,8 @@ func TestBadFlagsAreAllNamed(t *testing.T) {
 func TestBaselineCommand(t *testing.T) {
 	t.Parallel()
 	_, base := newFakeAPI(t)
-	out, errOut, err := runFake(t, base, "baseline", "-requests=3000", "-workers=4")
+	// Paced, so that the rejections span enough time for a rate also on a fast machine.
+	out, errOut, err := runFake(t, base, "baseline", "-requests=3000", "-rate=6000", "-workers=4")
 	if err != nil {
 		t.Fatalf("baseline: %v\n%s\n%s", err, out, errOut)
 	}

@@ -21,6 +21,9 @@ type NewProduct struct {
 	// LeaseMS is the lab lock's lease (strategy lab only): 0, the API's LOCK_TTL, or 10 to
 	// 60,000.
 	LeaseMS int `json:"lease_ms,omitempty"`
+	// Fair (strategy dlock only) serves buyers in the order they asked, across API
+	// processes: a fair lock (docs/dlock.md). Not with Redlock.
+	Fair bool `json:"fair,omitempty"`
 }
 
 // Product is a product as the API shows it: the body of 201 to POST /api/v1/products and of
@@ -34,6 +37,7 @@ type Product struct {
 	ThinkMS      int       `json:"think_ms"`
 	Lock         string    `json:"lock,omitempty"`     // lab products only
 	LeaseMS      int       `json:"lease_ms,omitempty"` // lab products with a lease of their own only
+	Fair         bool      `json:"fair,omitempty"`     // fair dlock products only
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	Sold         int       `json:"sold"` // initial_stock - stock

@@ -85,6 +85,7 @@ func New(cfg Config) *App {
 		Metrics:    m.Handler(),
 		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
 			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m}),
+		NoFair: noFair(cfg),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
@@ -93,6 +94,14 @@ func New(cfg Config) *App {
 		soldOut.Listen(ctx)
 	}()
 	return a
+}
+
+// noFair is why this App cannot sell fair products: its locks are Redlock.
+func noFair(cfg Config) error {
+	if len(cfg.LockNodes) > 0 {
+		return dlock.ErrFairRedlock
+	}
+	return nil
 }
 
 // newLocks returns the lock client, which reports to obs: Redlock over cfg.LockNodes when

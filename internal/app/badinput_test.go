@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/order"
 )
 
@@ -84,6 +87,7 @@ func badInputs(p int64) []badInput {
 		{"create long name", "POST", "/api/v1/products", adminToken, `{"name":"` + strings.Repeat("n", 201) + `","stock":1}`, 400, api.CodeInvalidRequest},
 		{"create bad strategy", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"strategy":"magic"}`, 400, api.CodeInvalidRequest},
 		{"create bad think_ms", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"think_ms":-5}`, 400, api.CodeInvalidRequest},
+		{"create fair not dlock", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"strategy":"optimistic","fair":true}`, 400, api.CodeInvalidRequest},
 		{"create lab without lock", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"strategy":"lab"}`, 400, api.CodeInvalidRequest},
 		{"create lab unknown lock", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"strategy":"lab","lock":"spin"}`, 400, api.CodeInvalidRequest},
 		{"create lock without lab", "POST", "/api/v1/products", adminToken, `{"name":"x","stock":1,"lock":"dlock"}`, 400, api.CodeInvalidRequest},
@@ -132,5 +136,23 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 	var p *api.Problem
 	if !errors.As(err, &p) || p.Status != http.StatusForbidden || p.Code != api.CodeAdminDisabled || !strings.Contains(p.Detail, "ADMIN_TOKEN") {
 		t.Fatalf("create with admin disabled = %v", err)
+	}
+}
+
+// TestNoFairUnderRedlock: an API whose product locks are Redlock cannot keep a fair queue,
+// so it refuses to create a fair product (400, with the reason) instead of selling it with
+// errors.
+func TestNoFairUnderRedlock(t *testing.T) {
+	t.Parallel()
+	base := newStack(t, order.Config{})
+	s := serve(t, app.Config{DB: base.DB, Redis: base.Redis, RedisPrefix: base.Prefix, AdminToken: adminToken,
+		LockNodes: []redis.UniversalClient{base.Redis}})
+	_, err := s.API.CreateProduct(context.Background(), api.NewProduct{Name: "x", Stock: new(1), Fair: true})
+	var p *api.Problem
+	if !errors.As(err, &p) || p.Status != http.StatusBadRequest || p.Code != api.CodeInvalidRequest || !strings.Contains(p.Detail, "Redlock") {
+		t.Fatalf("create a fair product under Redlock = %v", err)
+	}
+	if _, err := base.API.CreateProduct(context.Background(), api.NewProduct{Name: "x", Stock: new(1), Fair: true}); err != nil {
+		t.Fatalf("create a fair product on one Redis = %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,8 +94,9 @@ func (s *stack) do(method, path, token, body string) (int, string, []byte, http.
 
 func (s *stack) createProduct(t testing.TB, stock int, strategy string, thinkMS int) api.Product {
 	t.Helper()
+	strategy, fair := strings.CutSuffix(strategy, "-fair") // "dlock-fair": a fair dlock product
 	p, err := s.API.CreateProduct(context.Background(),
-		api.NewProduct{Name: "widget", Stock: &stock, Strategy: strategy, ThinkMS: thinkMS})
+		api.NewProduct{Name: "widget", Stock: &stock, Strategy: strategy, ThinkMS: thinkMS, Fair: fair})
 	if err != nil {
 		t.Fatalf("create product: %v", err)
 	}

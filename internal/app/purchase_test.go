@@ -10,7 +10,8 @@ import (
 	"github.com/seckill/seckill/internal/order"
 )
 
-var safeStrategies = []string{"dlock", "pessimistic", "optimistic", "redis"}
+// safeStrategies are the strategies that never oversell; "dlock-fair" is a fair dlock product.
+var safeStrategies = []string{"dlock", "dlock-fair", "pessimistic", "optimistic", "redis"}
 
 // checkAudit asserts the invariants from PostgreSQL: orders == sold, stock >= 0, no duplicate
 // buyer, nothing oversold, and (redis strategy) the gate agrees.

@@ -87,6 +87,10 @@ type Options struct {
 	// Observer receives the lock's events. Default: the Client's observer
 	// (see ClientOptions), else none.
 	Observer Observer
+
+	// Fair makes Obtain (and Do) take the key as ObtainFair does: in the
+	// order its waiters asked, across every Client. Default: false.
+	Fair bool
 }
 
 // ClientOptions configures a Client. A nil *ClientOptions means defaults.

@@ -57,7 +57,8 @@ func TestFairOrderAcrossClients(t *testing.T) {
 	defer wg.Wait()
 	for i := range n {
 		wg.Go(func() {
-			l, err := clients[i%3].ObtainFair(ctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second})
+			opt := &dlock.Options{Wait: 30 * time.Second, Fair: true} // Obtain with Fair is ObtainFair
+			l, err := clients[i%3].Obtain(ctx, key, 5*time.Second, opt)
 			if err != nil {
 				t.Error(err)
 				grants <- grant{waiter: -1}

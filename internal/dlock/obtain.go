@@ -93,6 +93,9 @@ func (r *request) checkTTL(ttl time.Duration) error {
 // is not ErrNotObtained. ttl must exceed the drift margin (Options.Drift).
 // Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
+	if opt != nil && opt.Fair {
+		return c.ObtainFair(ctx, key, ttl, opt)
+	}
 	start := time.Now()
 	r, err := c.newRequest(key, ttl, opt)
 	if err != nil {

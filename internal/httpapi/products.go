@@ -22,9 +22,13 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 			writeError(c, d, detailed{"stock is required"})
 			return
 		}
+		if req.Fair && d.NoFair != nil {
+			writeError(c, d, detailed{"fair products need a single Redis or Redis Cluster for their locks; this API uses Redlock"})
+			return
+		}
 		p, err := d.Products.Create(c.Request.Context(), inventory.NewProduct{
 			Name: req.Name, Stock: *req.Stock, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
-			LabLock: req.Lock, LeaseMS: req.LeaseMS,
+			LabLock: req.Lock, LeaseMS: req.LeaseMS, Fair: req.Fair,
 		})
 		if err != nil {
 			writeError(c, d, err)

@@ -22,6 +22,9 @@ type Deps struct {
 	AdminToken string       // empty: admin routes answer 403
 	Metrics    http.Handler // GET /metrics; nil: not served
 	Limiter    *Limiter     // purchase rate limits; nil: none
+	// NoFair, when set, is why this deployment cannot sell fair products (its locks are
+	// Redlock): creating one is refused with it.
+	NoFair error
 }
 
 // NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies.

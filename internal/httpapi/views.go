@@ -11,7 +11,7 @@ import (
 func productOf(p inventory.Product) api.Product {
 	return api.Product{
 		ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
-		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, Fair: p.Fair, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 }
 

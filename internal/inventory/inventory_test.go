@@ -26,6 +26,8 @@ func TestValidate(t *testing.T) {
 		{"too much stock", inventory.NewProduct{Name: "a", Stock: inventory.MaxStock + 1}, false},
 		{"unknown strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "x"}, false},
 		{"think too long", inventory.NewProduct{Name: "a", Stock: 1, ThinkMS: inventory.MaxThinkMS + 1}, false},
+		{"fair dlock", inventory.NewProduct{Name: "a", Stock: 1, Fair: true}, true},
+		{"fair naive", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", Fair: true}, false},
 		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
 		{"lab without a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab"}, false},
 		{"lab, unknown lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "spin"}, false},

@@ -64,6 +64,7 @@ type Product struct {
 	ThinkMS      int
 	LabLock      string // the lab's lock (StrategyLab only)
 	LeaseMS      int    // the lab lock's lease; 0: the service's lock TTL (StrategyLab only)
+	Fair         bool   // buyers served in the order they asked, across processes (StrategyDlock only)
 	Fence        int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -89,6 +90,7 @@ type NewProduct struct {
 	ThinkMS  int
 	LabLock  string // required with StrategyLab, else empty
 	LeaseMS  int    // StrategyLab only: 0 (the service's lock TTL) or MinLeaseMS to MaxLeaseMS
+	Fair     bool   // StrategyDlock only: a fair lock (internal/dlock's ObtainFair)
 }
 
 // Validate reports the first problem with np, wrapped in ErrInvalid, with a message fit
@@ -107,6 +109,8 @@ func (np *NewProduct) Validate() error {
 		return fmt.Errorf("%w: strategy must be one of %v or %s", ErrInvalid, Strategies, StrategyLab)
 	case np.ThinkMS < 0 || np.ThinkMS > MaxThinkMS:
 		return fmt.Errorf("%w: think_ms must be between 0 and %d", ErrInvalid, MaxThinkMS)
+	case np.Fair && np.Strategy != StrategyDlock:
+		return fmt.Errorf("%w: fair is for strategy %s only", ErrInvalid, StrategyDlock)
 	}
 	return np.validateLab()
 }

@@ -30,9 +30,9 @@ func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 		return Product{}, err
 	}
 	var p Product
-	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS,
-		np.LabLock, np.LeaseMS).Scan(&p).Error
+	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms, fair)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS,
+		np.LabLock, np.LeaseMS, np.Fair).Scan(&p).Error
 	if err != nil {
 		return Product{}, fmt.Errorf("create product: %w", err)
 	}

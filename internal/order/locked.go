@@ -63,7 +63,7 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch) {
 	defer cancel()
 	run := &batchRun{}
 	defer s.endBatch(ctx, p, bt, run)
-	opt := &dlock.Options{Wait: s.cfg.LockWait}
+	opt := &dlock.Options{Wait: s.cfg.LockWait, Fair: p.Fair}
 	run.err = s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
 		s.linger(ctx, bt)
 		run.reqs = s.batches.take(p.ID, bt)

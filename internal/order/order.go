@@ -153,6 +153,8 @@ func classify(err error) error {
 	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, dlock.ErrLost),
 		errors.Is(err, inventory.ErrFenced):
 		return fmt.Errorf("%w: %w", ErrBusy, err)
+	case errors.Is(err, dlock.ErrFairRedlock): // a fair product, sold by an API moved to Redlock
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case IsUnavailable(err):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

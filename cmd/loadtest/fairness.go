@@ -1,0 +1,36 @@
+package main
+
+import "time"
+
+// inversionSlack is how much earlier than a request that bought a sold_out request must have
+// been sent to count as an inversion: less is within the noise of sending and scheduling.
+const inversionSlack = 5 * time.Millisecond
+
+// inversions counts the sold_out answers to requests sent more than inversionSlack before the
+// last request that bought, and returns them with their share of the requests that competed
+// for a unit: those answered bought or sold_out and sent no later than that last buyer's. A
+// first-come-first-served sale has none: once a buyer is turned away, nobody who came later
+// buys. Comparing with the last buyer is enough: a sold_out request sent before any buyer's
+// request was also sent before the last one's. The sold_out answers after the sale are left
+// out of the share: they would dilute it without telling anything about the order.
+func inversions(samples []sample) (int64, float64) {
+	lastBought := time.Duration(-1)
+	for _, s := range samples {
+		if s.out == bought {
+			lastBought = max(lastBought, s.at)
+		}
+	}
+	var n, decided int64
+	for _, s := range samples {
+		if (s.out == bought || s.out == soldOut) && s.at <= lastBought {
+			decided++
+		}
+		if s.out == soldOut && s.at+inversionSlack < lastBought {
+			n++
+		}
+	}
+	if decided == 0 {
+		return 0, 0
+	}
+	return n, float64(n) / float64(decided)
+}
