@@ -168,3 +168,27 @@ func benchHandoffs(b *testing.B, clients []*dlock.Client, key string, obtain obt
 		b.ReportMetric(float64(handoffNs.Load())/float64(n)/1e6, "ms/handoff")
 	}
 }
+
+// BenchmarkObtainMulti is one uncontended ObtainMulti and Release of 1, 3 and 10 keys: a
+// round trip per key to take it and one to release it.
+func BenchmarkObtainMulti(b *testing.B) {
+	for _, n := range []int{1, 3, 10} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			rdb := newRedis(b)
+			c := newClient(b, rdb, nil)
+			base := testKey(b, rdb, "multi")
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("%s:%d", base, i)
+			}
+			benchWithFloor(b, rdb, func() error {
+				m, err := c.ObtainMulti(ctx, keys, time.Second, nil)
+				if err != nil {
+					return err
+				}
+				return m.Release(ctx)
+			})
+		})
+	}
+}

@@ -153,6 +153,14 @@
 // with ObtainFair. Fair locks need one Redis or one Redis Cluster; under Redlock
 // ObtainFair returns ErrFairRedlock.
 //
+// # Several keys at once
+//
+// ObtainMulti takes every key of a set, or none, as a MultiLock: one Lock per
+// key (each with its own token, fence and watchdog), taken in sorted key order
+// so that callers with overlapping sets cannot deadlock, and released before
+// ObtainMulti returns an error. MultiLock.Watch is cancelled when any key is
+// lost. The keys may live on different masters of a Redis Cluster.
+//
 // # Redis deployments
 //
 // A Client works with any redis.UniversalClient: single node, sentinel or

@@ -1,0 +1,90 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// MultiLock is several keys held together, taken by ObtainMulti.
+type MultiLock struct {
+	locks  []*Lock                 // in the order of their keys
+	cancel context.CancelCauseFunc // cancels Watch's context; nil until Watch
+}
+
+// ObtainMulti takes every key of keys, or none. The keys are taken one at a time in sorted
+// order, each with Obtain and its own token, fence and (once watched) watchdog, so two callers
+// whose sets overlap cannot deadlock: each waits only for the lowest key it still lacks, and
+// the holder of that key never waits for a lower one. Since each key is a lock of its own,
+// the keys of one call may live on different masters of a Redis Cluster.
+//
+// opt.Wait bounds the whole call: each key gets what is left of it. When a key cannot be had
+// (busy past the wait, ctx ended, Redis failed), the keys already taken are released before
+// ObtainMulti returns the error, so no key stays held; a release that fails leaves that key
+// to expire after ttl. Empty and repeated keys are refused. Not with Options.Fair.
+func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Duration, opt *Options) (*MultiLock, error) {
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	switch {
+	case len(sorted) == 0:
+		return nil, errors.New("dlock: ObtainMulti needs at least one key")
+	case len(slices.Compact(slices.Clone(sorted))) != len(sorted):
+		return nil, fmt.Errorf("dlock: ObtainMulti: a key appears twice in %q", keys)
+	case opt != nil && opt.Fair:
+		return nil, errors.New("dlock: ObtainMulti does not take fair locks")
+	}
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	deadline := time.Now().Add(o.Wait)
+	m := &MultiLock{}
+	for _, key := range sorted {
+		ko := o
+		if o.Wait > 0 {
+			ko.Wait = max(time.Until(deadline), time.Millisecond)
+		}
+		l, err := c.Obtain(ctx, key, ttl, &ko)
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			_ = m.Release(rctx) // what it cannot release expires after ttl
+			return nil, err
+		}
+		m.locks = append(m.locks, l)
+	}
+	return m, nil
+}
+
+// Locks returns the locks, in the sorted order of their keys.
+func (m *MultiLock) Locks() []*Lock { return slices.Clone(m.locks) }
+
+// Watch starts the watchdog of every lock and returns a context derived from ctx that is
+// cancelled when any of them is lost (with that lock's cause, which wraps ErrLost), or when
+// the locks are released. Call it once.
+func (m *MultiLock) Watch(ctx context.Context) context.Context {
+	mctx, cancel := context.WithCancelCause(ctx)
+	m.cancel = cancel
+	for _, l := range m.locks {
+		wctx := l.Watch(ctx)
+		context.AfterFunc(wctx, func() { cancel(context.Cause(wctx)) })
+	}
+	return mctx
+}
+
+// Release releases every lock and returns their errors, joined: ErrNotHeld for a lock that
+// was lost or had expired, and the others' failures.
+func (m *MultiLock) Release(ctx context.Context) error {
+	var errs []error
+	for _, l := range m.locks {
+		if err := l.Release(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", l.Key(), err))
+		}
+	}
+	if m.cancel != nil {
+		m.cancel(context.Canceled)
+	}
+	return errors.Join(errs...)
+}
