@@ -28,6 +28,9 @@ type Problem struct {
 	Detail string `json:"detail,omitempty"`
 	// OrderID is the user's existing order, on CodeAlreadyPurchased.
 	OrderID int64 `json:"order_id,omitempty"`
+	// ProductID names the product that decided a bundle purchase's answer, on CodeSoldOut,
+	// CodeAlreadyPurchased and CodeProductNotFound to POST /api/v1/bundles/purchase.
+	ProductID int64 `json:"product_id,omitempty"`
 	// RetryAfter is the answer's Retry-After header as sent (whole seconds), on
 	// CodeRateLimited, CodeBusy, CodeUnavailable and CodeOutcomeUnknown; empty when absent.
 	// It is not part of the body: the client fills it in from the header.

@@ -49,6 +49,18 @@ type Purchase struct {
 	UserID int64 `json:"user_id"`
 }
 
+// BundlePurchase is the body of POST /api/v1/bundles/purchase: one unit of each product to
+// the user, all or nothing. ProductIDs are 1 to 10 distinct dlock products, not fair.
+type BundlePurchase struct {
+	UserID     int64   `json:"user_id"`
+	ProductIDs []int64 `json:"product_ids"`
+}
+
+// Bundle is the body of 201 to a bundle purchase: the orders, in the order of ProductIDs.
+type Bundle struct {
+	Orders []Order `json:"orders"`
+}
+
 // Order is a committed purchase: the body of 201 to a purchase and of 200 to the order
 // lookup GET /api/v1/products/{id}/orders/{user_id}.
 type Order struct {

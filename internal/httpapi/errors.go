@@ -36,17 +36,22 @@ func writeError(c *gin.Context, d Deps, err error) {
 		d.Logger.Debug("client went away", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 		abortProblem(c, api.CodeClientClosedRequest, "the client closed the request")
 	case errors.Is(err, inventory.ErrNotFound):
-		abortProblem(c, api.CodeProductNotFound, "no product with this id")
+		p := api.NewProblem(api.CodeProductNotFound, "no product with this id")
+		p.ProductID = bundleProduct(err)
+		writeProblem(c, p)
 	case errors.Is(err, order.ErrOrderNotFound):
 		abortProblem(c, api.CodeOrderNotFound, "this user has no order of this product")
 	case errors.Is(err, inventory.ErrSoldOut):
-		writeProblem(c, api.SoldOut())
+		p := api.SoldOut()
+		p.ProductID = bundleProduct(err)
+		writeProblem(c, p)
 	case errors.Is(err, order.ErrAlreadyPurchased):
 		p := api.NewProblem(api.CodeAlreadyPurchased, "this user already bought this product")
 		var pe *order.PurchasedError
 		if errors.As(err, &pe) {
 			p.OrderID = pe.Order.ID
 		}
+		p.ProductID = bundleProduct(err)
 		writeProblem(c, p)
 	case errors.Is(err, errRateLimited):
 		c.Header("Retry-After", retryAfter(err))
@@ -62,6 +67,15 @@ func writeError(c *gin.Context, d Deps, err error) {
 		d.Logger.Error("request failed", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 		abortProblem(c, api.CodeInternal, "")
 	}
+}
+
+// bundleProduct is the product that decided a bundle purchase's err, or 0.
+func bundleProduct(err error) int64 {
+	var pe *order.ProductError
+	if errors.As(err, &pe) {
+		return pe.ProductID
+	}
+	return 0
 }
 
 // isContextEnd reports whether err stems from a context that ended.

@@ -21,6 +21,7 @@ func addRoutes(r *gin.Engine, d Deps) {
 	v1.POST("/products", admin, handleCreateProduct(d))
 	v1.GET("/products/:id", handleGetProduct(d))
 	v1.POST("/products/:id/purchase", handlePurchase(d))
+	v1.POST("/bundles/purchase", handleBundlePurchase(d))
 	v1.GET("/products/:id/orders/:user_id", handleOrderOf(d))
 	v1.GET("/products/:id/audit", admin, handleAudit(d))
 

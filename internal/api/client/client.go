@@ -88,6 +88,16 @@ func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Ord
 	return o, err
 }
 
+// PurchaseBundle buys one unit of each product for userID, all or nothing:
+// POST /api/v1/bundles/purchase. A product's verdict (sold out, already
+// purchased, not found) is an *api.Problem whose ProductID names it.
+func (c *Client) PurchaseBundle(ctx context.Context, userID int64, productIDs ...int64) (api.Bundle, error) {
+	var b api.Bundle
+	err := c.do(ctx, http.MethodPost, "/api/v1/bundles/purchase", false,
+		api.BundlePurchase{UserID: userID, ProductIDs: productIDs}, &b)
+	return b, err
+}
+
 // OrderOf reads user userID's order of product productID as committed now:
 // GET /api/v1/products/{id}/orders/{user_id}. No order is an *api.Problem with
 // api.CodeOrderNotFound.

@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// handleBundlePurchase: POST /api/v1/bundles/purchase, one unit of each product, all or
+// nothing. Each product's per-user rate limit counts the attempt.
+func handleBundlePurchase(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var req api.BundlePurchase
+		if err := decodeJSON(c, &req); err != nil {
+			writeError(c, d, err)
+			return
+		}
+		switch {
+		case req.UserID <= 0:
+			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
+			return
+		case len(req.ProductIDs) == 0 || len(req.ProductIDs) > order.MaxBundle:
+			writeError(c, d, detailed{"product_ids must name 1 to 10 products"})
+			return
+		}
+		for _, id := range req.ProductIDs {
+			if id <= 0 {
+				writeError(c, d, detailed{"product_ids must be positive 64-bit integers"})
+				return
+			}
+			if err := d.Limiter.Allow(c.Request.Context(), id, req.UserID, c.ClientIP()); err != nil {
+				writeError(c, d, err)
+				return
+			}
+		}
+		orders, err := d.Orders.PurchaseBundle(c.Request.Context(), req.ProductIDs, req.UserID)
+		if err != nil {
+			writeError(c, d, err)
+			return
+		}
+		b := api.Bundle{Orders: make([]api.Order, len(orders))}
+		for i, o := range orders {
+			b.Orders[i] = orderOf(o)
+		}
+		c.JSON(http.StatusCreated, b)
+	}
+}

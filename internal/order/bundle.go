@@ -1,0 +1,124 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// MaxBundle is the most products one bundle purchase may name.
+const MaxBundle = 10
+
+// ProductError is the error of a bundle purchase that one of its products decided: sold out,
+// already bought by the user, not found. It wraps that product's error.
+type ProductError struct {
+	ProductID int64
+	Err       error
+}
+
+func (e *ProductError) Error() string { return fmt.Sprintf("product %d: %v", e.ProductID, e.Err) }
+func (e *ProductError) Unwrap() error { return e.Err }
+
+// PurchaseBundle sells one unit of each product to the user, all or nothing: the products'
+// locks are taken together (dlock's ObtainMulti, in product order, so that overlapping
+// bundles cannot deadlock), then one transaction inserts every order and decrements every
+// product under its lock's fence. The products must be of the dlock strategy, not fair, 1 to
+// MaxBundle of them, each once (else inventory.ErrInvalid). It returns the orders in the
+// order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
+// already purchased, not found) comes as a *ProductError that names it.
+func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
+	start := time.Now()
+	deadline := start.Add(s.cfg.PurchaseTimeout)
+	pctx, cancel := context.WithDeadlineCause(context.WithValue(ctx, deadlineKey{}, deadline), deadline, errDeadline)
+	defer cancel()
+	orders, err := s.buyBundle(pctx, productIDs, userID)
+	err = explain(ctx, pctx, err)
+	s.observe("bundle", err, start)
+	return orders, err
+}
+
+func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
+	ids := slices.Sorted(slices.Values(productIDs))
+	switch {
+	case len(ids) == 0 || len(ids) > MaxBundle:
+		return nil, fmt.Errorf("%w: a bundle names 1 to %d products", inventory.ErrInvalid, MaxBundle)
+	case len(slices.Compact(slices.Clone(ids))) != len(ids):
+		return nil, fmt.Errorf("%w: a bundle names each product once", inventory.ErrInvalid)
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		p, err := s.Products.Meta(ctx, id)
+		if err != nil {
+			return nil, &ProductError{id, err}
+		}
+		if p.Strategy != inventory.StrategyDlock || p.Fair {
+			return nil, fmt.Errorf("%w: product %d: bundles are for dlock products that are not fair", inventory.ErrInvalid, id)
+		}
+		if s.SoldOut.Is(id) {
+			return nil, &ProductError{id, inventory.ErrSoldOut}
+		}
+		keys[i] = s.Keys.Lock(id)
+	}
+	m, err := s.Locks.ObtainMulti(ctx, keys, s.cfg.LockTTL, &dlock.Options{Wait: s.cfg.LockWait})
+	if err != nil {
+		return nil, err
+	}
+	wctx := m.Watch(ctx)
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = m.Release(rctx)
+	}()
+	byID, left, err := s.writeBundle(wctx, ids, m.Locks(), userID)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		s.soldOutIfZero(ctx, id, left[i])
+	}
+	out := make([]Order, len(productIDs))
+	for i, id := range productIDs {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// writeBundle writes the bundle in one transaction under the products' locks, and finds out
+// what became of a COMMIT that got no answer. It returns the orders by product and the stock
+// left of each product, in the order of ids.
+func (s *Service) writeBundle(ctx context.Context, ids []int64, locks []*dlock.Lock, userID int64) (map[int64]Order, []int, error) {
+	release, err := s.slots.acquire(ctx, ids[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	byID := make(map[int64]Order, len(ids))
+	left := make([]int, len(ids))
+	err = s.runTx(ctx, func(tx *gorm.DB) error {
+		for i, id := range ids {
+			o, err := insertOrder(tx, id, userID)
+			if err != nil {
+				return &ProductError{id, err}
+			}
+			if left[i], err = inventory.DecrementFenced(tx, id, 1, locks[i].Fence()); err != nil {
+				return &ProductError{id, err}
+			}
+			byID[id] = o
+		}
+		return nil
+	})
+	if errors.Is(err, errCommitUnknown) { // one transaction: its first order tells for all
+		err = s.settleOrders(ctx, ids[0], []Order{byID[ids[0]]}, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return byID, left, nil
+}
