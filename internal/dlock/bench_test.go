@@ -192,3 +192,41 @@ func BenchmarkObtainMulti(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRWReaders has 1, 8 or 64 goroutines of one Client take and release a read lock of
+// one key in a loop: readers do not exclude each other, so the rate grows with them until
+// Redis or the client saturates. One op is one RLock + Release.
+func BenchmarkRWReaders(b *testing.B) {
+	if os.Getenv(redlockEnv) == "1" {
+		b.Skip("read-write locks are not available under Redlock")
+	}
+	for _, n := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			rdb := newRedis(b)
+			m := newClient(b, rdb, nil).RW(testKey(b, rdb, "rw"))
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for range n {
+				wg.Go(func() {
+					for left.Add(-1) >= 0 {
+						l, err := m.RLock(ctx, 5*time.Second, &dlock.Options{Wait: time.Minute})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if err := l.Release(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "locks/s")
+		})
+	}
+}

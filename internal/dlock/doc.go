@@ -153,6 +153,15 @@
 // with ObtainFair. Fair locks need one Redis or one Redis Cluster; under Redlock
 // ObtainFair returns ErrFairRedlock.
 //
+// # Readers and writers
+//
+// Client.RW(key) is a read-write lock: RWMutex.RLock takes the key for reading
+// (many readers at once) and RWMutex.Lock for writing (one writer, no reader).
+// A waiting writer claims the next turn and new readers wait behind it, so a
+// stream of readers cannot starve it. Every reader and writer is a Lock of its
+// own, with token, fence and watchdog. Readers that died are dropped when their
+// ttl runs out. Not under Redlock (ErrRWRedlock).
+//
 // # Several keys at once
 //
 // ObtainMulti takes every key of a set, or none, as a MultiLock: one Lock per

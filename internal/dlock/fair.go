@@ -66,7 +66,7 @@ func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, 
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
-	l, err := c.obtainFair(ctx, r)
+	l, err := c.obtainDirect(ctx, r)
 	if err != nil {
 		r.obs.NotObtained(key, time.Since(start), err)
 		return nil, err
@@ -75,9 +75,9 @@ func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, 
 	return l, nil
 }
 
-// obtainFair attempts until the lock is taken, Wait runs out, ctx ends or Redis fails, and
-// leaves the queue unless the lock was taken.
-func (c *Client) obtainFair(ctx context.Context, r *request) (*Lock, error) {
+// obtainDirect attempts, without the Client's local queue, until the lock is taken, Wait runs
+// out, ctx ends or Redis fails; a fair or read-write request that gave up leaves its place.
+func (c *Client) obtainDirect(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
@@ -88,8 +88,12 @@ func (c *Client) obtainFair(ctx context.Context, r *request) (*Lock, error) {
 		expired = t.C
 	}
 	l, err := c.attempt(ctx, r, expired)
-	if err != nil {
+	switch {
+	case err == nil:
+	case r.fair:
 		c.goBackground(func() { c.leaveQueue(r) })
+	case r.rw == rwWrite:
+		c.goBackground(func() { c.leaveRW(r) })
 	}
 	return l, err
 }

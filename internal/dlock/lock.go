@@ -148,7 +148,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		err = fmt.Errorf("dlock: release %q: %w", l.r.key, err)
 	case ok == 0:
 		err = ErrNotHeld
-	case !l.r.fair: // a fair release wakes the head waiter through its message only
+	case !l.r.direct(): // fair and read-write waiters are woken by the release's message
 		l.c.notify.wake(l.r.channel)
 	}
 	l.passTurn()

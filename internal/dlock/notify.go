@@ -240,6 +240,7 @@ func (n *notifier) deliver(m any) {
 			return
 		}
 		n.wake(m.Channel)
+		n.wakeFair(m.Channel, "") // read-write waiters: any of them may go now
 	case *redis.Subscription:
 		if m.Kind == "subscribe" {
 			n.wake(m.Channel)

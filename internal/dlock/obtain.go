@@ -22,7 +22,16 @@ type request struct {
 	fair                  bool
 	queueKey, timeoutsKey string
 	queueTimeout          time.Duration
+
+	// A read-write request (RWMutex) reads (rwRead) or writes (rwWrite); a waiting writer's
+	// claim on the next turn lasts queueTimeout between its calls.
+	rw                    int
+	readersKey, writerKey string
 }
+
+// direct reports whether r's waiters skip the Client's local queue and are woken one by one
+// (see notifier.joinFair): fair and read-write requests.
+func (r *request) direct() bool { return r.fair || r.rw != 0 }
 
 // newRequest validates the arguments of Obtain and fills in the defaults.
 func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*request, error) {
@@ -124,9 +133,12 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 		res any
 		err error
 	)
-	if r.fair {
+	switch {
+	case r.fair:
 		res, err = c.tryFair(ctx, r)
-	} else {
+	case r.rw != 0:
+		res, err = c.tryRW(ctx, r)
+	default:
 		keys := []string{r.key, r.fenceKey}
 		res, err = acquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
 	}
@@ -155,6 +167,10 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 
 // cleanup deletes r's key if it holds r's token.
 func (c *Client) cleanup(r *request) {
+	if r.rw == rwRead {
+		c.leaveRW(r)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	_ = releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Err()

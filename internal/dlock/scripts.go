@@ -38,12 +38,18 @@ func (c *Client) pttlCall(ctx context.Context, r *request) (int64, error) {
 	if c.rl != nil {
 		return c.rl.pttl(ctx, r)
 	}
+	if r.rw == rwRead {
+		return c.readerCall(ctx, r, "pttl", "")
+	}
 	return pttlScript.Run(ctx, c.rdb, []string{r.key}, r.token).Int64()
 }
 
 func (c *Client) refreshCall(ctx context.Context, r *request, ttl time.Duration) (int64, error) {
 	if c.rl != nil {
 		return c.rl.refresh(ctx, r, ttl)
+	}
+	if r.rw == rwRead {
+		return c.readerCall(ctx, r, "refresh", ttl.Milliseconds())
 	}
 	return refreshScript.Run(ctx, c.rdb, []string{r.key}, r.token, ttl.Milliseconds()).Int64()
 }
@@ -54,6 +60,9 @@ func (c *Client) releaseCall(ctx context.Context, r *request) (int64, error) {
 	}
 	if r.fair {
 		return fairReleaseScript.Run(ctx, c.rdb, []string{r.key, r.queueKey}, r.token, r.channel).Int64()
+	}
+	if r.rw == rwRead {
+		return c.readerCall(ctx, r, "release", r.channel)
 	}
 	return releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Int64()
 }

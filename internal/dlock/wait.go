@@ -116,7 +116,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 	var sub *subscription    // nil until the first failed try, or if c is closed
 	var turn <-chan struct{} // a fair waiter's own wake-up (see ObtainFair)
 	defer func() {
-		if r.fair {
+		if r.direct() {
 			c.notify.leaveFair(sub, r.token)
 		}
 		c.notify.unsubscribe(sub)
@@ -146,7 +146,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 		}
 		if n == 0 {
 			sub = c.notify.subscribe(r.channel)
-			if r.fair {
+			if r.direct() {
 				turn = c.notify.joinFair(sub, r.token)
 			}
 			pause = time.NewTimer(r.backoff(n, pttl))
@@ -154,7 +154,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 			pause.Reset(r.backoff(n, pttl))
 		}
 		wake := sub.wakeC()
-		if r.fair {
+		if r.direct() {
 			wake = turn
 		}
 		select {

@@ -1,0 +1,122 @@
+package dlock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The modes of a read-write request (request.rw).
+const (
+	rwRead  = 1
+	rwWrite = 2
+)
+
+// Suffixes of a read-write key's readers (a hash of reader tokens) and of its waiting writer.
+const (
+	readersSuffix = ":readers"
+	writerSuffix  = ":wwait"
+)
+
+// ErrRWRedlock is returned by RWMutex's methods on a Redlock Client: its readers and writer
+// are kept in one Redis (or one Redis Cluster).
+var ErrRWRedlock = errors.New("dlock: read-write locks need a single Redis or Redis Cluster, not Redlock")
+
+var (
+	//go:embed scripts/rwacquire.lua
+	rwAcquireSrc string
+	//go:embed scripts/rwreader.lua
+	rwReaderSrc string
+	//go:embed scripts/rwleave.lua
+	rwLeaveSrc string
+
+	rwAcquireScript = redis.NewScript(rwAcquireSrc)
+	rwReaderScript  = redis.NewScript(rwReaderSrc)
+	rwLeaveScript   = redis.NewScript(rwLeaveSrc)
+)
+
+// RWMutex is a read-write lock on one key: many readers at once, or one writer. Get one
+// with Client.RW; it holds nothing itself and is cheap to make.
+type RWMutex struct {
+	c   *Client
+	key string
+}
+
+// RW returns the read-write lock of key. A key used as a read-write lock must only be taken
+// through RW: Obtain on the same key sees the writer only.
+func (c *Client) RW(key string) *RWMutex { return &RWMutex{c: c, key: key} }
+
+// RLock takes the key for reading: it waits (up to opt.Wait) while a writer holds it or waits
+// for it, so that a stream of readers cannot starve a writer. Each reader is a Lock of its
+// own: token, fence, Watch, Refresh, Release. Readers that died are dropped when their ttl
+// runs out. Not with Options.Fair; not under Redlock (ErrRWRedlock).
+func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration, opt *Options) (*Lock, error) {
+	return m.c.obtainRW(ctx, m.key, ttl, opt, rwRead)
+}
+
+// Lock takes the key for writing: it waits (up to opt.Wait) while another writer holds it,
+// and while readers hold it, claiming the next turn so that new readers wait behind it (the
+// claim lapses if the writer stops asking). One writer waits at a time; the others wait
+// behind its claim. The Lock is like Obtain's.
+func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration, opt *Options) (*Lock, error) {
+	return m.c.obtainRW(ctx, m.key, ttl, opt, rwWrite)
+}
+
+func (c *Client) obtainRW(ctx context.Context, key string, ttl time.Duration, opt *Options, mode int) (*Lock, error) {
+	switch {
+	case c.rl != nil:
+		return nil, ErrRWRedlock
+	case opt != nil && opt.Fair:
+		return nil, errors.New("dlock: a read-write lock is not fair")
+	}
+	start := time.Now()
+	r, err := c.newRequest(key, ttl, opt)
+	if err != nil {
+		return nil, err
+	}
+	r.rw = mode
+	r.readersKey, r.writerKey = derive(key, readersSuffix), derive(key, writerSuffix)
+	r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	l, err := c.obtainDirect(ctx, r)
+	if err != nil {
+		r.obs.NotObtained(key, time.Since(start), err)
+		return nil, err
+	}
+	r.obs.Obtained(key, time.Since(start))
+	return l, nil
+}
+
+// tryRW is try for a read-write lock.
+func (c *Client) tryRW(ctx context.Context, r *request) (any, error) {
+	mode := "r"
+	if r.rw == rwWrite {
+		mode = "w"
+	}
+	keys := []string{r.key, r.fenceKey, r.readersKey, r.writerKey}
+	return rwAcquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds(),
+		mode, r.queueTimeout.Milliseconds()).Result()
+}
+
+// readerCall runs a reader's release ("release", with the channel), refresh ("refresh",
+// with the ttl in ms) or remaining ttl ("pttl").
+func (c *Client) readerCall(ctx context.Context, r *request, op string, arg any) (int64, error) {
+	return rwReaderScript.Run(ctx, c.rdb, []string{r.readersKey}, r.token, op, arg).Int64()
+}
+
+// leaveRW drops what a read-write request that gave up may have left: a reader's entry whose
+// reply was lost, or a waiting writer's claim.
+func (c *Client) leaveRW(r *request) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if r.rw == rwRead {
+		_, _ = c.readerCall(ctx, r, "release", r.channel)
+		return
+	}
+	_ = rwLeaveScript.Run(ctx, c.rdb, []string{r.writerKey}, r.token).Err()
+}

@@ -1,0 +1,35 @@
+-- rwreader.lua: a reader's release, refresh and remaining ttl (RWMutex).
+--
+-- KEYS[1] readers (see rwacquire.lua)
+-- ARGV[1] token; ARGV[2] "release", "refresh" or "pttl"; ARGV[3] the release
+-- channel (release) or the new ttl in ms (refresh).
+--
+-- release: 1 when the reader held the lock (then the waiters are woken), else
+-- 0. refresh: 1 when it held the lock, else 0. pttl: its remaining ms, or -3
+-- when it does not hold the lock.
+if redis.replicate_commands then redis.replicate_commands() end
+
+local mine = redis.call("HGET", KEYS[1], ARGV[1])
+local now = redis.call("TIME")
+local nowms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local deadline = mine and tonumber(string.match(mine, "^(%d+)"))
+if not mine or deadline <= nowms then
+	if ARGV[2] == "pttl" then
+		return -3
+	end
+	return 0
+end
+if ARGV[2] == "release" then
+	redis.call("HDEL", KEYS[1], ARGV[1])
+	redis.call("PUBLISH", ARGV[3], "released")
+	return 1
+end
+if ARGV[2] == "refresh" then
+	local ttl = tonumber(ARGV[3])
+	redis.call("HSET", KEYS[1], ARGV[1], (nowms + ttl) .. ":" .. string.match(mine, ":(%d+)$"))
+	if redis.call("PTTL", KEYS[1]) < ttl then
+		redis.call("PEXPIRE", KEYS[1], ttl)
+	end
+	return 1
+end
+return deadline - nowms
