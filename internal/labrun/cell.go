@@ -37,10 +37,13 @@ type Cell struct {
 	// or an order without a 201, an already_purchased, or an answer that may hide one (a
 	// process that died mid-request, outcome_unknown). 0 in every cell, whatever the lock:
 	// a broken lock oversells, but the service never lies about it.
-	Untrue  int     `json:"untrue"`
-	Series  []Point `json:"series"` // orders and stock over the sale
-	Seconds float64 `json:"seconds"`
-	Error   string  `json:"error,omitempty"` // the cell could not run
+	Untrue int `json:"untrue"`
+	// Inversions are sold_out answers to requests sent more than 5 ms before the last request
+	// that bought: buyers served out of the order they came in.
+	Inversions int     `json:"inversions"`
+	Series     []Point `json:"series"` // orders and stock over the sale
+	Seconds    float64 `json:"seconds"`
+	Error      string  `json:"error,omitempty"` // the cell could not run
 }
 
 // OK reports whether the cell came out as expected.
@@ -68,13 +71,17 @@ type crowd struct {
 	product int64
 	start   time.Time
 
-	mu       sync.Mutex
-	answers  map[string]int
-	users    map[int64]heard // what each buyer was told, over its tries
-	lastHeld time.Time       // the last answer given under the lock
-	lastSale time.Time
-	held     int
-	sold     atomic.Int64
+	mu      sync.Mutex
+	answers map[string]int
+	users   map[int64]heard // what each buyer was told, over its tries
+	// lastBuySent is when the last request that bought was sent, soldOutSent when each
+	// sold_out one was (since start): the inversions' inputs.
+	lastBuySent time.Duration
+	soldOutSent []time.Duration
+	lastHeld    time.Time // the last answer given under the lock
+	lastSale    time.Time
+	held        int
+	sold        atomic.Int64
 }
 
 // buy runs n buyers with workers goroutines until they are all answered or ctx ends.
@@ -100,9 +107,10 @@ func (c *crowd) buy(ctx context.Context, n int) {
 func (c *crowd) buyer(ctx context.Context, user int64) {
 	i := int(user) % len(c.clients)
 	for ctx.Err() == nil {
+		sent := time.Now()
 		_, err := c.clients[i].Purchase(ctx, c.product, user)
 		outcome, final := outcomeOf(err)
-		c.record(user, outcome, final)
+		c.record(user, outcome, final, sent)
 		if final {
 			return
 		}
@@ -125,11 +133,17 @@ const (
 	heardMaybe                   // no answer or outcome_unknown: an order may exist
 )
 
-func (c *crowd) record(user int64, outcome string, final bool) {
+func (c *crowd) record(user int64, outcome string, final bool, sent time.Time) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.answers[outcome]++
+	switch outcome {
+	case "created":
+		c.lastBuySent = max(c.lastBuySent, sent.Sub(c.start))
+	case api.CodeSoldOut:
+		c.soldOutSent = append(c.soldOutSent, sent.Sub(c.start))
+	}
 	switch outcome {
 	case "created":
 		c.users[user] |= heardOrder
@@ -174,6 +188,24 @@ func (c *crowd) rates() (orders, handoffs float64) {
 		return 0
 	}
 	return per(c.answers["created"], c.lastSale), per(c.held, c.lastHeld)
+}
+
+// inversionSlack is how much earlier than the last request that bought a sold_out request
+// must have been sent to count as an inversion (as cmd/loadtest counts them).
+const inversionSlack = 5 * time.Millisecond
+
+// inversions counts the sold_out answers to requests sent more than inversionSlack before
+// the last request that bought: buyers turned away although someone who came later bought.
+func (c *crowd) inversions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, at := range c.soldOutSent {
+		if at+inversionSlack < c.lastBuySent {
+			n++
+		}
+	}
+	return n
 }
 
 // untrue counts the buyers whose answers the orders in PostgreSQL (buyers) contradict.

@@ -205,6 +205,7 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 		return c
 	}
 	c.Untrue = cr.untrue(buyers)
+	c.Inversions = cr.inversions()
 	c.Series = append(c.Series, Point{MS: end.Sub(cr.start).Milliseconds(), Orders: c.Orders, Stock: c.Stock})
 	c.Answers = cr.answers
 	c.OrdersPerSec, c.HandoffsPerSec = cr.rates()

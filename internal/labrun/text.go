@@ -13,7 +13,7 @@ import (
 func WriteMatrix(w io.Writer, res Result) {
 	locks, scens, byPair := res.axes()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "lock\t%s\tcrowd orders/s\tcrowd handoffs/s\n", strings.Join(scens, "\t"))
+	fmt.Fprintf(tw, "lock\t%s\tcrowd orders/s\tcrowd handoffs/s\tcrowd inversions\n", strings.Join(scens, "\t"))
 	for _, l := range locks {
 		row := []string{l}
 		for _, s := range scens {
@@ -28,9 +28,9 @@ func WriteMatrix(w io.Writer, res Result) {
 			}
 		}
 		if c := byPair[Pair{Lock: l, Scenario: "crowd"}]; c != nil {
-			row = append(row, fmt.Sprintf("%.0f", c.OrdersPerSec), fmt.Sprintf("%.0f", c.HandoffsPerSec))
+			row = append(row, fmt.Sprintf("%.0f", c.OrdersPerSec), fmt.Sprintf("%.0f", c.HandoffsPerSec), fmt.Sprint(c.Inversions))
 		} else {
-			row = append(row, "-", "-")
+			row = append(row, "-", "-", "-")
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
