@@ -37,14 +37,18 @@ func BenchmarkBareScripts(b *testing.B) {
 	ctx := context.Background()
 	rdb := newRedis(b)
 	key := testKey(b, rdb, "bare")
-	load := func(name string) *redis.Script {
-		src, err := os.ReadFile("scripts/" + name)
-		if err != nil {
-			b.Fatal(err)
+	load := func(names ...string) *redis.Script {
+		var src []byte
+		for _, name := range names {
+			data, err := os.ReadFile("scripts/" + name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			src = append(src, data...)
 		}
 		return redis.NewScript(string(src))
 	}
-	acquire, release := load("acquire.lua"), load("release.lua")
+	acquire, release := load("mint.lua", "acquire.lua"), load("release.lua") // as scripts.go loads them
 	keys := []string{key, "{" + key + "}:fence"}
 	benchWithFloor(b, rdb, func() error {
 		if err := acquire.Run(ctx, rdb, keys, "token", 1000, 604800000).Err(); err != nil {

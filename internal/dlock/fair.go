@@ -33,7 +33,7 @@ var (
 	//go:embed scripts/fairrelease.lua
 	fairReleaseSrc string
 
-	fairAcquireScript = redis.NewScript(fairAcquireSrc)
+	fairAcquireScript = redis.NewScript(mintSrc + fairAcquireSrc)
 	fairLeaveScript   = redis.NewScript(fairLeaveSrc)
 	fairReleaseScript = redis.NewScript(fairReleaseSrc)
 )
@@ -55,24 +55,11 @@ func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, 
 	if c.rl != nil {
 		return nil, ErrFairRedlock
 	}
-	start := time.Now()
-	r, err := c.newRequest(key, ttl, opt)
-	if err != nil {
-		return nil, err
-	}
-	r.fair = true
-	r.queueKey, r.timeoutsKey = derive(key, queueSuffix), derive(key, timeoutsSuffix)
-	r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
-	if c.isClosed() {
-		return nil, ErrClosed
-	}
-	l, err := c.obtainDirect(ctx, r)
-	if err != nil {
-		r.obs.NotObtained(key, time.Since(start), err)
-		return nil, err
-	}
-	r.obs.Obtained(key, time.Since(start))
-	return l, nil
+	return c.obtainWith(ctx, key, ttl, opt, func(r *request) {
+		r.fair = true
+		r.queueKey, r.timeoutsKey = derive(key, queueSuffix), derive(key, timeoutsSuffix)
+		r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
+	}, c.obtainDirect)
 }
 
 // obtainDirect attempts, without the Client's local queue, until the lock is taken, Wait runs
@@ -81,12 +68,8 @@ func (c *Client) obtainDirect(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
-	var expired <-chan time.Time
-	if r.wait > 0 {
-		t := time.NewTimer(r.wait)
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := r.waitTimer()
+	defer stop()
 	l, err := c.attempt(ctx, r, expired)
 	switch {
 	case err == nil:

@@ -105,15 +105,26 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	if opt != nil && opt.Fair {
 		return c.ObtainFair(ctx, key, ttl, opt)
 	}
+	return c.obtainWith(ctx, key, ttl, opt, nil, c.obtain)
+}
+
+// obtainWith runs one Obtain of any kind: a request for key, made ready by setup (if any),
+// obtained by obtain, reported to the observer.
+func (c *Client) obtainWith(ctx context.Context, key string, ttl time.Duration, opt *Options,
+	setup func(r *request), obtain func(ctx context.Context, r *request) (*Lock, error),
+) (*Lock, error) {
 	start := time.Now()
 	r, err := c.newRequest(key, ttl, opt)
 	if err != nil {
 		return nil, err
 	}
+	if setup != nil {
+		setup(r)
+	}
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
-	l, err := c.obtain(ctx, r)
+	l, err := obtain(ctx, r)
 	if err != nil {
 		r.obs.NotObtained(key, time.Since(start), err)
 		return nil, err

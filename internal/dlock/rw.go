@@ -33,7 +33,7 @@ var (
 	//go:embed scripts/rwleave.lua
 	rwLeaveSrc string
 
-	rwAcquireScript = redis.NewScript(rwAcquireSrc)
+	rwAcquireScript = redis.NewScript(mintSrc + rwAcquireSrc)
 	rwReaderScript  = redis.NewScript(rwReaderSrc)
 	rwLeaveScript   = redis.NewScript(rwLeaveSrc)
 )
@@ -72,24 +72,11 @@ func (c *Client) obtainRW(ctx context.Context, key string, ttl time.Duration, op
 	case opt != nil && opt.Fair:
 		return nil, errors.New("dlock: a read-write lock is not fair")
 	}
-	start := time.Now()
-	r, err := c.newRequest(key, ttl, opt)
-	if err != nil {
-		return nil, err
-	}
-	r.rw = mode
-	r.readersKey, r.writerKey = derive(key, readersSuffix), derive(key, writerSuffix)
-	r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
-	if c.isClosed() {
-		return nil, ErrClosed
-	}
-	l, err := c.obtainDirect(ctx, r)
-	if err != nil {
-		r.obs.NotObtained(key, time.Since(start), err)
-		return nil, err
-	}
-	r.obs.Obtained(key, time.Since(start))
-	return l, nil
+	return c.obtainWith(ctx, key, ttl, opt, func(r *request) {
+		r.rw = mode
+		r.readersKey, r.writerKey = derive(key, readersSuffix), derive(key, writerSuffix)
+		r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
+	}, c.obtainDirect)
 }
 
 // tryRW is try for a read-write lock.

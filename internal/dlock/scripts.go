@@ -12,6 +12,8 @@ import (
 // server does not have the script cached yet. Every key a script touches is
 // passed in KEYS and shares the lock key's hash slot.
 var (
+	//go:embed scripts/mint.lua
+	mintSrc string // the prelude of every acquire script: mint, the fence
 	//go:embed scripts/acquire.lua
 	acquireSrc string
 	//go:embed scripts/release.lua
@@ -21,7 +23,7 @@ var (
 	//go:embed scripts/pttl.lua
 	pttlSrc string
 
-	acquireScript = redis.NewScript(acquireSrc)
+	acquireScript = redis.NewScript(mintSrc + acquireSrc)
 	releaseScript = redis.NewScript(releaseSrc)
 	refreshScript = redis.NewScript(refreshSrc)
 	pttlScript    = redis.NewScript(pttlSrc)

@@ -78,12 +78,8 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
-	var expired <-chan time.Time
-	if r.wait > 0 {
-		t := time.NewTimer(r.wait)
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := r.waitTimer()
+	defer stop()
 	s := c.queue.join(r.key)
 	if err := s.enter(ctx, expired); err != nil {
 		c.queue.leave(r.key, s)
@@ -197,4 +193,14 @@ func drainSignal(c <-chan struct{}) {
 	case <-c:
 	default:
 	}
+}
+
+// waitTimer returns the channel that fires when r's Wait runs out (nil without a Wait), and
+// the function that stops its timer.
+func (r *request) waitTimer() (<-chan time.Time, func()) {
+	if r.wait <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(r.wait)
+	return t.C, func() { t.Stop() }
 }

@@ -7,10 +7,7 @@
 -- Returns the fence as a decimal string when the lock was taken, or the
 -- holder's remaining ttl in ms (an integer) when someone else holds it.
 --
--- The fence is max(last fence + 1, server TIME in microseconds). The clock term
--- keeps fences increasing even when the fence key is gone (expired, evicted, or
--- Redis restarted without persistence). Microsecond timestamps (~1.8e15) are
--- exact in Lua's doubles (below 2^53), and travel as strings, never as floats.
+-- The fence is minted by mint.lua's mint, which scripts.go prepends.
 
 -- Redis before 5.0 must replicate a script that calls TIME by its effects.
 if redis.replicate_commands then redis.replicate_commands() end
@@ -30,13 +27,6 @@ if holder then
 	return redis.call("PTTL", KEYS[1])
 end
 
-local now = redis.call("TIME")
-local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local last = tonumber(redis.call("GET", KEYS[2]))
-if last and last >= fence then
-	fence = last + 1
-end
-fence = string.format("%.0f", fence)
+local fence = mint(redis.call("TIME"), KEYS[2], ARGV[3])
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-redis.call("SET", KEYS[2], fence, "PX", ARGV[3])
 return fence

@@ -45,14 +45,8 @@ if not holder and (not first or first == ARGV[1]) then
 		redis.call("LPOP", KEYS[3])
 		redis.call("ZREM", KEYS[4], ARGV[1])
 	end
-	local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-	local last = tonumber(redis.call("GET", KEYS[2]))
-	if last and last >= fence then
-		fence = last + 1
-	end
-	fence = string.format("%.0f", fence)
+	local fence = mint(now, KEYS[2], ARGV[3])
 	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-	redis.call("SET", KEYS[2], fence, "PX", ARGV[3])
 	return fence
 end
 

@@ -28,17 +28,6 @@ for i = 1, #all, 2 do
 	end
 end
 
-local function mint()
-	local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-	local last = tonumber(redis.call("GET", KEYS[2]))
-	if last and last >= fence then
-		fence = last + 1
-	end
-	fence = string.format("%.0f", fence)
-	redis.call("SET", KEYS[2], fence, "PX", ARGV[3])
-	return fence
-end
-
 local writer = redis.call("GET", KEYS[1])
 if ARGV[4] == "r" then
 	local mine = redis.call("HGET", KEYS[3], ARGV[1])
@@ -54,7 +43,7 @@ if ARGV[4] == "r" then
 	if waiting > 0 then -- a writer waits for the readers to go: let it
 		return waiting
 	end
-	local fence = mint()
+	local fence = mint(now, KEYS[2], ARGV[3])
 	redis.call("HSET", KEYS[3], ARGV[1], (nowms + ttl) .. ":" .. fence)
 	if redis.call("PTTL", KEYS[3]) < ttl then
 		redis.call("PEXPIRE", KEYS[3], ttl)
@@ -80,6 +69,6 @@ end
 if waiting then
 	redis.call("DEL", KEYS[4])
 end
-local fence = mint()
+local fence = mint(now, KEYS[2], ARGV[3])
 redis.call("SET", KEYS[1], ARGV[1], "PX", ttl)
 return fence
