@@ -4,6 +4,8 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,6 +16,7 @@ import (
 const (
 	queueSuffix    = ":queue"
 	timeoutsSuffix = ":timeouts"
+	arrivalsSuffix = ":arrivals" // hash: token -> when it started waiting
 )
 
 // minQueueTimeout is the least time a fair waiter keeps its place in the queue between two
@@ -58,6 +61,7 @@ func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, 
 	return c.obtainWith(ctx, key, ttl, opt, func(r *request) {
 		r.fair = true
 		r.queueKey, r.timeoutsKey = derive(key, queueSuffix), derive(key, timeoutsSuffix)
+		r.arrivalsKey = derive(key, arrivalsSuffix)
 		r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
 	}, c.obtainDirect)
 }
@@ -83,7 +87,7 @@ func (c *Client) obtainDirect(ctx context.Context, r *request) (*Lock, error) {
 
 // tryFair is try for a fair lock.
 func (c *Client) tryFair(ctx context.Context, r *request) (any, error) {
-	keys := []string{r.key, r.fenceKey, r.queueKey, r.timeoutsKey}
+	keys := []string{r.key, r.fenceKey, r.queueKey, r.timeoutsKey, r.arrivalsKey}
 	return fairAcquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(),
 		fenceKeyTTL.Milliseconds(), r.queueTimeout.Milliseconds()).Result()
 }
@@ -92,5 +96,29 @@ func (c *Client) tryFair(ctx context.Context, r *request) (any, error) {
 func (c *Client) leaveQueue(r *request) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	_ = fairLeaveScript.Run(ctx, c.rdb, []string{r.queueKey, r.timeoutsKey}, r.token).Err()
+	_ = fairLeaveScript.Run(ctx, c.rdb, []string{r.queueKey, r.timeoutsKey, r.arrivalsKey}, r.token).Err()
 }
+
+// parseFairGrant reads fairacquire.lua's answer to a call sent at sent and answered at
+// recv: the fence and, if another waiter is queued, when it started waiting, in this
+// process's clock (the server's clock is mapped to it at the call's midpoint).
+func parseFairGrant(v string, sent, recv time.Time) (fence int64, next time.Time, err error) {
+	parts := strings.Split(v, "|")
+	if fence, err = strconv.ParseInt(parts[0], 10, 64); err != nil || len(parts) != 3 || parts[2] == "" {
+		return fence, time.Time{}, err // a retried call answers the fence alone
+	}
+	now, err1 := strconv.ParseInt(parts[1], 10, 64)
+	since, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return fence, time.Time{}, nil
+	}
+	mid := sent.Add(recv.Sub(sent) / 2)
+	return fence, mid.Add(time.Duration(since-now) * time.Millisecond), nil
+}
+
+// NextWaiterSince reports, for a lock taken with ObtainFair, when the waiter queued behind
+// it started waiting (in this process's clock, mapped from the server's when the lock was
+// granted), and whether there was one. Work that batches requests of many callers under one
+// fair lock serves only those that came before it, so that the queue's order holds for them
+// too.
+func (l *Lock) NextWaiterSince() (time.Time, bool) { return l.nextWaiter, !l.nextWaiter.IsZero() }

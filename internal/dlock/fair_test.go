@@ -179,3 +179,53 @@ func TestFairGiveUpLeavesQueue(t *testing.T) {
 		t.Errorf("ObtainFair under Redlock: %v, want ErrFairRedlock", err)
 	}
 }
+
+// TestFairNextWaiterSince: a fair lock knows when the waiter queued behind it started
+// waiting, in this process's clock, and knows when nobody is.
+func TestFairNextWaiterSince(t *testing.T) {
+	skipRedlockSuite(t)
+	t.Parallel()
+	ctx := context.Background()
+	rdb := newRedis(t)
+	key := testKey(t, rdb, "fair")
+	c := newClient(t, rdb, nil)
+	holder, err := c.ObtainFair(ctx, key, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := holder.NextWaiterSince(); ok {
+		t.Error("the first holder has a waiter behind it")
+	}
+	locks := make(chan *dlock.Lock, 2)
+	var started [2]time.Time
+	for i := range 2 {
+		started[i] = time.Now()
+		go func() {
+			l, err := c.ObtainFair(ctx, key, 5*time.Second, &dlock.Options{Wait: 10 * time.Second})
+			if err != nil {
+				t.Error(err)
+			}
+			locks <- l
+		}()
+		queued(t, rdb, key, int64(i+1))
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = holder.Release(ctx)
+	first := <-locks
+	if first == nil {
+		t.FailNow()
+	}
+	since, ok := first.NextWaiterSince()
+	if d := since.Sub(started[1]); !ok || d < -50*time.Millisecond || d > 100*time.Millisecond {
+		t.Errorf("next waiter since %v (ok %v), want about %v", since, ok, started[1])
+	}
+	_ = first.Release(ctx)
+	last := <-locks
+	if last == nil {
+		t.FailNow()
+	}
+	if _, ok := last.NextWaiterSince(); ok {
+		t.Error("the last holder has a waiter behind it")
+	}
+	_ = last.Release(ctx)
+}

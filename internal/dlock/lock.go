@@ -25,6 +25,8 @@ type Lock struct {
 	fence    int64
 	acquired time.Time // when the acquire call was sent
 
+	nextWaiter time.Time // a fair lock's: when the waiter behind it started waiting (NextWaiterSince)
+
 	refreshMu sync.Mutex // serializes renewals: the last to finish is the last applied
 
 	// passTurn lets the next goroutine of this Client that waits for the key

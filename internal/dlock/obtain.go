@@ -19,9 +19,9 @@ type request struct {
 
 	// A fair request (ObtainFair) waits in its key's queue, kept for queueTimeout between
 	// its calls.
-	fair                  bool
-	queueKey, timeoutsKey string
-	queueTimeout          time.Duration
+	fair                               bool
+	queueKey, timeoutsKey, arrivalsKey string
+	queueTimeout                       time.Duration
 
 	// A read-write request (RWMutex) reads (rwRead) or writes (rwWrite); a waiting writer's
 	// claim on the next turn lasts queueTimeout between its calls.
@@ -164,6 +164,16 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 	}
 	switch v := res.(type) {
 	case string:
+		if r.fair {
+			fence, next, err := parseFairGrant(v, sent, time.Now())
+			if err != nil {
+				c.goBackground(func() { c.cleanup(r) })
+				return nil, 0, fmt.Errorf("dlock: obtain %q: bad answer %q: %w", r.key, v, err)
+			}
+			l := newLock(c, r, fence, sent)
+			l.nextWaiter = next
+			return l, 0, nil
+		}
 		fence, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			c.goBackground(func() { c.cleanup(r) })

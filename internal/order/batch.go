@@ -2,17 +2,21 @@ package order
 
 import (
 	"sync"
+	"time"
 )
 
 // request is one buyer waiting in a batch.
 type request struct {
 	user int64
+	at   time.Time   // when the buyer joined
 	res  chan result // buffered: the leader never blocks on a buyer who left
 }
 
+// result is a buyer's answer, or (lead set) the order to lead that batch (see requeue).
 type result struct {
-	o   Order
-	err error
+	o    Order
+	err  error
+	lead *batch
 }
 
 // batch collects the buyers of one product who arrive while its leader waits for, or holds,
@@ -77,4 +81,41 @@ func (b *batcher) leave(bt *batch, r *request) bool {
 		}
 	}
 	return false
+}
+
+// takeBefore is take for a fair product's leader: it returns the buyers who joined before
+// cutoff (always the first, the leader's own), and puts the others back with requeue, to be
+// served after the waiter of another process that came before them.
+func (b *batcher) takeBefore(id int64, bt *batch, cutoff time.Time) []*request {
+	reqs := b.take(id, bt)
+	i := 1
+	for i < len(reqs) && reqs[i].at.Before(cutoff) {
+		i++
+	}
+	if rest := reqs[i:]; len(rest) > 0 {
+		b.requeue(id, rest)
+	}
+	return reqs[:i:i]
+}
+
+// requeue puts buyers a leader did not take into the product's open batch, ahead of its
+// buyers (they came first), or into a new open batch whose first buyer is told to lead it.
+func (b *batcher) requeue(id int64, rest []*request) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bt, ok := b.open[id]; ok {
+		bt.reqs = append(append([]*request(nil), rest...), bt.reqs...)
+		if len(bt.reqs) >= b.max {
+			delete(b.open, id)
+			close(bt.full)
+		}
+		return
+	}
+	bt := &batch{reqs: append([]*request(nil), rest...), full: make(chan struct{})}
+	if len(bt.reqs) >= b.max {
+		close(bt.full)
+	} else {
+		b.open[id] = bt
+	}
+	rest[0].res <- result{lead: bt}
 }

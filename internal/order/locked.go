@@ -28,20 +28,31 @@ import (
 // makes the late write fail. Once the statements are done, COMMIT goes out whatever happens
 // to the lock, and the buyers are answered with what it committed.
 func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	r := &request{user: userID, res: make(chan result, 1)}
+	r := &request{user: userID, at: time.Now(), res: make(chan result, 1)}
 	bt, lead := s.batches.join(p.ID, r)
 	if lead {
 		s.lead(ctx, p, bt)
 	}
-	select {
-	case res := <-r.res:
-		return res.o, res.err
-	case <-ctx.Done():
-		if s.batches.leave(bt, r) {
-			return Order{}, context.Cause(ctx)
+	for {
+		select {
+		case res := <-r.res:
+			if res.lead != nil { // put back by a fair product's leader, first of its batch
+				bt = res.lead
+				s.lead(ctx, p, bt)
+				continue
+			}
+			return res.o, res.err
+		case <-ctx.Done():
+			if s.batches.leave(bt, r) {
+				return Order{}, context.Cause(ctx)
+			}
+			res := <-r.res // the leader has taken this buyer: the answer is on its way
+			if res.lead != nil {
+				s.lead(ctx, p, res.lead) // it must still serve the batch it was given
+				res = <-r.res
+			}
+			return res.o, res.err
 		}
-		res := <-r.res // the leader has taken this buyer: the answer is on its way
-		return res.o, res.err
 	}
 }
 
@@ -66,7 +77,13 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch) {
 	opt := &dlock.Options{Wait: s.cfg.LockWait, Fair: p.Fair}
 	run.err = s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
 		s.linger(ctx, bt)
-		run.reqs = s.batches.take(p.ID, bt)
+		if since, ok := l.NextWaiterSince(); ok && p.Fair {
+			// Serve only the buyers who came before the next process's waiter: the others
+			// go after it, as the fair lock's queue says.
+			run.reqs = s.batches.takeBefore(p.ID, bt, since)
+		} else {
+			run.reqs = s.batches.take(p.ID, bt)
+		}
 		if err := think(ctx, p); err != nil { // the teaching pause: lock held, no transaction open
 			return err
 		}

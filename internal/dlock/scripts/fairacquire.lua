@@ -3,13 +3,15 @@
 --
 -- KEYS[1] lock key; KEYS[2] fence key; KEYS[3] queue (list of waiting tokens,
 -- oldest first); KEYS[4] timeouts (sorted set: token -> ms of server time after
--- which a waiter that has not asked again is dropped). All in one hash slot.
+-- which a waiter that has not asked again is dropped); KEYS[5] arrivals (hash:
+-- token -> ms of server time when it started waiting). All in one hash slot.
 -- ARGV[1] token; ARGV[2] lock ttl (ms); ARGV[3] fence key ttl (ms);
 -- ARGV[4] queue timeout (ms): how long a waiter keeps its place between calls.
 --
--- Returns the fence as a decimal string when the lock was taken, or else the
--- holder's remaining ttl in ms, or 0 when the key is free but another waiter
--- is ahead (an integer).
+-- Returns "<fence>|<server ms now>|<server ms when the next waiter started
+-- waiting, or empty>" when the lock was taken (a retried call: the fence
+-- alone), or else the holder's remaining ttl in ms, or 0 when the key is free
+-- but another waiter is ahead (an integer).
 
 if redis.replicate_commands then redis.replicate_commands() end
 
@@ -26,6 +28,7 @@ while true do
 	if deadline and tonumber(deadline) > nowms then break end
 	redis.call("LPOP", KEYS[3])
 	redis.call("ZREM", KEYS[4], first)
+	redis.call("HDEL", KEYS[5], first)
 end
 
 local holder = redis.call("GET", KEYS[1])
@@ -44,21 +47,26 @@ if not holder and (not first or first == ARGV[1]) then
 	if first then
 		redis.call("LPOP", KEYS[3])
 		redis.call("ZREM", KEYS[4], ARGV[1])
+		redis.call("HDEL", KEYS[5], ARGV[1])
 	end
 	local fence = mint(now, KEYS[2], ARGV[3])
 	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-	return fence
+	local nextWaiter = redis.call("LINDEX", KEYS[3], 0)
+	local since = nextWaiter and redis.call("HGET", KEYS[5], nextWaiter) or ""
+	return fence .. "|" .. nowms .. "|" .. (since or "")
 end
 
 -- Wait: take a place at the end of the queue on the first call, keep it on
 -- the next ones. The queue and its timeouts expire when nobody asks any more.
 if not redis.call("ZSCORE", KEYS[4], ARGV[1]) then
 	redis.call("RPUSH", KEYS[3], ARGV[1])
+	redis.call("HSET", KEYS[5], ARGV[1], nowms)
 end
 redis.call("ZADD", KEYS[4], nowms + tonumber(ARGV[4]), ARGV[1])
 local keep = tonumber(ARGV[4]) * 2 + tonumber(ARGV[2])
 redis.call("PEXPIRE", KEYS[3], keep)
 redis.call("PEXPIRE", KEYS[4], keep)
+redis.call("PEXPIRE", KEYS[5], keep)
 if holder then
 	return redis.call("PTTL", KEYS[1])
 end
