@@ -78,6 +78,9 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 	}()
 	byID, left, err := s.writeBundle(wctx, ids, m.Locks(), userID)
 	if err != nil {
+		if cause := context.Cause(wctx); errors.Is(cause, dlock.ErrLost) {
+			err = errors.Join(err, cause) // a statement cut short by a lost lock: busy, not a bug
+		}
 		return nil, err
 	}
 	for i, id := range ids {
