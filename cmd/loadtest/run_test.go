@@ -20,7 +20,9 @@ func runFake(t *testing.T, base string, args ...string) (stdout, stderr string, 
 	t.Helper()
 	env := map[string]string{"ADMIN_TOKEN": "secret", "LOADTEST_TARGETS": base + "," + base}
 	argv := append([]string{"loadtest"}, args...)
-	argv = append(argv, "-database-url=", "-redis-addr=", "-progress=0", "-duration=5s")
+	// Every caller bounds its run with -requests; the duration only stops a run that hangs,
+	// generous enough for a machine that runs the lab and the fault tests beside it.
+	argv = append(argv, "-database-url=", "-redis-addr=", "-progress=0", "-duration=30s")
 	var out, errb bytes.Buffer
 	err = run(context.Background(), argv, func(k string) string { return env[k] }, &out, &errb)
 	return out.String(), errb.String(), err

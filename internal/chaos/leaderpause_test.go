@@ -53,9 +53,7 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 			a, _ := s.answerOf(u)
 			log("round %d: frozen batch's buyer %d answered %s, has an order: %v", round, u, a.outcome(), pg.buyers[u])
 		}
-		if err := ready(victim); err != nil {
-			t.Fatalf("victim not ready after SIGCONT: %v", err)
-		}
+		waitFor(t, 20*time.Second, "the victim ready again after SIGCONT", func() bool { return ready(victim) == nil })
 	}
 	s.finish(t, victim, other)
 	log("sold out: %s", s.summary())
