@@ -12,17 +12,11 @@
 -- Redis before 5.0 must replicate a script that calls TIME by its effects.
 if redis.replicate_commands then redis.replicate_commands() end
 
-local holder = redis.call("GET", KEYS[1])
-if holder == ARGV[1] then
-	-- Already ours: a client library retried a call whose reply was lost.
-	-- Answer as the first call did, with the fence minted then.
-	local fence = redis.call("GET", KEYS[2])
-	if not fence then
-		return redis.error_reply("dlock: fence key missing for a held lock")
-	end
-	redis.call("PEXPIRE", KEYS[1], ARGV[2])
-	return fence
+local answer = again(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) -- a client library retried
+if answer then
+	return answer
 end
+local holder = redis.call("GET", KEYS[1])
 if holder then
 	return redis.call("PTTL", KEYS[1])
 end

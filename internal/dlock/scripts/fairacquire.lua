@@ -31,16 +31,11 @@ while true do
 	redis.call("HDEL", KEYS[5], first)
 end
 
-local holder = redis.call("GET", KEYS[1])
-if holder == ARGV[1] then
-	-- A retried call whose reply was lost: answer as the first call did.
-	local fence = redis.call("GET", KEYS[2])
-	if not fence then
-		return redis.error_reply("dlock: fence key missing for a held lock")
-	end
-	redis.call("PEXPIRE", KEYS[1], ARGV[2])
-	return fence
+local answer = again(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) -- a retried call
+if answer then
+	return answer
 end
+local holder = redis.call("GET", KEYS[1])
 
 local first = redis.call("LINDEX", KEYS[3], 0)
 if not holder and (not first or first == ARGV[1]) then

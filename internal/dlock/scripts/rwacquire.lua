@@ -51,9 +51,9 @@ if ARGV[4] == "r" then
 	return fence
 end
 
-if writer == ARGV[1] then -- a retried call whose reply was lost
-	redis.call("PEXPIRE", KEYS[1], ttl)
-	return redis.call("GET", KEYS[2])
+local answer = again(KEYS[1], KEYS[2], ARGV[1], ttl) -- a retried call
+if answer then
+	return answer
 end
 if writer then
 	return redis.call("PTTL", KEYS[1])
