@@ -3,12 +3,15 @@ package app_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestBundlePurchase: a bundle sells one unit of each product or nothing. Its answers name
@@ -62,8 +65,18 @@ func TestBundlePurchase(t *testing.T) {
 func TestBundlesOverlapNoDeadlock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	first := newStack(t, order.Config{LockWait: 3 * time.Second})
-	second := newStackOn(t, first.DB, first.Redis, first.Prefix, order.Config{LockWait: 3 * time.Second})
+	// The processes log their errors where a failure shows them: a 500 says why.
+	var errLog testenv.Buffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the API processes' errors:\n%s", errLog.Tail(20))
+		}
+	})
+	base := newStack(t, order.Config{}) // the database and Redis prefix of the test
+	cfg := app.Config{DB: base.DB, Redis: base.Redis, RedisPrefix: base.Prefix, AdminToken: adminToken,
+		Order:  order.Config{LockWait: 3 * time.Second},
+		Logger: slog.New(slog.NewJSONHandler(&errLog, &slog.HandlerOptions{Level: slog.LevelError}))}
+	first, second := serve(t, cfg), serve(t, cfg)
 	stacks := []*stack{first, second}
 	const stock = 40
 	x, y, z := first.createProduct(t, stock, "dlock", 0), first.createProduct(t, stock, "dlock", 0), first.createProduct(t, stock, "dlock", 0)
