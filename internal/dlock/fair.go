@@ -2,13 +2,10 @@ package dlock
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Suffixes of a fair key's queue (a list of waiting tokens, oldest first) and of its
@@ -19,27 +16,18 @@ const (
 	arrivalsSuffix = ":arrivals" // hash: token -> when it started waiting
 )
 
-// minQueueTimeout is the least time a fair waiter keeps its place in the queue between two
-// of its calls; the timeout is also at least 8 × MaxBackoff, so that a live waiter, which
-// calls at least every MaxBackoff, never loses its place.
+// minQueueTimeout is the least time a fair waiter keeps its place in the queue (or a waiting
+// writer its claim) between two of its calls; see placeTimeout.
 const minQueueTimeout = time.Second
+
+// placeTimeout is how long r keeps its place between two calls: at least minQueueTimeout,
+// and 8 × MaxBackoff, so that a live waiter, which calls at least every MaxBackoff, never
+// loses it.
+func (r *request) placeTimeout() time.Duration { return max(minQueueTimeout, 8*r.maxBackoff) }
 
 // ErrFairRedlock is returned by ObtainFair on a Redlock Client: a queue kept on independent
 // masters has no single order, so a fair lock needs one Redis (or one Redis Cluster).
 var ErrFairRedlock = errors.New("dlock: fair locks need a single Redis or Redis Cluster, not Redlock")
-
-var (
-	//go:embed scripts/fairacquire.lua
-	fairAcquireSrc string
-	//go:embed scripts/fairleave.lua
-	fairLeaveSrc string
-	//go:embed scripts/fairrelease.lua
-	fairReleaseSrc string
-
-	fairAcquireScript = redis.NewScript(mintSrc + fairAcquireSrc)
-	fairLeaveScript   = redis.NewScript(fairLeaveSrc)
-	fairReleaseScript = redis.NewScript(fairReleaseSrc)
-)
 
 // ObtainFair is Obtain for a fair lock: the waiters of key, in this Client and every other
 // one, are granted it in the order they first asked for it. Each waiter keeps its place in a
@@ -62,7 +50,7 @@ func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, 
 		r.fair = true
 		r.queueKey, r.timeoutsKey = derive(key, queueSuffix), derive(key, timeoutsSuffix)
 		r.arrivalsKey = derive(key, arrivalsSuffix)
-		r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
+		r.queueTimeout = r.placeTimeout()
 	}, c.obtainDirect)
 }
 

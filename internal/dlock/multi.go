@@ -88,3 +88,24 @@ func (m *MultiLock) Release(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// DoMulti is Do for several keys: it takes them with ObtainMulti, runs fn on the MultiLock's
+// watched context (cancelled if any key is lost), and releases them, also on panic. Its
+// error is fn's, joined with a cause wrapping ErrLost if a key was lost while fn ran.
+func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, opt *Options,
+	fn func(ctx context.Context, m *MultiLock) error,
+) (err error) {
+	m, err := c.ObtainMulti(ctx, keys, ttl, opt)
+	if err != nil {
+		return err
+	}
+	wctx := m.Watch(ctx)
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if lost := lostCause(wctx, m.Release(rctx)); lost != nil {
+			err = errors.Join(err, lost)
+		}
+	}()
+	return fn(wctx, m)
+}

@@ -131,3 +131,25 @@ func TestMultiWatchLost(t *testing.T) {
 	}
 	_ = m.Release(ctx)
 }
+
+// TestDoMultiLost: DoMulti's error carries ErrLost when a key was lost while fn ran, beside
+// fn's own error, as Do's does.
+func TestDoMultiLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := newRedis(t)
+	base := testKey(t, rdb, "multi")
+	c := newClient(t, rdb, nil)
+	errWork := errors.New("work cut short")
+	err := c.DoMulti(ctx, []string{base + ":x", base + ":y"}, 300*time.Millisecond, nil,
+		func(ctx context.Context, m *dlock.MultiLock) error {
+			if err := rdb.Del(ctx, m.Locks()[1].Key()).Err(); err != nil {
+				return err
+			}
+			<-ctx.Done() // the watchdog finds the key gone
+			return errWork
+		})
+	if !errors.Is(err, dlock.ErrLost) || !errors.Is(err, errWork) {
+		t.Fatalf("DoMulti = %v, want ErrLost joined with fn's error", err)
+	}
+}

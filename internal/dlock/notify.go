@@ -35,8 +35,9 @@ type notifier struct {
 // subscription is one release channel with the waiters that use it.
 type subscription struct {
 	wake chan struct{} // cap 1: a release, or the subscription became active
-	// fair holds the fair waiters (ObtainFair) of this process by token, each woken when a
-	// release names it, or when the subscription becomes active; guarded by notifier.mu.
+	// fair holds the direct waiters (ObtainFair, RWMutex) of this process by token, each
+	// woken when a release names it or names nobody, or when the subscription becomes
+	// active; guarded by notifier.mu.
 	fair map[string]chan struct{}
 	refs int       // waiters using it; guarded by notifier.mu
 	sent uint64    // bit i: SUBSCRIBE handed to node i's connection; guarded by notifier.mu
@@ -54,19 +55,8 @@ func (s *subscription) wakeC() <-chan struct{} {
 
 // drain discards a pending signal; nil-safe.
 func (s *subscription) drain() {
-	if s == nil {
-		return
-	}
-	select {
-	case <-s.wake:
-	default:
-	}
-}
-
-func (s *subscription) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	if s != nil {
+		drainSignal(s.wake)
 	}
 }
 
@@ -147,33 +137,33 @@ func (n *notifier) leaveFair(s *subscription, token string) {
 	delete(s.fair, token)
 }
 
-// wakeFair signals the fair waiter token of channel in this process, or every fair waiter
-// of channel when token is empty.
-func (n *notifier) wakeFair(channel, token string) {
+// wake signals the waiters of channel in this process: the one of the local queue (see
+// waitQueue), and every direct waiter (fair and read-write, see joinFair), or only the one
+// whose token is named when token is not empty (a fair release names the head of the
+// queue). A release by this Client calls it so that local waiters do not wait for the
+// published message.
+func (n *notifier) wake(channel, token string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := n.subs[channel]
 	if s == nil {
 		return
 	}
-	for t, c := range s.fair {
-		if token == "" || t == token {
-			select {
-			case c <- struct{}{}:
-			default:
-			}
-		}
+	if token != "" {
+		signal(s.fair[token]) // nil (no such waiter here): no-op
+		return
+	}
+	signal(s.wake)
+	for _, c := range s.fair {
+		signal(c)
 	}
 }
 
-// wake signals the waiter of channel in this process, if any. A release by
-// this Client calls it so local waiters do not wait for the published message.
-func (n *notifier) wake(channel string) {
-	n.mu.Lock()
-	s := n.subs[channel]
-	n.mu.Unlock()
-	if s != nil {
-		s.signal()
+// signal sends a wake-up on c unless one is pending already; a nil c is a no-op.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -235,16 +225,14 @@ func (n *notifier) run(ctx context.Context, i int, ps *redis.PubSub) {
 func (n *notifier) deliver(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
-		if m.Payload != "released" { // a fair release names the waiter whose turn it is
-			n.wakeFair(m.Channel, m.Payload)
-			return
+		token := m.Payload // a fair release names the waiter whose turn it is
+		if token == "released" {
+			token = ""
 		}
-		n.wake(m.Channel)
-		n.wakeFair(m.Channel, "") // read-write waiters: any of them may go now
+		n.wake(m.Channel, token)
 	case *redis.Subscription:
 		if m.Kind == "subscribe" {
-			n.wake(m.Channel)
-			n.wakeFair(m.Channel, "")
+			n.wake(m.Channel, "")
 		}
 	}
 }

@@ -2,11 +2,8 @@ package dlock
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // The modes of a read-write request (request.rw).
@@ -24,19 +21,6 @@ const (
 // ErrRWRedlock is returned by RWMutex's methods on a Redlock Client: its readers and writer
 // are kept in one Redis (or one Redis Cluster).
 var ErrRWRedlock = errors.New("dlock: read-write locks need a single Redis or Redis Cluster, not Redlock")
-
-var (
-	//go:embed scripts/rwacquire.lua
-	rwAcquireSrc string
-	//go:embed scripts/rwreader.lua
-	rwReaderSrc string
-	//go:embed scripts/rwleave.lua
-	rwLeaveSrc string
-
-	rwAcquireScript = redis.NewScript(mintSrc + rwAcquireSrc)
-	rwReaderScript  = redis.NewScript(rwReaderSrc)
-	rwLeaveScript   = redis.NewScript(rwLeaveSrc)
-)
 
 // RWMutex is a read-write lock on one key: many readers at once, or one writer. Get one
 // with Client.RW; it holds nothing itself and is cheap to make.
@@ -75,7 +59,7 @@ func (c *Client) obtainRW(ctx context.Context, key string, ttl time.Duration, op
 	return c.obtainWith(ctx, key, ttl, opt, func(r *request) {
 		r.rw = mode
 		r.readersKey, r.writerKey = derive(key, readersSuffix), derive(key, writerSuffix)
-		r.queueTimeout = max(minQueueTimeout, 8*r.maxBackoff)
+		r.queueTimeout = r.placeTimeout()
 	}, c.obtainDirect)
 }
 

@@ -22,11 +22,30 @@ var (
 	refreshSrc string
 	//go:embed scripts/pttl.lua
 	pttlSrc string
+	//go:embed scripts/fairacquire.lua
+	fairAcquireSrc string
+	//go:embed scripts/fairleave.lua
+	fairLeaveSrc string
+	//go:embed scripts/fairrelease.lua
+	fairReleaseSrc string
+	//go:embed scripts/rwacquire.lua
+	rwAcquireSrc string
+	//go:embed scripts/rwreader.lua
+	rwReaderSrc string
+	//go:embed scripts/rwleave.lua
+	rwLeaveSrc string
 
 	acquireScript = redis.NewScript(mintSrc + acquireSrc)
 	releaseScript = redis.NewScript(releaseSrc)
 	refreshScript = redis.NewScript(refreshSrc)
 	pttlScript    = redis.NewScript(pttlSrc)
+
+	fairAcquireScript = redis.NewScript(mintSrc + fairAcquireSrc) // ObtainFair
+	fairLeaveScript   = redis.NewScript(fairLeaveSrc)
+	fairReleaseScript = redis.NewScript(fairReleaseSrc)
+	rwAcquireScript   = redis.NewScript(mintSrc + rwAcquireSrc) // RWMutex
+	rwReaderScript    = redis.NewScript(rwReaderSrc)
+	rwLeaveScript     = redis.NewScript(rwLeaveSrc)
 )
 
 // notHeldPTTL is what pttl.lua returns when the key does not hold the token.
