@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -34,13 +33,12 @@ func (e *ProductError) Unwrap() error { return e.Err }
 // order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
 // already purchased, not found) comes as a *ProductError that names it.
 func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
-	start := time.Now()
-	deadline := start.Add(s.cfg.PurchaseTimeout)
-	pctx, cancel := context.WithDeadlineCause(context.WithValue(ctx, deadlineKey{}, deadline), deadline, errDeadline)
-	defer cancel()
-	orders, err := s.buyBundle(pctx, productIDs, userID)
-	err = explain(ctx, pctx, err)
-	s.observe("bundle", err, start)
+	var orders []Order
+	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
+		var err error
+		orders, err = s.buyBundle(pctx, productIDs, userID)
+		return "bundle", err
+	})
 	return orders, err
 }
 
@@ -66,21 +64,18 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 		}
 		keys[i] = s.Keys.Lock(id)
 	}
-	m, err := s.Locks.ObtainMulti(ctx, keys, s.cfg.LockTTL, &dlock.Options{Wait: s.cfg.LockWait})
+	var (
+		byID map[int64]Order
+		left []int
+	)
+	// A lost key cancels the statements, and DoMulti joins ErrLost to their error: busy.
+	err := s.Locks.DoMulti(ctx, keys, s.cfg.LockTTL, &dlock.Options{Wait: s.cfg.LockWait},
+		func(ctx context.Context, m *dlock.MultiLock) error {
+			var err error
+			byID, left, err = s.writeBundle(ctx, ids, m.Locks(), userID)
+			return err
+		})
 	if err != nil {
-		return nil, err
-	}
-	wctx := m.Watch(ctx)
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = m.Release(rctx)
-	}()
-	byID, left, err := s.writeBundle(wctx, ids, m.Locks(), userID)
-	if err != nil {
-		if cause := context.Cause(wctx); errors.Is(cause, dlock.ErrLost) {
-			err = errors.Join(err, cause) // a statement cut short by a lost lock: busy, not a bug
-		}
 		return nil, err
 	}
 	for i, id := range ids {

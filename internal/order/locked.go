@@ -33,25 +33,21 @@ func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int
 	if lead {
 		s.lead(ctx, p, bt)
 	}
+	done := ctx.Done()
 	for {
 		select {
 		case res := <-r.res:
 			if res.lead != nil { // put back by a fair product's leader, first of its batch
 				bt = res.lead
-				s.lead(ctx, p, bt)
+				s.lead(ctx, p, bt) // it serves the batch even if its own buyer has gone
 				continue
 			}
 			return res.o, res.err
-		case <-ctx.Done():
+		case <-done:
 			if s.batches.leave(bt, r) {
 				return Order{}, context.Cause(ctx)
 			}
-			res := <-r.res // the leader has taken this buyer: the answer is on its way
-			if res.lead != nil {
-				s.lead(ctx, p, res.lead) // it must still serve the batch it was given
-				res = <-r.res
-			}
-			return res.o, res.err
+			done = nil // a leader has taken this buyer: the answer is on its way
 		}
 	}
 }

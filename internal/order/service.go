@@ -115,22 +115,33 @@ func NewService(d Deps, cfg Config) *Service {
 // exactly when it is committed, every error but ErrOutcomeUnknown means nothing was
 // written, and the order and its decrement commit together or not at all.
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
+	var o Order
+	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
+		p, err := s.Products.Meta(pctx, productID)
+		switch {
+		case err != nil:
+		case s.SoldOut.Is(productID):
+			err = fmt.Errorf("product %d: %w", productID, inventory.ErrSoldOut)
+		default:
+			o, err = s.buy(pctx, p, userID)
+		}
+		return p.Strategy, err
+	})
+	return o, err
+}
+
+// bounded runs one purchase, buy, on ctx with the purchase's own deadline
+// (Config.PurchaseTimeout), turns its error into one of Purchase's documented errors (see
+// explain) and reports it to the Observer under the strategy buy returns.
+func (s *Service) bounded(ctx context.Context, buy func(pctx context.Context) (inventory.Strategy, error)) error {
 	start := time.Now()
 	deadline := start.Add(s.cfg.PurchaseTimeout)
 	pctx, cancel := context.WithDeadlineCause(context.WithValue(ctx, deadlineKey{}, deadline), deadline, errDeadline)
 	defer cancel()
-	var o Order
-	p, err := s.Products.Meta(pctx, productID)
-	switch {
-	case err != nil:
-	case s.SoldOut.Is(productID):
-		err = fmt.Errorf("product %d: %w", productID, inventory.ErrSoldOut)
-	default:
-		o, err = s.buy(pctx, p, userID)
-	}
+	strategy, err := buy(pctx)
 	err = explain(ctx, pctx, err)
-	s.observe(p.Strategy, err, start)
-	return o, err
+	s.observe(strategy, err, start)
+	return err
 }
 
 // deadlineKey is the context key of a purchase's own deadline (see detach).
