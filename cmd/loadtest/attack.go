@@ -142,7 +142,7 @@ type runStats struct {
 	RejectionsPerSec float64        `json:"rejections_per_sec"`
 	StatusCodes      map[string]int `json:"status_codes"`
 	ExcludedNoTarget int64          `json:"excluded_no_target"`
-	// Inversions are sold_out answers to requests sent more than inversionSlack before a
+	// Inversions are sold_out answers to requests sent more than labrun.InversionSlack before a
 	// request that bought: buyers served out of the order they came in (see inversions).
 	// InversionShare is their share of the bought and sold_out answers to requests sent until
 	// the last buyer's.

@@ -1,12 +1,12 @@
 package main
 
-import "time"
+import (
+	"time"
 
-// inversionSlack is how much earlier than a request that bought a sold_out request must have
-// been sent to count as an inversion: less is within the noise of sending and scheduling.
-const inversionSlack = 5 * time.Millisecond
+	"github.com/seckill/seckill/internal/labrun"
+)
 
-// inversions counts the sold_out answers to requests sent more than inversionSlack before the
+// inversions counts the sold_out answers to requests sent more than labrun.InversionSlack before the
 // last request that bought, and returns them with their share of the requests that competed
 // for a unit: those answered bought or sold_out and sent no later than that last buyer's. A
 // first-come-first-served sale has none: once a buyer is turned away, nobody who came later
@@ -25,7 +25,7 @@ func inversions(samples []sample) (int64, float64) {
 		if (s.out == bought || s.out == soldOut) && s.at <= lastBought {
 			decided++
 		}
-		if s.out == soldOut && s.at+inversionSlack < lastBought {
+		if s.out == soldOut && labrun.Inverted(s.at, lastBought) {
 			n++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/labrun"
 )
 
 // perOrderMS is what one order costs a design that holds the lock for one order at a
@@ -129,7 +130,7 @@ func printRun(w io.Writer, sc scenario, r runReport) {
 		c[bought], st.SellSeconds, st.OrdersPerSec, 100*st.OrdersPerSec/bound, bound)
 	fmt.Fprintf(w, "rejection     %d sold_out after the last sale in %.2fs: %s\n", st.Rejections, st.RejectSeconds, fmtRate(st.RejectionsPerSec))
 	fmt.Fprintf(w, "fairness      %d inversions (sold_out sent > %v before the last buyer's request): %.2f%% of bought and sold_out\n",
-		st.Inversions, inversionSlack, 100*st.InversionShare)
+		st.Inversions, labrun.InversionSlack, 100*st.InversionShare)
 	if a := r.Audit; a != nil {
 		if x := a.API; x != nil {
 			printAudit(w, "API", apiSale(x))
@@ -165,7 +166,7 @@ func printTable(w io.Writer, rep report) {
 			r.Bought, r.SoldOut, r.Already, r.Busy, 100*r.InversionShare, r.Oversold, r.Dupes, r.Errors, r.Verdict)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "inv: inversions, sold_out answers to requests sent more than %v before the last request that bought\n", inversionSlack)
+	fmt.Fprintf(w, "inv: inversions, sold_out answers to requests sent more than %v before the last request that bought\n", labrun.InversionSlack)
 	fmt.Fprintf(w, "vs bound: orders/s against %.0f orders/s, the most a design holding the lock for one order at a time\n"+
 		"can sell of one product at think_ms %d (%.2f ms Redis + transaction + think per order)\n", bound, rep.Scenario.ThinkMS, perOrderMS)
 	var api, gin float64

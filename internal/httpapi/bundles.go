@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -23,7 +24,7 @@ func handleBundlePurchase(d Deps) gin.HandlerFunc {
 			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
 			return
 		case len(req.ProductIDs) == 0 || len(req.ProductIDs) > order.MaxBundle:
-			writeError(c, d, detailed{"product_ids must name 1 to 10 products"})
+			writeError(c, d, detailed{fmt.Sprintf("product_ids must name 1 to %d products", order.MaxBundle)})
 			return
 		}
 		for _, id := range req.ProductIDs {

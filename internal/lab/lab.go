@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,13 @@ func New(rdb redis.UniversalClient, dlocks *dlock.Client) *Locks {
 
 // Owner is the prefix of every lock value that process pid writes: "<pid>:".
 func Owner(pid int) string { return strconv.Itoa(pid) + ":" }
+
+// OwnerOf is the process id at the start of a lock value written by a lab lock (see Owner).
+func OwnerOf(value string) (pid int, ok bool) {
+	head, _, found := strings.Cut(value, ":")
+	pid, err := strconv.Atoi(head)
+	return pid, found && err == nil
+}
 
 // token returns a new lock value of this process: its owner prefix and 128 random bits.
 func (l *Locks) token() string { return l.owner + rand.Text() }

@@ -190,18 +190,24 @@ func (c *crowd) rates() (orders, handoffs float64) {
 	return per(c.answers["created"], c.lastSale), per(c.held, c.lastHeld)
 }
 
-// inversionSlack is how much earlier than the last request that bought a sold_out request
-// must have been sent to count as an inversion (as cmd/loadtest counts them).
-const inversionSlack = 5 * time.Millisecond
+// InversionSlack is how much earlier than the last request that bought a sold_out request
+// must have been sent to count as an inversion: less is within the noise of sending and
+// scheduling. cmd/loadtest and the lab count inversions with Inverted.
+const InversionSlack = 5 * time.Millisecond
 
-// inversions counts the sold_out answers to requests sent more than inversionSlack before
+// Inverted reports whether a sold_out request sent at soldOut was an inversion, the last
+// request that bought having been sent at lastBought (both from one origin): a buyer turned
+// away although someone who came later bought.
+func Inverted(soldOut, lastBought time.Duration) bool { return soldOut+InversionSlack < lastBought }
+
+// inversions counts the sold_out answers to requests sent more than InversionSlack before
 // the last request that bought: buyers turned away although someone who came later bought.
 func (c *crowd) inversions() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
 	for _, at := range c.soldOutSent {
-		if at+inversionSlack < c.lastBuySent {
+		if Inverted(at, c.lastBuySent) {
 			n++
 		}
 	}

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // holder finds the API process that holds the lock at key, as an operator reading Redis
-// would: every lab lock value starts with its holder's process id (lab.Owner). want says
+// would: every lab lock value starts with its holder's process id (lab.Owner, lab.OwnerOf). want says
 // which state of the key to wait for, by its PTTL. It polls every 2 ms until ctx ends.
 func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*servers.API,
 	want func(pttl time.Duration) bool,
@@ -44,9 +44,9 @@ func holderNow(ctx context.Context, rdb redis.UniversalClient, key string, apis 
 	if err != nil || !want(ttl.Val()) {
 		return nil
 	}
-	pid, _, _ := strings.Cut(get.Val(), ":")
+	pid, ok := lab.OwnerOf(get.Val())
 	for _, a := range apis {
-		if strconv.Itoa(a.Pid()) == pid {
+		if ok && a.Pid() == pid {
 			return a
 		}
 	}

@@ -1,6 +1,7 @@
 package labrun
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -128,19 +129,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			r.heal()
 		}
 	})
-	err = joinErr(err, r.t.Close())
+	err = cmp.Or(err, r.t.Close())
 	res.Seconds = time.Since(res.Started).Seconds()
 	if err == nil {
 		err = ctx.Err()
 	}
 	return res, err
-}
-
-func joinErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 func (r *run) progress(format string, args ...any) {
