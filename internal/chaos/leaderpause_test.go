@@ -36,6 +36,7 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 	s := newSale(t, other, b.dsn, product{strategy: "dlock", stock: 60, thinkMS: 0})
 
 	for round := 1; round <= 2; round++ {
+		log("round %d: stock %d", round, s.pgStock(t))
 		g := s.start(2, victim)
 		waitFor(t, 20*time.Second, "a batch of the victim between its statements and their answer", func() bool {
 			return sellAnswerPending(t, s)
