@@ -49,9 +49,10 @@ type attackResult struct {
 	excluded int64    // "no targets" results dropped
 }
 
-// attack runs spec and consumes every result: live counts for the progress line, enc (when
-// not nil) for the vegeta results file. An error of enc ends nothing but is returned.
-func attack(ctx context.Context, spec attackSpec, live *liveCounts, enc vegeta.Encoder) (*attackResult, error) {
+// attack runs spec and consumes every result: live counts for the progress line, lats and
+// enc (each when not nil) for a watcher and the vegeta results file. An error of enc ends
+// nothing but is returned.
+func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latencyWindow, enc vegeta.Encoder) (*attackResult, error) {
 	// With rate 0 the pool is fixed: exactly spec.workers users at once. With a rate, vegeta
 	// adds workers (up to maxWorkers) when the API answers too slowly to hold the rate.
 	most := spec.workers
@@ -81,6 +82,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, enc vegeta.E
 			continue
 		}
 		live.add(o)
+		lats.add(r.Latency)
 		res.counts[o]++
 		res.metrics.Add(r)
 		res.samples = append(res.samples, sample{seq: r.Seq, at: r.Timestamp.Sub(res.began), lat: r.Latency, out: o})

@@ -36,7 +36,7 @@ func TestAttackBoundedByRequests(t *testing.T) {
 	urls := fakeProductURLs(t, base, "dlock", 10)
 	var results bytes.Buffer
 	live := &liveCounts{}
-	res, err := attack(context.Background(), testSpec(newTargeter(urls, newBuyers(1, 0, 1))), live, vegeta.NewEncoder(&results))
+	res, err := attack(context.Background(), testSpec(newTargeter(urls, newBuyers(1, 0, 1))), live, nil, vegeta.NewEncoder(&results))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestAttackStopsAfterSoldOut(t *testing.T) {
 	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
 	spec.requests, spec.duration, spec.afterSold = 1_000_000, 20*time.Second, 100*time.Millisecond
 	began := time.Now()
-	res, err := attack(context.Background(), spec, &liveCounts{}, nil)
+	res, err := attack(context.Background(), spec, &liveCounts{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestAttackStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	began := time.Now()
-	if _, err := attack(ctx, spec, &liveCounts{}, nil); err != nil {
+	if _, err := attack(ctx, spec, &liveCounts{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(began); took > 5*time.Second {
@@ -129,7 +129,7 @@ func TestAttackExcludesNoTargets(t *testing.T) {
 	}
 	spec := testSpec(dry)
 	spec.requests = 0
-	res, err := attack(context.Background(), spec, &liveCounts{}, nil)
+	res, err := attack(context.Background(), spec, &liveCounts{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

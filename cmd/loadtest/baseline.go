@@ -20,5 +20,5 @@ func cmdBaseline(ctx context.Context, args []string, getenv func(string) string,
 	if err := cfg.finish(fs); err != nil {
 		return err
 	}
-	return execute(ctx, cfg, stdout, stderr)
+	return execute(ctx, cfg, nil, stdout, stderr)
 }

@@ -12,6 +12,15 @@ the bare gin ceiling. With -runs N, repeat everything N times and report medians
 
 // cmdCompare attacks a product of each strategy in turn and prints one table.
 func cmdCompare(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := compareConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	return execute(ctx, cfg, nil, stdout, stderr)
+}
+
+// compareConfig reads compare's command line (loadtest ui builds one for each run).
+func compareConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var cfg config
 	fs := cfg.attackFlags("compare", compareHelp, getenv, stderr)
 	list := fs.String("strategies", strings.Join(strategies, ","), "strategies to compare, in order")
@@ -19,11 +28,8 @@ func cmdCompare(ctx context.Context, args []string, getenv func(string) string, 
 	fs.BoolVar(&cfg.expectNaive, "expect-naive-oversell", true,
 		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return cfg, err
 	}
 	cfg.strategies, cfg.strategyFlag = splitList(*list), "-strategies"
-	if err := cfg.finish(fs); err != nil {
-		return err
-	}
-	return execute(ctx, cfg, stdout, stderr)
+	return cfg, cfg.finish(fs)
 }

@@ -76,11 +76,13 @@ type session struct {
 	outs   *outputs
 	stderr io.Writer
 	cpu    cpuMeter
+	obs    observer // nil on the command line
 }
 
 // execute runs the attacks of cfg, audits and reports them: the text report on stdout, the
-// files cfg names. An audit that failed is errAuditFailed.
-func execute(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+// files cfg names, and what happens to obs as it happens when obs is not nil. An audit that
+// failed is errAuditFailed.
+func execute(ctx context.Context, cfg config, obs observer, stdout, stderr io.Writer) error {
 	stderr = &syncWriter{w: stderr}
 	aud, err := newAuditor(ctx, cfg)
 	if err != nil {
@@ -94,7 +96,7 @@ func execute(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s := &session{cfg: cfg, aud: aud, outs: outs, stderr: stderr}
+	s := &session{cfg: cfg, aud: aud, outs: outs, stderr: stderr, obs: obs}
 	rep := report{
 		Command: cfg.cmd, Started: time.Now().UTC(), Flags: cfg.flags, Build: readBuild(), Machine: readMachine(ctx, aud),
 		Scenario: cfg.scenario(), Meta: cfg.meta.object(),
@@ -173,11 +175,20 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 	}
 	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
 	live := &liveCounts{}
-	stopProgress := progress(ctx, s.stderr, cfg.progress, name, live, func(ctx context.Context) (int64, error) {
+	stockLeft := func(ctx context.Context) (int64, error) {
 		q, err := c.Product(ctx, p.ID)
 		return int64(q.Stock), err
-	})
-	res, err := s.attack(ctx, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b), live)
+	}
+	stopProgress := progress(ctx, s.stderr, cfg.progress, name, live, stockLeft)
+	var lats *latencyWindow
+	stopWatch := func() {}
+	if s.obs != nil {
+		lats = &latencyWindow{}
+		s.obs.itemBegan(name, stock, isSafe(strategy))
+		stopWatch = follow(ctx, s.obs, name, live, lats, stockLeft, newLockMeter(ctx, cfg.targets))
+	}
+	res, err := s.attack(ctx, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b), live, lats)
+	stopWatch()
 	stopProgress()
 	if err != nil {
 		return runReport{}, err
@@ -197,16 +208,19 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 		r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
 	}
 	r.Audit = &a
+	if s.obs != nil {
+		s.obs.itemDone(r)
+	}
 	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d, %.0f orders/s, oversold %d, dupes %d: %s\n",
 		name, p.ID, r.Stats.Requests, r.Stats.Outcomes[bought], r.Stats.OrdersPerSec, r.oversold(), r.dupes(), r.Verdict.Label)
 	return r, nil
 }
 
 // attack attacks with the scenario's pacer and tr, measuring the machine's CPU time, and adds
-// the result to the output files.
-func (s *session) attack(ctx context.Context, name string, tr vegeta.Targeter, live *liveCounts) (*attackResult, error) {
+// the result to the output files. lats may be nil.
+func (s *session) attack(ctx context.Context, name string, tr vegeta.Targeter, live *liveCounts, lats *latencyWindow) (*attackResult, error) {
 	done := s.cpu.measure()
-	res, err := attack(ctx, specFor(s.cfg, name, tr), live, s.outs.enc)
+	res, err := attack(ctx, specFor(s.cfg, name, tr), live, lats, s.outs.enc)
 	done()
 	if err != nil {
 		return nil, err

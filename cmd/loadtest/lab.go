@@ -30,45 +30,69 @@ oversold, or a broken lock whose flaw did not show (the scenario proved nothing)
 
 // cmdLab runs the lab's matrix.
 func cmdLab(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	job, err := labConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	return runLab(ctx, job, nil, stdout, stderr)
+}
+
+// labJob is one invocation of lab: what to run and where to write it.
+type labJob struct {
+	cells                  []labrun.Pair
+	dsn, redisAddr, prefix string
+	jsonPath, reportPath   string
+	quiet                  bool
+}
+
+// labConfig reads lab's command line (loadtest ui builds one for each lab run).
+func labConfig(args []string, getenv func(string) string, stderr io.Writer) (labJob, error) {
+	var j labJob
 	fs := newFlagSet("lab", "[flags]", labHelp, stderr)
 	e := envflag.New(fs, getenv)
-	var dsn, redisAddr, prefix string
-	e.QuietVar(&dsn, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
+	e.QuietVar(&j.dsn, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
 		"PostgreSQL for the API processes and the audit (env DATABASE_URL)")
-	e.StringVar(&redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379", "Redis for the API processes and the lab's locks (env REDIS_ADDR)")
-	fs.StringVar(&prefix, "redis-prefix", "", "REDIS_KEY_PREFIX of the API processes; default lab- and 8 random characters")
+	e.StringVar(&j.redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379", "Redis for the API processes and the lab's locks (env REDIS_ADDR)")
+	fs.StringVar(&j.prefix, "redis-prefix", "", "REDIS_KEY_PREFIX of the API processes; default lab- and 8 random characters")
 	locks := fs.String("locks", "", "comma-separated locks to run; default all")
 	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run; default all")
 	short := fs.Bool("short", false, "the short matrix of make test: each lock's defining flaw once, dlock everywhere (-locks and -scenarios filter it)")
-	jsonPath := fs.String("json", "", "write the cells, with their samples, as JSON to this file")
-	reportPath := fs.String("report", "", "write the self-contained HTML report (matrix and a chart per cell) to this file")
-	quiet := fs.Bool("quiet", false, "no live progress line on stderr")
+	fs.StringVar(&j.jsonPath, "json", "", "write the cells, with their samples, as JSON to this file")
+	fs.StringVar(&j.reportPath, "report", "", "write the self-contained HTML report (matrix and a chart per cell) to this file")
+	fs.BoolVar(&j.quiet, "quiet", false, "no live progress line on stderr")
 	if err := parseArgs(fs, args); err != nil {
-		return err
+		return j, err
 	}
 	cells, err := labCells(*locks, *scenarios, *short)
 	if err != nil {
-		return usageError{err}
+		return j, usageError{err}
 	}
-	gdb, err := db.Open(dsn, db.PoolOptions{MaxOpen: 4})
+	j.cells = cells
+	return j, nil
+}
+
+// runLab runs job's cells, telling watch (when not nil) as they go, and writes the matrix
+// to stdout and the files job names.
+func runLab(ctx context.Context, job labJob, watch labrun.Watcher, stdout, stderr io.Writer) error {
+	gdb, err := db.Open(job.dsn, db.PoolOptions{MaxOpen: 4})
 	if err != nil {
 		return fmt.Errorf("lab: PostgreSQL: %w", err)
 	}
 	sqlDB, _ := gdb.DB()
 	defer sqlDB.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: job.redisAddr})
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("lab: Redis %s: %w", redisAddr, err)
+		return fmt.Errorf("lab: Redis %s: %w", job.redisAddr, err)
 	}
-	cfg := labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: redisAddr, Prefix: prefix, DB: sqlDB, Redis: rdb,
-		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
-	if !*quiet {
+	cfg := labrun.Config{Cells: job.cells, DatabaseURL: job.dsn, RedisAddr: job.redisAddr, Prefix: job.prefix, DB: sqlDB, Redis: rdb,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }, Watch: watch}
+	if !job.quiet {
 		cfg.Progress = stderr
 	}
 	res, err := labrun.Run(ctx, cfg)
 	labrun.WriteMatrix(stdout, res)
-	if werr := writeLabFiles(res, *jsonPath, *reportPath); werr != nil && err == nil {
+	if werr := writeLabFiles(res, job.jsonPath, job.reportPath); werr != nil && err == nil {
 		err = werr
 	}
 	switch {

@@ -6,6 +6,7 @@
 //	loadtest compare [flags]         the same scenario for every strategy in turn, then one table
 //	loadtest baseline [flags]        sold-out rejection on the API beside the bare gin ceiling
 //	loadtest lab [flags]             the oversell lab: locks × scenarios, audited (docs/lab.md)
+//	loadtest ui [flags]              a live page: start runs, watch them unfold, reopen them
 //	loadtest record [flags] JSON...  a bench record's markdown from JSON reports
 //	loadtest ceiling [flags]         serve the bare gin ceiling (what baseline starts)
 //	loadtest version                 print the build (also -version)
@@ -55,6 +56,7 @@ var commands = []command{
 	{"compare", cmdCompare, "the same scenario for every strategy in turn, then one table"},
 	{"baseline", cmdBaseline, "sold-out rejection on the API beside the bare gin ceiling"},
 	{"lab", cmdLab, "the oversell lab: every lab lock in every scenario, as a matrix (docs/lab.md)"},
+	{"ui", cmdUI, "serve a live page: run sales and lab cells, watch them unfold, reopen past runs (docs/ui.md)"},
 	{"record", cmdRecord, "write a bench record's markdown from JSON reports (make bench, make bench-hot)"},
 	{ceilingCommand, cmdCeiling, "serve the bare gin ceiling (what baseline starts, one per target)"},
 	{"version", cmdVersion, "print the build: version, VCS revision and time, modified, Go version"},

@@ -36,7 +36,7 @@ func (s *session) runBaselines(ctx context.Context) ([]runReport, error) {
 	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
 	live := &liveCounts{}
 	stopProgress := progress(ctx, s.stderr, cfg.progress, ginBaselineName, live, nil)
-	res, err := s.attack(ctx, ginBaselineName, newTargeter(purchaseURLs(bases, 1), b), live)
+	res, err := s.attack(ctx, ginBaselineName, newTargeter(purchaseURLs(bases, 1), b), live, nil)
 	stopProgress()
 	if err != nil {
 		return nil, err

@@ -24,5 +24,5 @@ func cmdRun(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := cfg.finish(fs); err != nil {
 		return err
 	}
-	return execute(ctx, cfg, stdout, stderr)
+	return execute(ctx, cfg, nil, stdout, stderr)
 }

@@ -32,6 +32,16 @@ type Config struct {
 	Progress io.Writer
 	// Logf reports what the processes printed when they failed; nil: nowhere.
 	Logf func(format string, args ...any)
+	// Watch, when set, is told of each cell as it goes (loadtest ui draws it live).
+	Watch Watcher
+}
+
+// Watcher is told what a run does while it goes: a cell begins, a sample of its sale, the
+// cell's result. Its methods are called one cell at a time, from the run's goroutines.
+type Watcher interface {
+	CellBegan(p Pair, initialStock int, expected string)
+	Sampled(p Pair, pt Point)
+	CellDone(c Cell)
 }
 
 // Pair names a cell.
@@ -119,8 +129,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			}
 			label := fmt.Sprintf("%d/%d %s × %s", i+1, len(cfg.Cells), p.Lock, p.Scenario)
 			r.progress("%s ...", label)
+			if w := cfg.Watch; w != nil {
+				s, _ := scenario(p.Scenario)
+				w.CellBegan(p, s.Stock, Expected[p.Lock][p.Scenario])
+			}
 			c := r.cell(ctx, p, label)
 			res.Cells = append(res.Cells, c)
+			if w := cfg.Watch; w != nil {
+				w.CellDone(c)
+			}
 			mark := "as expected"
 			if !c.OK() {
 				mark = "NOT AS EXPECTED (" + c.Expected + ")"
@@ -177,7 +194,7 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 	}
 	sctx, stop := context.WithTimeout(ctx, cellTimeout)
 	defer stop()
-	sampled := r.sample(sctx, cr, label)
+	sampled := r.sample(sctx, cr, p, label)
 	bought := make(chan struct{})
 	go func() { cr.buy(sctx, s.Buyers); close(bought) }()
 	if s.Fault != "" {
@@ -217,8 +234,9 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 }
 
 // sample reads the sale's orders and stock from PostgreSQL every 100 ms until ctx ends,
-// showing them on the progress line after label, and then sends the samples.
-func (r *run) sample(ctx context.Context, cr *crowd, label string) <-chan []Point {
+// showing them on the progress line after label and to the watcher, and then sends the
+// samples.
+func (r *run) sample(ctx context.Context, cr *crowd, p Pair, label string) <-chan []Point {
 	out := make(chan []Point, 1)
 	go func() {
 		var pts []Point
@@ -228,6 +246,9 @@ func (r *run) sample(ctx context.Context, cr *crowd, label string) <-chan []Poin
 			if sale, err := r.auditor.Sale(ctx, cr.product, false); err == nil {
 				pt := Point{MS: time.Since(cr.start).Milliseconds(), Orders: int(sale.Orders), Stock: int(sale.Stock)}
 				pts = append(pts, pt)
+				if w := r.cfg.Watch; w != nil {
+					w.Sampled(p, pt)
+				}
 				r.progress("%s: %.1fs, %d orders, stock %d", label, float64(pt.MS)/1000, pt.Orders, pt.Stock)
 			}
 			select {

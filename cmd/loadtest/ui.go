@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seckill/seckill/internal/envflag"
+	"github.com/seckill/seckill/internal/labrun"
+)
+
+const uiHelp = `Serve a web page for running sales and watching them live (docs/ui.md): pick strategies
+(sold by the -targets APIs, as compare does) or lab locks and a scenario (the lab starts its own
+three API processes, as lab does), press Run, and watch orders and stock against the initial
+stock, answers, latencies and the lock's figures move, then the audit's verdict of each, exactly
+as the command line gives it. Past runs are kept under -dir, can be reopened, and downloaded as
+the JSON and HTML reports compare and lab write. One run at a time; every run is bounded as on
+the command line. Every asset is in the binary: the page needs no network.
+
+It listens on loopback only unless -public: anyone who reaches the page can start load.`
+
+// cmdUI serves the live page until ctx ends; a run going then is stopped and written first.
+func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ui", "[flags]", uiHelp, stderr)
+	e := envflag.New(fs, getenv)
+	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
+	public := fs.Bool("public", false, "allow a listen address that is not loopback, and any Host header")
+	var targets string
+	e.StringVar(&targets, "targets", "LOADTEST_TARGETS", "http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083",
+		"default API base URLs of a strategies run, comma-separated (env LOADTEST_TARGETS; make demo-ui starts these three)")
+	dir := fs.String("dir", defaultUIDir(), "where runs are kept, one directory each")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return usageError{fmt.Errorf("-addr %q: %w", *addr, err)}
+	}
+	if !*public && !loopbackHost(host) {
+		return usageError{fmt.Errorf("-addr %s is not loopback: the page starts load; add -public to serve it there", *addr)}
+	}
+	if getenv("ADMIN_TOKEN") == "" {
+		fmt.Fprintln(stderr, "loadtest ui: ADMIN_TOKEN is not set: strategies runs will be refused (the lab needs none)")
+	}
+	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRuns()
+	u, err := newUIServer(runCtx, *dir, targets, *public, getenv, stderr)
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	srv := &http.Server{Handler: u.handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "loadtest ui: http://%s/  (runs kept in %s; Ctrl-C stops)\n", ln.Addr(), *dir)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	stopRuns()
+	u.wait()
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx) // event streams of a run that ended have ended too
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// defaultUIDir is where runs are kept by default: the user's cache directory.
+func defaultUIDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "seckill", "ui-runs")
+	}
+	return filepath.Join(os.TempDir(), "seckill-ui-runs")
+}
+
+// runRequest is the page's Run: strategies attacked on targets (as compare), or lab locks in
+// a scenario (as lab).
+type runRequest struct {
+	Kind       string   `json:"kind"`
+	Strategies []string `json:"strategies"`
+	Stock      int64    `json:"stock"`
+	ThinkMS    int      `json:"think_ms"`
+	Buyers     int      `json:"buyers"`
+	DurationS  int      `json:"duration_s"`
+	Targets    string   `json:"targets"`
+	Locks      []string `json:"locks"`
+	Scenario   string   `json:"scenario"`
+}
+
+// handleStart starts a run: 202 with it; 409 while another goes; 400 for a request the
+// command line would refuse, with its message.
+func (u *uiServer) handleStart(w http.ResponseWriter, r *http.Request) {
+	var req runRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		uiProblem(w, http.StatusBadRequest, "bad_request", "the body is not a run request: "+err.Error())
+		return
+	}
+	run, err := u.start(req)
+	var usage usageError
+	switch {
+	case errors.Is(err, errBusy):
+		uiProblem(w, http.StatusConflict, "run_in_progress", err.Error())
+	case errors.As(err, &usage):
+		uiProblem(w, http.StatusBadRequest, "bad_request", err.Error())
+	case err != nil:
+		uiProblem(w, http.StatusInternalServerError, "internal", err.Error())
+	default:
+		w.Header().Set("Location", "/api/runs/"+run.info.ID)
+		writeUIJSON(w, http.StatusAccepted, run.snapshot())
+	}
+}
+
+// start checks req as the command line would, then starts it in the background.
+func (u *uiServer) start(req runRequest) (*uiRun, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if c := u.current; c != nil {
+		i := c.snapshot()
+		return nil, fmt.Errorf("%w: %s, started %s; wait for it to end or stop it", errBusy, i.ID, i.Started.Local().Format("15:04:05"))
+	}
+	now := time.Now()
+	id := newRunID(now)
+	dir := filepath.Join(u.dir, id)
+	info := runInfo{ID: id, Kind: req.Kind, Started: now.UTC(), Status: "running"}
+	var exec func(ctx context.Context, run *uiRun, stdout io.Writer) error
+	switch req.Kind {
+	case "strategies":
+		args := []string{"-targets", cmp.Or(req.Targets, u.targets), "-strategies", strings.Join(req.Strategies, ","),
+			"-stock", strconv.FormatInt(req.Stock, 10), "-think-ms", strconv.Itoa(req.ThinkMS), "-workers", strconv.Itoa(req.Buyers),
+			"-duration", strconv.Itoa(req.DurationS) + "s", "-after-soldout", "1s", "-baseline=false"}
+		files := []string{"-progress", "0", "-json", filepath.Join(dir, "report.json"), "-plot", filepath.Join(dir, "report.html")}
+		cfg, err := compareConfig(append(args, files...), u.getenv, io.Discard)
+		if err != nil {
+			return nil, err
+		}
+		info.Command = "loadtest compare " + strings.Join(quoteArgs(args), " ")
+		for _, s := range cfg.strategies {
+			info.Items = append(info.Items, runItem{Name: s, Safe: isSafe(s)})
+		}
+		exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
+			return execute(ctx, cfg, run, stdout, u.stderr)
+		}
+	case "lab":
+		args := []string{"-locks", strings.Join(req.Locks, ","), "-scenarios", req.Scenario}
+		if len(req.Locks) == 0 || req.Scenario == "" {
+			return nil, usageError{errors.New("a lab run wants at least one lock and a scenario")}
+		}
+		job, err := labConfig(append(args, "-quiet", "-json", filepath.Join(dir, "report.json"), "-report", filepath.Join(dir, "report.html")),
+			u.getenv, io.Discard)
+		if err != nil {
+			return nil, err
+		}
+		info.Command = "loadtest lab " + strings.Join(quoteArgs(args), " ")
+		for _, p := range job.cells {
+			expected := labrun.Expected[p.Lock][p.Scenario]
+			info.Items = append(info.Items, runItem{Name: cellName(p), Safe: expected == labrun.Safe, Expected: expected})
+		}
+		exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
+			return runLab(ctx, job, run, stdout, u.stderr)
+		}
+	default:
+		return nil, usageError{fmt.Errorf("kind %q: want strategies or lab", req.Kind)}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(dir, runFile), info); err != nil {
+		return nil, err
+	}
+	run := newUIRun(dir, info)
+	ctx, cancel := context.WithCancel(u.ctx)
+	run.cancel = cancel
+	u.runs[id], u.current = run, run
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		defer close(run.done)
+		var text bytes.Buffer
+		err := exec(ctx, run, &text)
+		stopped := ctx.Err() != nil
+		cancel()
+		if ferr := run.finish(err, stopped, text.Bytes()); ferr != nil {
+			fmt.Fprintf(u.stderr, "loadtest ui: run %s: %v\n", id, ferr)
+		}
+		u.mu.Lock()
+		u.current = nil
+		u.mu.Unlock()
+	}()
+	return run, nil
+}
+
+// quoteArgs quotes the arguments a shell would split.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\*?;&|<>()") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}

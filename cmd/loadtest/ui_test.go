@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newTestUI serves a loadtest ui of its own (runs kept in a temporary directory) whose
+// environment is env, and returns its base URL.
+func newTestUI(t *testing.T, targets string, env map[string]string) (string, *uiServer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	u, err := newUIServer(ctx, t.TempDir(), targets, false, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(u.handler())
+	t.Cleanup(func() { cancel(); u.wait(); srv.Close() })
+	return srv.URL, u
+}
+
+// uiCall sends a request to the UI and decodes its JSON answer into out (when not nil).
+func uiCall(t *testing.T, method, url, contentType, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("%s %s: decode: %v", method, url, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type uiProblemBody struct{ Code, Detail string }
+
+// TestUIRefusals: what the page's API refuses, and how. A run request the command line would
+// refuse is a 400 with the command line's message; a second run while one goes is a 409; a
+// form post (not JSON) is a 415; a Host that is not loopback (DNS rebinding) is a 403; and
+// the command refuses to listen off loopback without -public. A run stopped from the page
+// ends as stopped, with its end event.
+func TestUIRefusals(t *testing.T) {
+	t.Parallel()
+	// Targets that never answer: a strategies run waits for their /readyz, so it is still
+	// going when the second one comes.
+	base, _ := newTestUI(t, "http://127.0.0.1:1", map[string]string{"ADMIN_TOKEN": "ui-test-admin-token"})
+	for _, c := range []struct {
+		body, code, detail string
+		status             int
+	}{
+		{`{"kind":"strategies","strategies":["dlock"],"stock":-1,"buyers":8,"duration_s":1}`, "bad_request", "-stock -1", 400},
+		{`{"kind":"strategies","strategies":["magic"],"stock":5,"buyers":8,"duration_s":1}`, "bad_request", `"magic"`, 400},
+		{`{"kind":"strategies","strategies":["dlock"],"stock":5,"buyers":8,"duration_s":0}`, "bad_request", "every attack is bounded", 400},
+		{`{"kind":"lab","locks":["none"],"scenario":"flood"}`, "bad_request", `"flood"`, 400},
+		{`{"kind":"lab","locks":[],"scenario":"crowd"}`, "bad_request", "at least one lock", 400},
+		{`{"kind":"poll"}`, "bad_request", "want strategies or lab", 400},
+		{`{"kind":"lab","lockz":["none"]}`, "bad_request", "unknown field", 400},
+	} {
+		var p uiProblemBody
+		if got := uiCall(t, "POST", base+"/api/runs", "application/json", c.body, &p); got != c.status || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {
+			t.Errorf("POST %s = %d %+v, want %d %s with %q", c.body, got, p, c.status, c.code, c.detail)
+		}
+	}
+	var p uiProblemBody
+	if got := uiCall(t, "POST", base+"/api/runs", "application/x-www-form-urlencoded", "kind=lab", &p); got != 415 {
+		t.Errorf("a form post = %d %+v, want 415", got, p)
+	}
+	req, _ := http.NewRequest("GET", base+"/api/runs", nil)
+	req.Host = "attacker.example:80"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
+		t.Errorf("GET with Host attacker.example = %v %v, want 403", resp, err)
+	}
+
+	ok := `{"kind":"strategies","strategies":["dlock"],"stock":5,"think_ms":0,"buyers":8,"duration_s":1}`
+	var first runInfo
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &first); got != 202 || first.Status != "running" {
+		t.Fatalf("POST a run = %d %+v, want 202 running", got, first)
+	}
+	if !strings.HasPrefix(first.Command, "loadtest compare -targets http://127.0.0.1:1 -strategies dlock -stock 5") {
+		t.Errorf("command = %q", first.Command)
+	}
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &p); got != 409 || p.Code != "run_in_progress" || !strings.Contains(p.Detail, first.ID) {
+		t.Errorf("a second run = %d %+v, want 409 run_in_progress naming %s", got, p, first.ID)
+	}
+	if got := uiCall(t, "POST", base+"/api/runs/"+first.ID+"/stop", "application/json", "", nil); got != 202 {
+		t.Errorf("stop = %d, want 202", got)
+	}
+	events := readEvents(t, base+"/api/runs/"+first.ID+"/events")
+	if len(events) < 2 || events[0].Type != "run" || events[len(events)-1].Type != "end" {
+		t.Fatalf("events %+v: want run ... end", events)
+	}
+	var end endEvent
+	json.Unmarshal(events[len(events)-1].Data, &end)
+	if end.Status != "stopped" || end.OK {
+		t.Errorf("end = %+v, want stopped", end)
+	}
+	if got := uiCall(t, "GET", base+"/api/runs/"+first.ID+"/secrets.txt", "", "", &p); got != 404 {
+		t.Errorf("a file a run does not have = %d, want 404", got)
+	}
+	if got := uiCall(t, "GET", base+"/api/runs/20990101-000000-zzzz", "", "", &p); got != 404 || p.Code != "run_not_found" {
+		t.Errorf("an unknown run = %d %+v, want 404 run_not_found", got, p)
+	}
+
+	err := run(context.Background(), []string{"loadtest", "ui", "-addr", "0.0.0.0:0"}, func(string) string { return "" }, io.Discard, io.Discard)
+	var usage usageError
+	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "-public") {
+		t.Errorf("ui -addr 0.0.0.0:0 = %v, want a usage error naming -public", err)
+	}
+}
+
+// readEvents reads a run's event stream until the server closes it (the run ended), for at
+// most a minute.
+func readEvents(t *testing.T, url string) (events []uiEvent) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("events: Content-Type %q", ct)
+	}
+	var e uiEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			e.Type = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			e.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		case line == "" && e.Type != "":
+			events = append(events, e)
+			e = uiEvent{}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("events: %v (after %d)", err, len(events))
+	}
+	return events
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seckill/seckill/internal/labrun"
+)
+
+// uiAssets are the page, its scripts and its style: everything the page loads.
+//
+//go:embed ui
+var uiAssets embed.FS
+
+// uiServer serves loadtest ui: the page, its API, and at most one run at a time.
+type uiServer struct {
+	dir     string // where runs are kept, one directory each
+	targets string // the default targets of a strategies run
+	getenv  func(string) string
+	stderr  io.Writer // the runs' log
+	public  bool      // serve any Host, not only loopback names
+
+	mu      sync.Mutex
+	runs    map[string]*uiRun
+	current *uiRun // the run going, if any
+	wg      sync.WaitGroup
+	ctx     context.Context // the server's: a run ends with it
+}
+
+// newUIServer returns the server of the runs kept under dir, loading the past ones.
+func newUIServer(ctx context.Context, dir, targets string, public bool, getenv func(string) string, stderr io.Writer) (*uiServer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	u := &uiServer{dir: dir, targets: targets, getenv: getenv, stderr: stderr, public: public, runs: map[string]*uiRun{}, ctx: ctx}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() && runID.MatchString(e.Name()) {
+			if r, err := loadUIRun(filepath.Join(dir, e.Name())); err == nil {
+				u.runs[r.info.ID] = r
+			}
+		}
+	}
+	return u, nil
+}
+
+// runID is the form of a run's id: its start time and four random characters.
+var runID = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[a-z0-9]{4}$`)
+
+// wait waits for the run going, if any, to end (after the server's context ended).
+func (u *uiServer) wait() { u.wg.Wait() }
+
+// handler is every route of the page and its API.
+func (u *uiServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", u.asset("index.html", "text/html; charset=utf-8"))
+	mux.HandleFunc("GET /assets/app.js", u.asset("app.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /assets/cards.js", u.asset("cards.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /assets/style.css", u.asset("style.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("GET /api/options", u.handleOptions)
+	mux.HandleFunc("GET /api/runs", u.handleList)
+	mux.HandleFunc("POST /api/runs", u.handleStart)
+	mux.HandleFunc("GET /api/runs/{id}", u.withRun(u.handleRun))
+	mux.HandleFunc("POST /api/runs/{id}/stop", u.withRun(u.handleStop))
+	mux.HandleFunc("GET /api/runs/{id}/events", u.withRun(u.handleEvents))
+	mux.HandleFunc("GET /api/runs/{id}/{file}", u.withRun(u.handleFile))
+	return u.guard(mux)
+}
+
+// guard refuses requests whose Host is not a loopback name (unless public), so that a web
+// page elsewhere cannot reach the server through DNS rebinding, and POSTs that are not JSON,
+// so that a form on another site cannot start a run (a JSON POST from another origin needs a
+// CORS preflight, which this server never grants). Every answer forbids framing and any
+// resource from elsewhere.
+func (u *uiServer) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if !u.public && !loopbackHost(r.Host) {
+			uiProblem(w, http.StatusForbidden, "not_loopback", "this server answers loopback names only (127.0.0.1, localhost, [::1]); start it with -public to serve others")
+			return
+		}
+		if r.Method == http.MethodPost && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			uiProblem(w, http.StatusUnsupportedMediaType, "bad_request", "send JSON (Content-Type: application/json)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether hostport (a Host header) names this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (u *uiServer) asset(name, contentType string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := uiAssets.ReadFile("ui/" + name)
+		if err != nil {
+			uiProblem(w, http.StatusNotFound, "not_found", "no such file")
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Write(b)
+	}
+}
+
+// uiProblem answers status with a problem body: a machine-readable code and a sentence.
+func uiProblem(w http.ResponseWriter, status int, code, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"status": status, "code": code, "detail": detail})
+}
+
+func writeUIJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// handleOptions answers what the form offers, its defaults and its limits.
+func (u *uiServer) handleOptions(w http.ResponseWriter, r *http.Request) {
+	type scen struct {
+		Name  string `json:"name"`
+		Fault string `json:"fault"`
+		About string `json:"about"`
+	}
+	var scens []scen
+	for _, s := range labrun.Scenarios {
+		fault := ""
+		switch s.Fault {
+		case "kill":
+			fault = "kill -9 of the lock's holder"
+		case "pause":
+			fault = fmt.Sprintf("SIGSTOP of the lock's holder for %s", s.Pause)
+		}
+		scens = append(scens, scen{Name: s.Name, Fault: fault, About: s.What})
+	}
+	writeUIJSON(w, http.StatusOK, map[string]any{
+		"strategies": append(slices.Clone(strategies), fairStrategy),
+		"locks":      labrun.Locks,
+		"scenarios":  scens,
+		"targets":    u.targets,
+		"defaults": map[string]any{"strategies": []string{"naive", "dlock"}, "stock": 100, "think_ms": 5, "buyers": 64,
+			"duration_s": 8, "locks": []string{"none", "setnx", "dlock"}, "scenario": "crowd"},
+		"limits": map[string]any{"stock_max": 100_000_000, "think_ms_max": 10_000, "buyers_max": 100_000, "duration_s_max": 3600},
+	})
+}
+
+func (u *uiServer) handleList(w http.ResponseWriter, r *http.Request) {
+	u.mu.Lock()
+	infos := make([]runInfo, 0, len(u.runs))
+	for _, run := range u.runs {
+		infos = append(infos, run.snapshot())
+	}
+	u.mu.Unlock()
+	slices.SortFunc(infos, func(a, b runInfo) int { return strings.Compare(b.ID, a.ID) })
+	writeUIJSON(w, http.StatusOK, map[string]any{"runs": infos})
+}
+
+// withRun passes the run named by the path's id to h, or answers 404.
+func (u *uiServer) withRun(h func(http.ResponseWriter, *http.Request, *uiRun)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		run := u.runs[r.PathValue("id")]
+		u.mu.Unlock()
+		if run == nil {
+			uiProblem(w, http.StatusNotFound, "run_not_found", "no run "+strconv.Quote(r.PathValue("id")))
+			return
+		}
+		h(w, r, run)
+	}
+}
+
+func (u *uiServer) handleRun(w http.ResponseWriter, r *http.Request, run *uiRun) {
+	writeUIJSON(w, http.StatusOK, run.snapshot())
+}
+
+func (u *uiServer) handleStop(w http.ResponseWriter, r *http.Request, run *uiRun) {
+	if run.cancel != nil {
+		run.cancel()
+	}
+	writeUIJSON(w, http.StatusAccepted, run.snapshot())
+}
+
+// handleFile serves one of a run's reports as a download.
+func (u *uiServer) handleFile(w http.ResponseWriter, r *http.Request, run *uiRun) {
+	name := r.PathValue("file")
+	if !slices.Contains(reportFiles, name) {
+		uiProblem(w, http.StatusNotFound, "not_found", "a run has "+strings.Join(reportFiles, ", "))
+		return
+	}
+	f, err := os.Open(filepath.Join(run.dir, name))
+	if err != nil {
+		uiProblem(w, http.StatusNotFound, "not_found", "this run has no "+name+" (yet)")
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "seckill-"+run.info.ID+"-"+name))
+	http.ServeContent(w, r, name, time.Time{}, f)
+}
+
+// handleEvents streams a run's events (server-sent events): those after Last-Event-ID (all
+// of them on a first connection), then each new one as it comes, until the run ends.
+func (u *uiServer) handleEvents(w http.ResponseWriter, r *http.Request, run *uiRun) {
+	after, _ := strconv.Atoi(r.Header.Get("Last-Event-ID"))
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		events, changed, ended := run.since(after)
+		var b bytes.Buffer
+		for _, e := range events {
+			fmt.Fprintf(&b, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data)
+			after = e.ID
+		}
+		if b.Len() > 0 {
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+		if ended {
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		case <-keepAlive.C:
+			if _, err := io.WriteString(w, ": still running\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// newRunID is a run's id: when it started (UTC) and four random characters.
+func newRunID(now time.Time) string {
+	return now.UTC().Format("20060102-150405") + "-" + strings.ToLower(rand.Text()[:4])
+}
+
+var errBusy = errors.New("a run is going")
