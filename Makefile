@@ -65,13 +65,16 @@ clean: ## remove bin/
 	rm -rf bin
 
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
-.PHONY: bench bench-hot bench-locks loadtest-ci lab
+.PHONY: bench bench-hot bench-locks loadtest-ci lab demo-ui
 
 # make lab writes $(LAB_OUT).json and $(LAB_OUT).html (the report to open in a browser).
 LAB_OUT ?= lab
 
 demo: ## PostgreSQL + Redis up, three APIs, every strategy fired and audited (about a minute)
 	@GO=$(GO) scripts/demo.sh
+
+demo-ui: ## PostgreSQL + Redis up, three APIs, and the live page (loadtest ui) on 127.0.0.1:8090; Ctrl-C stops
+	@GO=$(GO) scripts/demo-ui.sh
 
 bench: ## longer scenario, three runs, medians: writes bench/<date>-<host>.json and .md
 	@GO=$(GO) scripts/bench.sh
