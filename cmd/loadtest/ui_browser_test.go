@@ -59,6 +59,7 @@ func TestUIInChromium(t *testing.T) {
 	var targets []string
 	for _, a := range servers.StartAPIs(t, 2, map[string]string{
 		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": token, "LOG_LEVEL": "warn",
+		"DB_MAX_CONNS": "5", // a good neighbour: the other tests run beside it
 	}) {
 		targets = append(targets, a.Base)
 	}
