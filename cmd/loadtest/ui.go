@@ -40,6 +40,7 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 	e.StringVar(&targets, "targets", "LOADTEST_TARGETS", "http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083",
 		"default API base URLs of a strategies run, comma-separated (env LOADTEST_TARGETS; make demo-ui starts these three)")
 	dir := fs.String("dir", defaultUIDir(), "where runs are kept, one directory each")
+	labPrefix := fs.String("lab-redis-prefix", "", "REDIS_KEY_PREFIX of the lab's API processes; default lab- and 8 random characters per run")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -59,6 +60,7 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
+	u.labPrefix = *labPrefix
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
@@ -161,6 +163,9 @@ func (u *uiServer) start(req runRequest) (*uiRun, error) {
 		}
 	case "lab":
 		args := []string{"-locks", strings.Join(req.Locks, ","), "-scenarios", req.Scenario}
+		if u.labPrefix != "" {
+			args = append(args, "-redis-prefix", u.labPrefix)
+		}
 		if len(req.Locks) == 0 || req.Scenario == "" {
 			return nil, usageError{errors.New("a lab run wants at least one lock and a scenario")}
 		}

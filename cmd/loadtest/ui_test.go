@@ -161,3 +161,74 @@ func readEvents(t *testing.T, url string) (events []uiEvent) {
 	}
 	return events
 }
+
+// TestUILabRun starts a lab run from the page's API (one cell: no lock, a crowd) and reads
+// its events: the cell begins, samples of orders and stock come, the verdict is the lab's
+// (oversold, as expected), the run passes and its files are there. A second server on the
+// same directory (loadtest ui restarted) lists the run and replays the same events.
+func TestUILabRun(t *testing.T) {
+	// Not parallel, like TestLabShortMatrix: its three API processes run a real sale.
+	dsn, redisAddr, prefix := ownBackend(t)
+	env := map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	u, err := newUIServer(ctx, dir, "", false, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.labPrefix = prefix // the test's: its cleanup deletes what the cell leaves in Redis
+	srv := httptest.NewServer(u.handler())
+	defer srv.Close()
+	body := `{"kind":"lab","locks":["none"],"scenario":"crowd"}`
+	var started runInfo
+	if got := uiCall(t, "POST", srv.URL+"/api/runs", "application/json", body, &started); got != 202 {
+		t.Fatalf("POST a lab run = %d", got)
+	}
+	if started.Command != "loadtest lab -locks none -scenarios crowd -redis-prefix "+prefix || len(started.Items) != 1 || started.Items[0].Expected != "oversold" {
+		t.Errorf("run = %+v", started)
+	}
+	events := readEvents(t, srv.URL+"/api/runs/"+started.ID+"/events")
+	kinds := map[string]int{}
+	for _, e := range events {
+		kinds[e.Type]++
+	}
+	var v verdictEvent
+	var end endEvent
+	for _, e := range events {
+		switch e.Type {
+		case "verdict":
+			json.Unmarshal(e.Data, &v)
+		case "end":
+			json.Unmarshal(e.Data, &end)
+		}
+	}
+	t.Logf("events %v; verdict %+v; end %+v", kinds, v, end)
+	if kinds["item"] != 1 || kinds["sample"] < 2 || kinds["verdict"] != 1 || kinds["end"] != 1 {
+		t.Errorf("events %v: want an item, samples, a verdict and the end", kinds)
+	}
+	if v.Name != "none × crowd" || !v.OK || v.Oversold == 0 || !strings.Contains(v.Label, "(expected oversold)") {
+		t.Errorf("verdict %+v: want none × crowd oversold, as expected", v)
+	}
+	if end.Status != "passed" || end.Files["json"] == "" || end.Files["html"] == "" || end.Files["txt"] == "" {
+		t.Errorf("end %+v: want passed, with the JSON, HTML and text reports", end)
+	}
+	if got := uiCall(t, "GET", srv.URL+end.Files["html"], "", "", nil); got != 200 {
+		t.Errorf("GET the HTML report = %d", got)
+	}
+
+	again, err := newUIServer(ctx, dir, "", false, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(again.handler())
+	defer srv2.Close()
+	var list struct{ Runs []runInfo }
+	uiCall(t, "GET", srv2.URL+"/api/runs", "", "", &list)
+	if len(list.Runs) != 1 || list.Runs[0].ID != started.ID || list.Runs[0].Status != "passed" {
+		t.Fatalf("after a restart, runs = %+v", list.Runs)
+	}
+	if replayed := readEvents(t, srv2.URL+"/api/runs/"+started.ID+"/events"); len(replayed) != len(events) {
+		t.Errorf("after a restart, %d events replayed, want %d", len(replayed), len(events))
+	}
+}

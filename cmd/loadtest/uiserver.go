@@ -35,6 +35,8 @@ type uiServer struct {
 	getenv  func(string) string
 	stderr  io.Writer // the runs' log
 	public  bool      // serve any Host, not only loopback names
+	// labPrefix is the REDIS_KEY_PREFIX of the lab's processes; empty: a random one per run.
+	labPrefix string
 
 	mu      sync.Mutex
 	runs    map[string]*uiRun
