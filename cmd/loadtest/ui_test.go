@@ -149,9 +149,15 @@ func readEvents(t *testing.T, url string) (events []uiEvent) {
 		switch {
 		case strings.HasPrefix(line, "event: "):
 			e.Type = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			e.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		case strings.HasPrefix(line, "data: "): // lines of data join with a line break
+			if e.Data != nil {
+				e.Data = append(e.Data, '\n')
+			}
+			e.Data = append(e.Data, strings.TrimPrefix(line, "data: ")...)
 		case line == "" && e.Type != "":
+			if !json.Valid(e.Data) {
+				t.Fatalf("event %s: its data is not JSON: %s", e.Type, e.Data)
+			}
 			events = append(events, e)
 			e = uiEvent{}
 		}
@@ -228,7 +234,13 @@ func TestUILabRun(t *testing.T) {
 	if len(list.Runs) != 1 || list.Runs[0].ID != started.ID || list.Runs[0].Status != "passed" {
 		t.Fatalf("after a restart, runs = %+v", list.Runs)
 	}
-	if replayed := readEvents(t, srv2.URL+"/api/runs/"+started.ID+"/events"); len(replayed) != len(events) {
-		t.Errorf("after a restart, %d events replayed, want %d", len(replayed), len(events))
+	replayed := readEvents(t, srv2.URL+"/api/runs/"+started.ID+"/events")
+	if len(replayed) != len(events) {
+		t.Fatalf("after a restart, %d events replayed, want %d", len(replayed), len(events))
+	}
+	for i, e := range replayed {
+		if e.Type != events[i].Type || string(e.Data) != string(events[i].Data) {
+			t.Fatalf("after a restart, event %d is %s %s, want %s %s", i, e.Type, e.Data, events[i].Type, events[i].Data)
+		}
 	}
 }

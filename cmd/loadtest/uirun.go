@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,7 +162,14 @@ func loadUIRun(dir string) (*uiRun, error) {
 	}
 	r := &uiRun{dir: dir, info: info, changed: make(chan struct{}), done: make(chan struct{}), ended: true}
 	close(r.done)
-	if err := readJSON(filepath.Join(dir, eventsFile), &r.events); err != nil || info.Status == "running" {
+	err := readJSON(filepath.Join(dir, eventsFile), &r.events)
+	for i, e := range r.events { // written indented: one line each again
+		var b bytes.Buffer
+		if json.Compact(&b, e.Data) == nil {
+			r.events[i].Data = b.Bytes()
+		}
+	}
+	if err != nil || info.Status == "running" {
 		r.info.Status, r.info.Error = "error", "loadtest ui stopped before the run ended"
 		r.events, r.ended = nil, false
 		r.emit("run", r.info)

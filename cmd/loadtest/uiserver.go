@@ -249,7 +249,11 @@ func (u *uiServer) handleEvents(w http.ResponseWriter, r *http.Request, run *uiR
 		events, changed, ended := run.since(after)
 		var b bytes.Buffer
 		for _, e := range events {
-			fmt.Fprintf(&b, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data)
+			fmt.Fprintf(&b, "id: %d\nevent: %s\n", e.ID, e.Type)
+			for line := range bytes.Lines(e.Data) { // a line break in data needs a data: line of its own
+				fmt.Fprintf(&b, "data: %s\n", bytes.TrimRight(line, "\r\n"))
+			}
+			b.WriteString("\n")
 			after = e.ID
 		}
 		if b.Len() > 0 {

@@ -166,9 +166,13 @@ function attach(run) {
   };
 }
 
+// showRun shows a run's command, and turns the form to its kind (a reopened lab run shows
+// the lab's fields).
 function showRun(run) {
   $("command").textContent = run.command || "";
   $("command-line").hidden = !run.command;
+  const radio = document.querySelector(`input[name="kind"][value="${run.kind}"]`);
+  if (radio && !radio.checked) { radio.checked = true; showKind(); }
 }
 
 function onRun(run) {
