@@ -12,15 +12,13 @@
 -- Redis before 5.0 must replicate a script that calls TIME by its effects.
 if redis.replicate_commands then redis.replicate_commands() end
 
+-- The key is free (the common case, taken in one command): the lock is ours.
+if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+	return mint(redis.call("TIME"), KEYS[2], ARGV[3])
+end
+
 local answer = again(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) -- a client library retried
 if answer then
 	return answer
 end
-local holder = redis.call("GET", KEYS[1])
-if holder then
-	return redis.call("PTTL", KEYS[1])
-end
-
-local fence = mint(redis.call("TIME"), KEYS[2], ARGV[3])
-redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-return fence
+return redis.call("PTTL", KEYS[1])
