@@ -107,7 +107,7 @@ type runRequest struct {
 }
 
 // handleStart starts a run: 202 with it; 409 while another goes; 400 for a request the
-// command line would refuse, with its message.
+// command line would refuse, with its message; 503 when its directory cannot be written.
 func (u *uiServer) handleStart(w http.ResponseWriter, r *http.Request) {
 	var req runRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
@@ -123,8 +123,9 @@ func (u *uiServer) handleStart(w http.ResponseWriter, r *http.Request) {
 		uiProblem(w, http.StatusConflict, "run_in_progress", err.Error())
 	case errors.As(err, &usage):
 		uiProblem(w, http.StatusBadRequest, "bad_request", err.Error())
-	case err != nil:
-		uiProblem(w, http.StatusInternalServerError, "internal", err.Error())
+	case err != nil: // the run's directory could not be made or written
+		w.Header().Set("Retry-After", "5")
+		uiProblem(w, http.StatusServiceUnavailable, "storage_unavailable", "the run could not be kept: "+err.Error())
 	default:
 		w.Header().Set("Location", "/api/runs/"+run.info.ID)
 		writeUIJSON(w, http.StatusAccepted, run.snapshot())

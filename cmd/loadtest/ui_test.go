@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +63,7 @@ func TestUIRefusals(t *testing.T) {
 	t.Parallel()
 	// Targets that never answer: a strategies run waits for their /readyz, so it is still
 	// going when the second one comes.
-	base, _ := newTestUI(t, "http://127.0.0.1:1", map[string]string{"ADMIN_TOKEN": "ui-test-admin-token"})
+	base, u := newTestUI(t, "http://127.0.0.1:1", map[string]string{"ADMIN_TOKEN": "ui-test-admin-token"})
 	for _, c := range []struct {
 		body, code, detail string
 		status             int
@@ -90,6 +92,17 @@ func TestUIRefusals(t *testing.T) {
 	}
 
 	ok := `{"kind":"strategies","strategies":["dlock"],"stock":5,"think_ms":0,"buyers":8,"duration_s":1}`
+	// A -dir that cannot hold the run (a file stands where a directory must go, which stops
+	// root too): 503 with Retry-After, and no run.
+	setDir := func(dir string) { u.mu.Lock(); u.dir = dir; u.mu.Unlock() }
+	keep := u.dir
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o644)
+	setDir(filepath.Join(blocker, "runs"))
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &p); got != 503 || p.Code != "storage_unavailable" {
+		t.Errorf("a run that cannot be kept = %d %+v, want 503 storage_unavailable", got, p)
+	}
+	setDir(keep)
 	var first runInfo
 	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &first); got != 202 || first.Status != "running" {
 		t.Fatalf("POST a run = %d %+v, want 202 running", got, first)
