@@ -87,11 +87,16 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 
 // commandLine is the loadtest command of rep as it could be typed again.
 func commandLine(rep report) string {
-	words := []string{"bin/loadtest", rep.Command}
-	for _, f := range rep.Flags {
-		words = append(words, shellQuote(f))
+	return shellLine(append([]string{"bin/loadtest", rep.Command}, rep.Flags...))
+}
+
+// shellLine joins words into a command line a POSIX shell splits back into them.
+func shellLine(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shellQuote(w)
 	}
-	return strings.Join(words, " ")
+	return strings.Join(quoted, " ")
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain characters.

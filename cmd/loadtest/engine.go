@@ -185,7 +185,8 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 	if s.obs != nil {
 		lats = &latencyWindow{}
 		s.obs.itemBegan(name, stock, isSafe(strategy))
-		stopWatch = follow(ctx, s.obs, name, live, lats, stockLeft, newLockMeter(ctx, cfg.targets))
+		stopWatch = follow(ctx, watch{name: name, interval: watchInterval, live: live, lats: lats, stock: stockLeft,
+			locks: newLockMeter(ctx, cfg.targets), emit: s.obs.sampled})
 	}
 	res, err := s.attack(ctx, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b), live, lats)
 	stopWatch()

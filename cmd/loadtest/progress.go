@@ -6,55 +6,40 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 )
 
-// progress writes a live line to w every interval while an attack runs: requests, outcomes
-// so far and the stock left. On a terminal the line rewrites itself; elsewhere (CI logs) it
-// is one line per interval. stock may be nil (the baseline has no product).
+// progress writes a live line to w every interval while an attack runs (see follow):
+// requests, outcomes so far and the stock left. On a terminal the line rewrites itself and
+// is cleared at the end; elsewhere (CI logs) it is one line per interval, and a last one at
+// the end. stock may be nil (the baseline has no product).
 func progress(ctx context.Context, w io.Writer, interval time.Duration, name string, live *liveCounts,
 	stock func(context.Context) (int64, error)) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	tty := isTerminal(w)
-	began := time.Now()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				if tty {
-					fmt.Fprint(w, "\r\033[K")
-				}
-				return
-			case <-t.C:
-			}
-			left := "-"
-			if stock != nil {
-				sctx, scancel := context.WithTimeout(ctx, min(interval, time.Second))
-				if n, err := stock(sctx); err == nil {
-					left = fmt.Sprint(n)
-				} else {
-					left = "?"
-				}
-				scancel()
-			}
-			line := progressLine(name, time.Since(began), live.snapshot(), left)
-			if tty {
-				fmt.Fprint(w, "\r\033[K"+line)
-			} else {
-				fmt.Fprintln(w, line)
+	stopFollow := follow(ctx, watch{name: name, interval: interval, live: live, stock: stock, emit: func(s liveSample) {
+		left := "-"
+		if stock != nil {
+			left = "?"
+			if s.Stock != nil {
+				left = fmt.Sprint(*s.Stock)
 			}
 		}
-	}()
-	return func() { cancel(); wg.Wait() }
+		line := progressLine(name, time.Duration(s.MS)*time.Millisecond, s.counts, left)
+		if tty {
+			fmt.Fprint(w, "\r\033[K"+line)
+		} else {
+			fmt.Fprintln(w, line)
+		}
+	}})
+	return func() {
+		stopFollow()
+		if tty {
+			fmt.Fprint(w, "\r\033[K")
+		}
+	}
 }
 
 // progressLine formats one progress line.

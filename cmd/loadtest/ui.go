@@ -54,9 +54,7 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("ADMIN_TOKEN") == "" {
 		fmt.Fprintln(stderr, "loadtest ui: ADMIN_TOKEN is not set: strategies runs will be refused (the lab needs none)")
 	}
-	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRuns()
-	u, err := newUIServer(runCtx, *dir, targets, *public, getenv, stderr)
+	u, err := newUIServer(*dir, targets, *public, getenv, stderr)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
@@ -73,8 +71,7 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 	case err = <-served:
 	case <-ctx.Done():
 	}
-	stopRuns()
-	u.wait()
+	u.close()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx) // event streams of a run that ended have ended too
@@ -132,6 +129,14 @@ func (u *uiServer) handleStart(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// uiJob is a run the page asked for, checked as its command line would be: the command, its
+// items, and what runs it.
+type uiJob struct {
+	command string
+	items   []runItem
+	exec    func(ctx context.Context, run *uiRun, stdout io.Writer) error
+}
+
 // start checks req as the command line would, then starts it in the background.
 func (u *uiServer) start(req runRequest) (*uiRun, error) {
 	u.mu.Lock()
@@ -140,52 +145,26 @@ func (u *uiServer) start(req runRequest) (*uiRun, error) {
 		i := c.snapshot()
 		return nil, fmt.Errorf("%w: %s, started %s; wait for it to end or stop it", errBusy, i.ID, i.Started.Local().Format("15:04:05"))
 	}
+	if u.closed {
+		return nil, fmt.Errorf("%w: loadtest ui is stopping", errBusy)
+	}
 	now := time.Now()
 	id := newRunID(now)
 	dir := filepath.Join(u.dir, id)
-	info := runInfo{ID: id, Kind: req.Kind, Started: now.UTC(), Status: "running"}
-	var exec func(ctx context.Context, run *uiRun, stdout io.Writer) error
+	var job uiJob
+	var err error
 	switch req.Kind {
 	case "strategies":
-		args := []string{"-targets", cmp.Or(req.Targets, u.targets), "-strategies", strings.Join(req.Strategies, ","),
-			"-stock", strconv.FormatInt(req.Stock, 10), "-think-ms", strconv.Itoa(req.ThinkMS), "-workers", strconv.Itoa(req.Buyers),
-			"-duration", strconv.Itoa(req.DurationS) + "s", "-after-soldout", "1s", "-baseline=false"}
-		files := []string{"-progress", "0", "-json", filepath.Join(dir, "report.json"), "-plot", filepath.Join(dir, "report.html")}
-		cfg, err := compareConfig(append(args, files...), u.getenv, io.Discard)
-		if err != nil {
-			return nil, err
-		}
-		info.Command = "loadtest compare " + strings.Join(quoteArgs(args), " ")
-		for _, s := range cfg.strategies {
-			info.Items = append(info.Items, runItem{Name: s, Safe: isSafe(s)})
-		}
-		exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
-			return execute(ctx, cfg, run, stdout, u.stderr)
-		}
+		job, err = u.compareJob(req, dir)
 	case "lab":
-		args := []string{"-locks", strings.Join(req.Locks, ","), "-scenarios", req.Scenario}
-		if u.labPrefix != "" {
-			args = append(args, "-redis-prefix", u.labPrefix)
-		}
-		if len(req.Locks) == 0 || req.Scenario == "" {
-			return nil, usageError{errors.New("a lab run wants at least one lock and a scenario")}
-		}
-		job, err := labConfig(append(args, "-quiet", "-json", filepath.Join(dir, "report.json"), "-report", filepath.Join(dir, "report.html")),
-			u.getenv, io.Discard)
-		if err != nil {
-			return nil, err
-		}
-		info.Command = "loadtest lab " + strings.Join(quoteArgs(args), " ")
-		for _, p := range job.cells {
-			expected := labrun.Expected[p.Lock][p.Scenario]
-			info.Items = append(info.Items, runItem{Name: cellName(p), Safe: expected == labrun.Safe, Expected: expected})
-		}
-		exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
-			return runLab(ctx, job, run, stdout, u.stderr)
-		}
+		job, err = u.labJob(req, dir)
 	default:
-		return nil, usageError{fmt.Errorf("kind %q: want strategies or lab", req.Kind)}
+		err = usageError{fmt.Errorf("kind %q: want strategies or lab", req.Kind)}
 	}
+	if err != nil {
+		return nil, err
+	}
+	info := runInfo{ID: id, Kind: req.Kind, Started: now.UTC(), Status: "running", Command: job.command, Items: job.items}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -193,15 +172,12 @@ func (u *uiServer) start(req runRequest) (*uiRun, error) {
 		return nil, err
 	}
 	run := newUIRun(dir, info)
-	ctx, cancel := context.WithCancel(u.ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	run.cancel = cancel
 	u.runs[id], u.current = run, run
-	u.wg.Add(1)
-	go func() {
-		defer u.wg.Done()
-		defer close(run.done)
+	u.wg.Go(func() {
 		var text bytes.Buffer
-		err := exec(ctx, run, &text)
+		err := job.exec(ctx, run, &text)
 		stopped := ctx.Err() != nil
 		cancel()
 		if ferr := run.finish(err, stopped, text.Bytes()); ferr != nil {
@@ -210,18 +186,51 @@ func (u *uiServer) start(req runRequest) (*uiRun, error) {
 		u.mu.Lock()
 		u.current = nil
 		u.mu.Unlock()
-	}()
+	})
 	return run, nil
 }
 
-// quoteArgs quotes the arguments a shell would split.
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t'\"$\\*?;&|<>()") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
+// compareJob is loadtest compare of req's strategies, its files in dir.
+func (u *uiServer) compareJob(req runRequest, dir string) (uiJob, error) {
+	args := []string{"-targets", cmp.Or(req.Targets, u.targets), "-strategies", strings.Join(req.Strategies, ","),
+		"-stock", strconv.FormatInt(req.Stock, 10), "-think-ms", strconv.Itoa(req.ThinkMS), "-workers", strconv.Itoa(req.Buyers),
+		"-duration", strconv.Itoa(req.DurationS) + "s", "-after-soldout", "1s", "-baseline=false"}
+	files := []string{"-progress", "0", "-json", filepath.Join(dir, "report.json"), "-plot", filepath.Join(dir, "report.html")}
+	cfg, err := compareConfig(append(args, files...), u.getenv, io.Discard)
+	if err != nil {
+		return uiJob{}, err
 	}
-	return out
+	job := uiJob{command: shellLine(append([]string{"loadtest", "compare"}, args...))}
+	for _, s := range cfg.strategies {
+		job.items = append(job.items, runItem{Name: s, Safe: isSafe(s)})
+	}
+	job.exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
+		return execute(ctx, cfg, run, stdout, u.stderr)
+	}
+	return job, nil
+}
+
+// labJob is loadtest lab of req's locks in its scenario, its files in dir.
+func (u *uiServer) labJob(req runRequest, dir string) (uiJob, error) {
+	if len(req.Locks) == 0 || req.Scenario == "" {
+		return uiJob{}, usageError{errors.New("a lab run wants at least one lock and a scenario")}
+	}
+	args := []string{"-locks", strings.Join(req.Locks, ","), "-scenarios", req.Scenario}
+	if u.labPrefix != "" {
+		args = append(args, "-redis-prefix", u.labPrefix)
+	}
+	lab, err := labConfig(append(args, "-quiet", "-json", filepath.Join(dir, "report.json"), "-report", filepath.Join(dir, "report.html")),
+		u.getenv, io.Discard)
+	if err != nil {
+		return uiJob{}, err
+	}
+	job := uiJob{command: shellLine(append([]string{"loadtest", "lab"}, args...))}
+	for _, p := range lab.cells {
+		expected := labrun.Expected[p.Lock][p.Scenario]
+		job.items = append(job.items, runItem{Name: cellName(p), Safe: expected == labrun.Safe, Expected: expected})
+	}
+	job.exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
+		return runLab(ctx, lab, run, stdout, u.stderr)
+	}
+	return job, nil
 }

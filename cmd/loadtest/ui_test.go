@@ -19,13 +19,12 @@ import (
 // environment is env, and returns its base URL.
 func newTestUI(t *testing.T, targets string, env map[string]string) (string, *uiServer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	u, err := newUIServer(ctx, t.TempDir(), targets, false, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
+	u, err := newUIServer(t.TempDir(), targets, false, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(u.handler())
-	t.Cleanup(func() { cancel(); u.wait(); srv.Close() })
+	t.Cleanup(func() { u.close(); srv.Close() })
 	return srv.URL, u
 }
 
@@ -188,26 +187,17 @@ func readEvents(t *testing.T, url string) (events []uiEvent) {
 func TestUILabRun(t *testing.T) {
 	// Not parallel, like TestLabShortMatrix: its three API processes run a real sale.
 	dsn, redisAddr, prefix := ownBackend(t)
-	env := map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dir := t.TempDir()
-	u, err := newUIServer(ctx, dir, "", false, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, u := newTestUI(t, "", map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr})
 	u.labPrefix = prefix // the test's: its cleanup deletes what the cell leaves in Redis
-	srv := httptest.NewServer(u.handler())
-	defer srv.Close()
 	body := `{"kind":"lab","locks":["none"],"scenario":"crowd"}`
 	var started runInfo
-	if got := uiCall(t, "POST", srv.URL+"/api/runs", "application/json", body, &started); got != 202 {
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", body, &started); got != 202 {
 		t.Fatalf("POST a lab run = %d", got)
 	}
 	if started.Command != "loadtest lab -locks none -scenarios crowd -redis-prefix "+prefix || len(started.Items) != 1 || started.Items[0].Expected != "oversold" {
 		t.Errorf("run = %+v", started)
 	}
-	events := readEvents(t, srv.URL+"/api/runs/"+started.ID+"/events")
+	events := readEvents(t, base+"/api/runs/"+started.ID+"/events")
 	kinds := map[string]int{}
 	for _, e := range events {
 		kinds[e.Type]++
@@ -232,11 +222,11 @@ func TestUILabRun(t *testing.T) {
 	if end.Status != "passed" || end.Files["json"] == "" || end.Files["html"] == "" || end.Files["txt"] == "" {
 		t.Errorf("end %+v: want passed, with the JSON, HTML and text reports", end)
 	}
-	if got := uiCall(t, "GET", srv.URL+end.Files["html"], "", "", nil); got != 200 {
+	if got := uiCall(t, "GET", base+end.Files["html"], "", "", nil); got != 200 {
 		t.Errorf("GET the HTML report = %d", got)
 	}
 
-	again, err := newUIServer(ctx, dir, "", false, func(string) string { return "" }, io.Discard)
+	again, err := newUIServer(u.dir, "", false, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +19,6 @@ import (
 type uiRun struct {
 	dir    string // where its files are: run.json, events.json and the reports
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the run is over and its files are written
 
 	mu      sync.Mutex
 	info    runInfo
@@ -70,7 +68,7 @@ const (
 var reportFiles = []string{"report.json", "report.html", "report.txt"}
 
 func newUIRun(dir string, info runInfo) *uiRun {
-	r := &uiRun{dir: dir, info: info, changed: make(chan struct{}), done: make(chan struct{})}
+	r := &uiRun{dir: dir, info: info, changed: make(chan struct{})}
 	r.emit("run", info)
 	return r
 }
@@ -150,7 +148,11 @@ func (r *uiRun) finish(err error, stopped bool, text []byte) error {
 	r.mu.Lock()
 	events := r.events
 	r.mu.Unlock()
-	return errors.Join(ferr, writeJSON(filepath.Join(r.dir, eventsFile), events), writeJSON(filepath.Join(r.dir, runFile), info))
+	b, err := json.Marshal(events) // compact: each event's data is one line, as the stream sends it
+	if err == nil {
+		err = os.WriteFile(filepath.Join(r.dir, eventsFile), b, 0o644)
+	}
+	return errors.Join(ferr, err, writeJSON(filepath.Join(r.dir, runFile), info))
 }
 
 // loadUIRun reads a past run from its directory. A run whose process ended before it did
@@ -160,16 +162,8 @@ func loadUIRun(dir string) (*uiRun, error) {
 	if err := readJSON(filepath.Join(dir, runFile), &info); err != nil {
 		return nil, err
 	}
-	r := &uiRun{dir: dir, info: info, changed: make(chan struct{}), done: make(chan struct{}), ended: true}
-	close(r.done)
-	err := readJSON(filepath.Join(dir, eventsFile), &r.events)
-	for i, e := range r.events { // written indented: one line each again
-		var b bytes.Buffer
-		if json.Compact(&b, e.Data) == nil {
-			r.events[i].Data = b.Bytes()
-		}
-	}
-	if err != nil || info.Status == "running" {
+	r := &uiRun{dir: dir, info: info, changed: make(chan struct{}), ended: true}
+	if err := readJSON(filepath.Join(dir, eventsFile), &r.events); err != nil || info.Status == "running" {
 		r.info.Status, r.info.Error = "error", "loadtest ui stopped before the run ended"
 		r.events, r.ended = nil, false
 		r.emit("run", r.info)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"embed"
 	"encoding/json"
@@ -41,16 +40,16 @@ type uiServer struct {
 	mu      sync.Mutex
 	runs    map[string]*uiRun
 	current *uiRun // the run going, if any
+	closed  bool   // close was called: no more runs
 	wg      sync.WaitGroup
-	ctx     context.Context // the server's: a run ends with it
 }
 
 // newUIServer returns the server of the runs kept under dir, loading the past ones.
-func newUIServer(ctx context.Context, dir, targets string, public bool, getenv func(string) string, stderr io.Writer) (*uiServer, error) {
+func newUIServer(dir, targets string, public bool, getenv func(string) string, stderr io.Writer) (*uiServer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	u := &uiServer{dir: dir, targets: targets, getenv: getenv, stderr: stderr, public: public, runs: map[string]*uiRun{}, ctx: ctx}
+	u := &uiServer{dir: dir, targets: targets, getenv: getenv, stderr: stderr, public: public, runs: map[string]*uiRun{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -68,8 +67,16 @@ func newUIServer(ctx context.Context, dir, targets string, public bool, getenv f
 // runID is the form of a run's id: its start time and four random characters.
 var runID = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[a-z0-9]{4}$`)
 
-// wait waits for the run going, if any, to end (after the server's context ended).
-func (u *uiServer) wait() { u.wg.Wait() }
+// close refuses new runs, stops the run going, if any, and waits until it is written.
+func (u *uiServer) close() {
+	u.mu.Lock()
+	u.closed = true
+	if c := u.current; c != nil {
+		c.cancel()
+	}
+	u.mu.Unlock()
+	u.wg.Wait()
+}
 
 // handler is every route of the page and its API.
 func (u *uiServer) handler() http.Handler {

@@ -23,7 +23,7 @@ type observer interface {
 	itemDone(r runReport)
 }
 
-// watchInterval is how often a watched attack is sampled; lockInterval how often the
+// watchInterval is how often loadtest ui samples an attack; lockInterval how often the
 // targets' /metrics are read for the lock figures.
 const (
 	watchInterval = 250 * time.Millisecond
@@ -45,6 +45,7 @@ type liveSample struct {
 	P50           *float64         `json:"p50_ms"`
 	P99           *float64         `json:"p99_ms"`
 	Lock          *lockFigures     `json:"lock"`
+	counts        counts           // the answers so far, for the progress line
 }
 
 // latencyWindow collects the latencies of the answers since it was last taken. It is safe
@@ -63,6 +64,9 @@ func (w *latencyWindow) add(d time.Duration) {
 }
 
 func (w *latencyWindow) take() []time.Duration {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	l := w.lats
@@ -70,47 +74,64 @@ func (w *latencyWindow) take() []time.Duration {
 	return l
 }
 
-// follow samples an attack every watchInterval for obs until stop is called: its answers
-// (live, lats) and the stock left; and, every lockInterval on a goroutine of its own (a slow
-// /metrics must not hold the samples back), the lock figures of the targets. stop takes a
-// last sample, with fresh lock figures, so that the last one shows the whole attack.
-func follow(ctx context.Context, obs observer, name string, live *liveCounts, lats *latencyWindow,
-	stock func(context.Context) (int64, error), locks *lockMeter) (stop func()) {
+// watch says what follow samples, how often, and where each sample goes.
+type watch struct {
+	name     string
+	interval time.Duration
+	live     *liveCounts
+	lats     *latencyWindow                       // nil: no latencies
+	stock    func(context.Context) (int64, error) // nil: no stock
+	locks    *lockMeter                           // nil: no lock figures
+	emit     func(liveSample)
+}
+
+// follow samples an attack every w.interval until stop is called: its answers (live, lats)
+// and the stock left; and, every lockInterval on a goroutine of its own (a slow /metrics
+// must not hold the samples back), the lock figures of the targets. stop takes a last
+// sample, with fresh lock figures, so that the last one shows the whole attack. The progress
+// line and loadtest ui's live page both draw from it.
+func follow(ctx context.Context, w watch) (stop func()) {
 	sctx, cancel := context.WithCancel(ctx)
 	began := time.Now()
 	var lock atomic.Pointer[lockFigures]
 	readLock := func(ctx context.Context) {
-		ctx, cancel := context.WithTimeout(ctx, lockInterval)
-		lock.Store(locks.read(ctx))
-		cancel()
+		if w.locks != nil {
+			ctx, cancel := context.WithTimeout(ctx, lockInterval)
+			lock.Store(w.locks.read(ctx))
+			cancel()
+		}
 	}
 	prev, prevAt := counts{}, began
 	look := func(ctx context.Context) {
-		now, c := time.Now(), live.snapshot()
-		s := liveSample{Name: name, MS: now.Sub(began).Milliseconds(), Orders: c[bought], Requests: c.total(),
+		now, c := time.Now(), w.live.snapshot()
+		s := liveSample{Name: w.name, MS: now.Sub(began).Milliseconds(), Orders: c[bought], Requests: c.total(),
 			Outcomes: map[string]int64{
 				"bought": c[bought], "sold_out": c[soldOut], "already_purchased": c[alreadyPurchased],
 				"busy": c[busy], "rate_limited": c[rateLimited], "errors": c.errors(),
-			}, Lock: lock.Load()}
+			}, Lock: lock.Load(), counts: c}
 		if secs := now.Sub(prevAt).Seconds(); c.total() > prev.total() && secs > 0 {
 			s.OrdersPerSec = new(float64(c[bought]-prev[bought]) / secs)
 			s.AnswersPerSec = new(float64(c.total()-prev.total()) / secs)
 		}
-		if l := lats.take(); len(l) > 0 {
+		if l := w.lats.take(); len(l) > 0 {
 			q := exactLatencies(l)
 			s.P50, s.P99 = &q.P50, &q.P99
 		}
-		ctx, cancel := context.WithTimeout(ctx, watchInterval)
-		if n, err := stock(ctx); err == nil {
-			s.Stock = &n
+		if w.stock != nil {
+			ctx, cancel := context.WithTimeout(ctx, min(w.interval, time.Second))
+			if n, err := w.stock(ctx); err == nil {
+				s.Stock = &n
+			}
+			cancel()
 		}
-		cancel()
 		prev, prevAt = c, now
-		obs.sampled(s)
+		w.emit(s)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { every(sctx, lockInterval, func() { readLock(sctx) }) })
-	wg.Go(func() { every(sctx, watchInterval, func() { look(sctx) }) })
+	if w.locks != nil {
+		wg.Go(func() { every(sctx, lockInterval, func() { readLock(sctx) }) })
+	}
+	wg.Go(func() { every(sctx, w.interval, func() { look(sctx) }) })
 	return func() {
 		cancel()
 		wg.Wait()
@@ -120,16 +141,16 @@ func follow(ctx context.Context, obs observer, name string, live *liveCounts, la
 	}
 }
 
-// every calls f now and then every interval until ctx ends.
+// every calls f every interval until ctx ends.
 func every(ctx context.Context, interval time.Duration, f func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		f()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			f()
 		}
 	}
 }
