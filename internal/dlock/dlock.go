@@ -55,7 +55,8 @@ type Options struct {
 	// including the time spent queued behind other goroutines of this Client
 	// that hold or wait for the same key. Default: 0, try once; then a key
 	// that another goroutine of this Client holds or waits for fails at once,
-	// without a call to Redis.
+	// without a call to Redis (a fair lock, which has no local queue, asks
+	// Redis once).
 	Wait time.Duration
 
 	// MinBackoff and MaxBackoff bound the polling between attempts while
@@ -184,17 +185,22 @@ func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, opt *Opt
 	if err != nil {
 		return err
 	}
-	wctx := l.Watch(ctx)
+	return runWatched(ctx, l.Watch(ctx), l.Release, func(wctx context.Context) error { return fn(wctx, l) })
+}
+
+// runWatched runs fn on wctx, the watched context of a held lock, then releases the lock with
+// release on a fresh context (context.WithoutCancel(ctx), bounded to cleanupTimeout), also
+// when fn panics (the panic then goes on unchanged). Its error is fn's, joined with a cause
+// wrapping ErrLost if the lock was lost while fn ran. Do and DoMulti run on it.
+func runWatched(ctx, wctx context.Context, release func(context.Context) error, fn func(context.Context) error) (err error) {
 	defer func() {
-		// Runs on panic too; the panic then goes on unchanged.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		relErr := l.Release(rctx)
-		if lost := lostCause(wctx, relErr); lost != nil {
+		if lost := lostCause(wctx, release(rctx)); lost != nil {
 			err = errors.Join(err, lost)
 		}
 	}()
-	return fn(wctx, l)
+	return fn(wctx)
 }
 
 // lostCause returns why a watched lock counts as lost after its release

@@ -33,7 +33,7 @@ var ErrFairRedlock = errors.New("dlock: fair locks need a single Redis or Redis 
 // one, are granted it in the order they first asked for it. Each waiter keeps its place in a
 // queue in Redis (next to the key, in its hash slot) as long as it keeps asking; one that
 // stops (its process died, its connection broke) is dropped once its place times out
-// (QueueTimeout: 1 s, or 8 × MaxBackoff if more), so it never blocks the ones behind it for
+// (its queue timeout: 1 s, or 8 × MaxBackoff if more), so it never blocks the ones behind it for
 // longer than that. A waiter that gives up (Wait ran out, ctx ended) leaves the queue at
 // once.
 //
@@ -60,8 +60,8 @@ func (c *Client) obtainDirect(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
-	expired, stop := r.waitTimer()
-	defer stop()
+	timer, expired := r.waitTimer()
+	defer stopTimer(timer)
 	l, err := c.attempt(ctx, r, expired)
 	switch {
 	case err == nil:

@@ -30,7 +30,7 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 	switch {
 	case len(sorted) == 0:
 		return nil, errors.New("dlock: ObtainMulti needs at least one key")
-	case len(slices.Compact(slices.Clone(sorted))) != len(sorted):
+	case repeats(sorted):
 		return nil, fmt.Errorf("dlock: ObtainMulti: a key appears twice in %q", keys)
 	case opt != nil && opt.Fair:
 		return nil, errors.New("dlock: ObtainMulti does not take fair locks")
@@ -49,8 +49,8 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 		l, err := c.Obtain(ctx, key, ttl, &ko)
 		if err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
 			_ = m.Release(rctx) // what it cannot release expires after ttl
+			cancel()
 			return nil, err
 		}
 		m.locks = append(m.locks, l)
@@ -89,6 +89,16 @@ func (m *MultiLock) Release(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// repeats reports whether sorted holds a key twice (next to each other, being sorted).
+func repeats(sorted []string) bool {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
 // DoMulti is Do for several keys: it takes them with ObtainMulti, runs fn on the MultiLock's
 // watched context (cancelled if any key is lost), and releases them, also on panic. Its
 // error is fn's, joined with a cause wrapping ErrLost if a key was lost while fn ran.
@@ -99,13 +109,5 @@ func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, 
 	if err != nil {
 		return err
 	}
-	wctx := m.Watch(ctx)
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		if lost := lostCause(wctx, m.Release(rctx)); lost != nil {
-			err = errors.Join(err, lost)
-		}
-	}()
-	return fn(wctx, m)
+	return runWatched(ctx, m.Watch(ctx), m.Release, func(wctx context.Context) error { return fn(wctx, m) })
 }

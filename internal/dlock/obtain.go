@@ -95,7 +95,7 @@ func (r *request) checkTTL(ttl time.Duration) error {
 // otherwise it waits up to Wait for a holder to release, woken by a release
 // notification, with jittered backoff polling as the fallback. Goroutines of
 // one Client that wait for the same key queue locally, so only one of them
-// at a time competes in Redis.
+// at a time competes in Redis (except with Options.Fair: see ObtainFair).
 //
 // Obtain returns ErrNotObtained when the key stays busy; when ctx ends first,
 // the error also matches ctx.Err(). A Redis failure is returned wrapped, and
@@ -186,14 +186,14 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 	return nil, 0, fmt.Errorf("dlock: obtain %q: unexpected reply %T", r.key, res)
 }
 
-// cleanup deletes r's key if it holds r's token.
+// cleanup deletes r's key if it holds r's token (a reader: leaves the readers).
 func (c *Client) cleanup(r *request) {
-	if r.rw == rwRead {
-		c.leaveRW(r)
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	if r.rw == rwRead {
+		_, _ = c.readerCall(ctx, r, "release", r.channel)
+		return
+	}
 	_ = releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Err()
 }
 

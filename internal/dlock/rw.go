@@ -80,14 +80,10 @@ func (c *Client) readerCall(ctx context.Context, r *request, op string, arg any)
 	return rwReaderScript.Run(ctx, c.rdb, []string{r.readersKey}, r.token, op, arg).Int64()
 }
 
-// leaveRW drops what a read-write request that gave up may have left: a reader's entry whose
-// reply was lost, or a waiting writer's claim.
+// leaveRW drops the claim on the next turn of a waiting writer that gave up. (A reader whose
+// reply was lost leaves through cleanup.)
 func (c *Client) leaveRW(r *request) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if r.rw == rwRead {
-		_, _ = c.readerCall(ctx, r, "release", r.channel)
-		return
-	}
 	_ = rwLeaveScript.Run(ctx, c.rdb, []string{r.writerKey}, r.token).Err()
 }

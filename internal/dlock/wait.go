@@ -78,8 +78,8 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
-	expired, stop := r.waitTimer()
-	defer stop()
+	timer, expired := r.waitTimer()
+	defer stopTimer(timer)
 	s := c.queue.join(r.key)
 	if err := s.enter(ctx, expired); err != nil {
 		c.queue.leave(r.key, s)
@@ -195,12 +195,20 @@ func drainSignal(c <-chan struct{}) {
 	}
 }
 
-// waitTimer returns the channel that fires when r's Wait runs out (nil without a Wait), and
-// the function that stops its timer.
-func (r *request) waitTimer() (<-chan time.Time, func()) {
+// waitTimer returns the timer of r's Wait and the channel that fires when it runs out; both
+// nil without a Wait. Stop it with stopTimer (a plain function: deferring it allocates
+// nothing, on every Obtain).
+func (r *request) waitTimer() (*time.Timer, <-chan time.Time) {
 	if r.wait <= 0 {
-		return nil, func() {}
+		return nil, nil
 	}
 	t := time.NewTimer(r.wait)
-	return t.C, func() { t.Stop() }
+	return t, t.C
+}
+
+// stopTimer stops t; nil-safe.
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
 }

@@ -48,7 +48,7 @@ if not holder and (not first or first == ARGV[1]) then
 	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 	local nextWaiter = redis.call("LINDEX", KEYS[3], 0)
 	local since = nextWaiter and redis.call("HGET", KEYS[5], nextWaiter) or ""
-	return fence .. "|" .. nowms .. "|" .. (since or "")
+	return fence .. "|" .. nowms .. "|" .. since
 end
 
 -- Wait: take a place at the end of the queue on the first call, keep it on
