@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -126,4 +127,42 @@ func TestBundlesOverlapNoDeadlock(t *testing.T) {
 		}
 	}
 	t.Logf("bundles %v; single buyers of product %d %v", res.m, y.ID, single.m)
+}
+
+// TestBundleFencesByKey: each product of a bundle is written under its own lock's fence, also
+// when the lock keys sort otherwise than the product ids ("{p:10}" before "{p:2}"): after the
+// bundle, every product's fence in PostgreSQL is the last fence minted for its own key.
+func TestBundleFencesByKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStack(t, order.Config{LockWait: 2 * time.Second})
+	keys := inventory.Keys{Prefix: s.Prefix}
+	var low, high int64 // low < high, but high's lock key sorts first
+	for i := 0; i < 30 && high == 0; i++ {
+		p := s.createProduct(t, 5, "dlock", 0)
+		for id := int64(1); id < p.ID && high == 0; id++ {
+			if keys.Lock(p.ID) < keys.Lock(id) {
+				low, high = id, p.ID
+			}
+		}
+	}
+	if high == 0 {
+		t.Fatal("no two products whose lock keys sort otherwise than their ids (the schema's ids start at 1)")
+	}
+	if _, err := s.API.PurchaseBundle(ctx, 7, low, high); err != nil {
+		t.Fatalf("bundle %d, %d: %v", low, high, err)
+	}
+	for _, id := range []int64{low, high} {
+		var fence int64
+		if err := s.DB.Raw(`SELECT fence FROM products WHERE id = ?`, id).Scan(&fence).Error; err != nil {
+			t.Fatal(err)
+		}
+		minted, err := s.Redis.Get(ctx, keys.Lock(id)+":fence").Int64() // dlock's fence key of a tagged key
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fence != minted {
+			t.Errorf("product %d: fence %d in PostgreSQL, but its own lock minted %d", id, fence, minted)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -26,8 +25,8 @@ func (e *ProductError) Error() string { return fmt.Sprintf("product %d: %v", e.P
 func (e *ProductError) Unwrap() error { return e.Err }
 
 // PurchaseBundle sells one unit of each product to the user, all or nothing: the products'
-// locks are taken together (dlock's ObtainMulti, in product order, so that overlapping
-// bundles cannot deadlock), then one transaction inserts every order and decrements every
+// locks are taken together (dlock's ObtainMulti, in key order, so that overlapping bundles
+// cannot deadlock), then one transaction inserts every order and decrements every
 // product under its lock's fence. The products must be of the dlock strategy, not fair, 1 to
 // MaxBundle of them, each once (else inventory.ErrInvalid). It returns the orders in the
 // order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
@@ -51,6 +50,7 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 		return nil, fmt.Errorf("%w: a bundle names each product once", inventory.ErrInvalid)
 	}
 	keys := make([]string, len(ids))
+	idOf := make(map[string]int64, len(ids)) // lock key -> product: dlock orders locks by key
 	for i, id := range ids {
 		p, err := s.Products.Meta(ctx, id)
 		if err != nil {
@@ -63,19 +63,28 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 			return nil, &ProductError{id, inventory.ErrSoldOut}
 		}
 		keys[i] = s.Keys.Lock(id)
+		idOf[keys[i]] = id
 	}
 	var (
 		byID map[int64]Order
 		left []int
 	)
-	// A lost key cancels the statements, and DoMulti joins ErrLost to their error: busy.
+	// A key lost before COMMIT cancels the statements, and DoMulti joins ErrLost to their
+	// error: busy. Once the orders are committed they stand (written under fences no newer
+	// holder had overtaken), and the buyer is told so, whatever the release then finds.
 	err := s.Locks.DoMulti(ctx, keys, s.cfg.LockTTL, &dlock.Options{Wait: s.cfg.LockWait},
 		func(ctx context.Context, m *dlock.MultiLock) error {
+			fences := make(map[int64]int64, len(ids))
+			for _, l := range m.Locks() {
+				fences[idOf[l.Key()]] = l.Fence()
+			}
 			var err error
-			byID, left, err = s.writeBundle(ctx, ids, m.Locks(), userID)
+			byID, left, err = s.writeBundle(ctx, ids, fences, userID)
 			return err
 		})
-	if err != nil {
+	if byID != nil && err != nil {
+		s.Logger.Warn("after a committed bundle", "product_ids", ids, "err", err)
+	} else if err != nil {
 		return nil, err
 	}
 	for i, id := range ids {
@@ -88,10 +97,11 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 	return out, nil
 }
 
-// writeBundle writes the bundle in one transaction under the products' locks, and finds out
-// what became of a COMMIT that got no answer. It returns the orders by product and the stock
-// left of each product, in the order of ids.
-func (s *Service) writeBundle(ctx context.Context, ids []int64, locks []*dlock.Lock, userID int64) (map[int64]Order, []int, error) {
+// writeBundle writes the bundle in one transaction under the products' locks (fences: each
+// product's lock's fence), and finds out what became of a COMMIT that got no answer. It
+// returns the orders by product and the stock left of each product, in the order of ids; the
+// orders are nil unless committed.
+func (s *Service) writeBundle(ctx context.Context, ids []int64, fences map[int64]int64, userID int64) (map[int64]Order, []int, error) {
 	release, err := s.slots.acquire(ctx, ids[0])
 	if err != nil {
 		return nil, nil, err
@@ -105,17 +115,16 @@ func (s *Service) writeBundle(ctx context.Context, ids []int64, locks []*dlock.L
 			if err != nil {
 				return &ProductError{id, err}
 			}
-			if left[i], err = inventory.DecrementFenced(tx, id, 1, locks[i].Fence()); err != nil {
+			if left[i], err = inventory.DecrementFenced(tx, id, 1, fences[id]); err != nil {
 				return &ProductError{id, err}
 			}
 			byID[id] = o
 		}
 		return nil
 	})
-	if errors.Is(err, errCommitUnknown) { // one transaction: its first order tells for all
-		err = s.settleOrders(ctx, ids[0], []Order{byID[ids[0]]}, err)
-	}
-	if err != nil {
+	// One transaction: its first order tells for all (settleOrders asks only after a COMMIT
+	// that got no answer).
+	if err = s.settleOrders(ctx, ids[0], []Order{byID[ids[0]]}, err); err != nil {
 		return nil, nil, err
 	}
 	return byID, left, nil
