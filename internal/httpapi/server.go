@@ -23,7 +23,8 @@ type Deps struct {
 	Metrics    http.Handler // GET /metrics; nil: not served
 	Limiter    *Limiter     // purchase rate limits; nil: none
 	// NoFair, when set, is why this deployment cannot sell fair products (its locks are
-	// Redlock): creating one is refused with it.
+	// Redlock: dlock.ErrFairRedlock): creating one is refused, 400, with a
+	// sentence for the API's users that says so.
 	NoFair error
 }
 

@@ -84,8 +84,9 @@ func (b *batcher) leave(bt *batch, r *request) bool {
 }
 
 // takeBefore is take for a fair product's leader: it returns the buyers who joined before
-// cutoff (always the first, the leader's own), and puts the others back with requeue, to be
-// served after the waiter of another process that came before them.
+// cutoff, and always the first (who came first of all, the leader's own buyer or one put
+// back earlier), so that a held lock serves someone; it puts the others back with requeue,
+// to be served after the lock's next waiter, who came before them.
 func (b *batcher) takeBefore(id int64, bt *batch, cutoff time.Time) []*request {
 	reqs := b.take(id, bt)
 	i := 1

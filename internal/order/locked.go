@@ -73,9 +73,10 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch) {
 	opt := &dlock.Options{Wait: s.cfg.LockWait, Fair: p.Fair}
 	run.err = s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
 		s.linger(ctx, bt)
-		if since, ok := l.NextWaiterSince(); ok && p.Fair {
-			// Serve only the buyers who came before the next process's waiter: the others
-			// go after it, as the fair lock's queue says.
+		if since, ok := l.NextWaiterSince(); ok { // known for fair locks only
+			// Serve only the buyers who came before the lock's next waiter (another
+			// process's, or this one's next leader): the others go after it, as the fair
+			// lock's queue says.
 			run.reqs = s.batches.takeBefore(p.ID, bt, since)
 		} else {
 			run.reqs = s.batches.take(p.ID, bt)
