@@ -187,3 +187,26 @@ func BenchmarkSoldOutHTTPRateLimited(b *testing.B) {
 		}
 	})
 }
+
+// TestRateLimitBundle: a bundle is one request from its address, whatever the products it
+// names, and spends the user's budget of each product as a purchase of it would. With 3
+// requests per address and 1 attempt per user and product: two bundles of three products pass
+// (each product charged to the address would have refused the second), the same user's next
+// bundle is refused by its per-user budget, and a fresh user's by the address's, now spent.
+func TestRateLimitBundle(t *testing.T) {
+	t.Parallel()
+	s := limitedStack(t, httpapi.RateLimits{Addr: httpapi.Rate{N: 3, Per: time.Hour}, User: httpapi.Rate{N: 1, Per: time.Hour}})
+	a, b, c := s.createProduct(t, 10, "dlock", 0), s.createProduct(t, 10, "dlock", 0), s.createProduct(t, 10, "dlock", 0)
+	ctx := context.Background()
+	for user := int64(1); user <= 2; user++ {
+		if _, err := s.API.PurchaseBundle(ctx, user, a.ID, b.ID, c.ID); err != nil {
+			t.Fatalf("bundle of user %d, 3 products, 3 requests per address: %v", user, err)
+		}
+	}
+	for _, user := range []int64{1, 4} { // 1: its budget of a is spent; 4: the address's
+		_, err := s.API.PurchaseBundle(ctx, user, a.ID)
+		if status, code, _ := answerOf(err, http.StatusCreated); status != http.StatusTooManyRequests || code != api.CodeRateLimited {
+			t.Errorf("bundle of user %d = %d %q, want 429 rate_limited", user, status, code)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // handleBundlePurchase: POST /api/v1/bundles/purchase, one unit of each product, all or
-// nothing. Each product's per-user rate limit counts the attempt.
+// nothing. Each product's per-user rate limit counts the attempt, the address limit once.
 func handleBundlePurchase(d Deps) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		var req api.BundlePurchase
@@ -32,10 +32,10 @@ func handleBundlePurchase(d Deps) gin.HandlerFunc {
 				writeError(c, d, detailed{"product_ids must be positive 64-bit integers"})
 				return
 			}
-			if err := d.Limiter.Allow(c.Request.Context(), id, req.UserID, c.ClientIP()); err != nil {
-				writeError(c, d, err)
-				return
-			}
+		}
+		if err := d.Limiter.AllowBundle(c.Request.Context(), req.ProductIDs, req.UserID, c.ClientIP()); err != nil {
+			writeError(c, d, err)
+			return
 		}
 		orders, err := d.Orders.PurchaseBundle(c.Request.Context(), req.ProductIDs, req.UserID)
 		if err != nil {

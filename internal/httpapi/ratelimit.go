@@ -148,9 +148,45 @@ func (l *Limiter) Allow(ctx context.Context, product, user int64, addr string) e
 	if l == nil || l.exempt(product) {
 		return nil
 	}
+	if err := l.takeAddr(ctx, addr); err != nil {
+		return err
+	}
+	return l.takeUser(ctx, product, user)
+}
+
+// AllowBundle is Allow for a bundle purchase, which is one request: the address budget is
+// spent once, and the user's budget of each product as for a purchase of it. Exempt
+// (sold-out) products spend nothing; a bundle of only those allows.
+func (l *Limiter) AllowBundle(ctx context.Context, products []int64, user int64, addr string) error {
+	if l == nil {
+		return nil
+	}
+	spent := false
+	for _, product := range products {
+		if l.exempt(product) {
+			continue
+		}
+		if !spent {
+			if err := l.takeAddr(ctx, addr); err != nil {
+				return err
+			}
+			spent = true
+		}
+		if err := l.takeUser(ctx, product, user); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Limiter) takeAddr(ctx context.Context, addr string) error {
 	if wait, ok := l.take(ctx, "addr", "a:"+addrKey(addr), l.limits.Addr); !ok {
 		return rateLimited{wait}
 	}
+	return nil
+}
+
+func (l *Limiter) takeUser(ctx context.Context, product, user int64) error {
 	if wait, ok := l.take(ctx, "user", fmt.Sprintf("u:%d:%d", product, user), l.limits.User); !ok {
 		return rateLimited{wait}
 	}
