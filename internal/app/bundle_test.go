@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
@@ -157,7 +158,7 @@ func TestBundleFencesByKey(t *testing.T) {
 		if err := s.DB.Raw(`SELECT fence FROM products WHERE id = ?`, id).Scan(&fence).Error; err != nil {
 			t.Fatal(err)
 		}
-		minted, err := s.Redis.Get(ctx, keys.Lock(id)+":fence").Int64() // dlock's fence key of a tagged key
+		minted, err := s.Redis.Get(ctx, dlock.FenceKey(keys.Lock(id))).Int64()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
@@ -61,7 +62,7 @@ type productSlot struct {
 func (c *clusterSlots) add(t *testing.T, s *sale, k inventory.Keys) {
 	t.Helper()
 	// The lock and its fence (dlock's suffix): the lock is absent between holders.
-	p := productSlot{keys: []string{k.Lock(s.id), k.Lock(s.id) + ":fence"}}
+	p := productSlot{keys: []string{k.Lock(s.id), dlock.FenceKey(k.Lock(s.id))}}
 	if s.strategy == "redis" {
 		p.keys = []string{k.GateStock(s.id), k.GateBuyers(s.id)}
 		p.moved = p.keys[1] // both exist: the migration moves the buyers first

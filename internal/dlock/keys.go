@@ -35,6 +35,10 @@ func derive(key, suffix string) string {
 	return "{" + key + "}" + suffix
 }
 
+// FenceKey returns the key where the fencing tokens of lock key are minted (a string: the
+// last one), in key's hash slot. For tests and tools that look at a lock from outside.
+func FenceKey(key string) string { return derive(key, fenceSuffix) }
+
 // checkKey rejects keys for which derive cannot guarantee a shared slot: a key
 // with a '}' but no valid tag (such as "a}b" or "{}x") would be cut short by
 // the wrapping tag.
