@@ -9,6 +9,8 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 # The servers `make up` provides. Override to test against others.
 export DATABASE_URL ?= postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable
 export REDIS_ADDR ?= 127.0.0.1:6379
+ETCD_PORT ?= 2379
+export ETCD_ENDPOINTS ?= http://127.0.0.1:$(ETCD_PORT)
 
 # The build that `api -version`, `loadtest -version` and the seckill_build_info metric report,
 # as git sees this checkout, passed with -ldflags -X: go build stamps no revision in a linked
@@ -28,13 +30,13 @@ help: ## list the targets and what they do
 	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { name[++n] = $$1; desc[n] = $$2; if (length($$1) > w) w = length($$1) } \
 		END { for (i = 1; i <= n; i++) printf "  %-" w "s  %s\n", name[i], desc[i] }' $(MAKEFILE_LIST)
 
-up: ## start (or reuse) PostgreSQL and Redis on loopback (what a bare `make` does)
+up: ## start (or reuse) PostgreSQL, Redis and etcd on loopback (what a bare `make` does)
 	@scripts/infra.sh up
 
-down: ## stop what `make up` started, nothing else
+down: ## stop what `make up` started of PostgreSQL, Redis and etcd, nothing else
 	@scripts/infra.sh down
 
-status: ## whether PostgreSQL and Redis answer, and what `make up` started
+status: ## whether PostgreSQL, Redis and etcd answer, and what `make up` started
 	@scripts/infra.sh status
 
 vet: ## go vet every package
@@ -70,7 +72,7 @@ clean: ## remove bin/
 # make lab writes $(LAB_OUT).json and $(LAB_OUT).html (the report to open in a browser).
 LAB_OUT ?= lab
 
-demo: ## PostgreSQL + Redis up, three APIs, every strategy fired and audited (about a minute)
+demo: ## PostgreSQL, Redis and etcd up, three APIs locking in Redis and three in etcd, every strategy fired and audited (about a minute)
 	@GO=$(GO) scripts/demo.sh
 
 demo-ui: ## PostgreSQL + Redis up, three APIs, and the live page (loadtest ui) on 127.0.0.1:8090; Ctrl-C stops
@@ -79,12 +81,14 @@ demo-ui: ## PostgreSQL + Redis up, three APIs, and the live page (loadtest ui) o
 bench: ## longer scenario, three runs, medians: writes bench/<date>-<host>.json and .md
 	@GO=$(GO) scripts/bench.sh
 
-bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers: bench/hot-<date>-<host>.md
+bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers, locks in Redis and in etcd (~9 min): bench/hot-<date>-<host>.md
 	@GO=$(GO) scripts/bench-hot.sh
 
-bench-locks: up ## dlock, bsm/redislock and go-redsync/redsync side by side, 5 interleaved rounds: bench/locks-<date>-<host>.txt
+# bench-locks runs one package at a time (-p 1): two benchmarks at once would skew each other.
+bench-locks: up ## dlock beside bsm/redislock and redsync, and beside etcd (1 and 3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
 	@set -o pipefail; mkdir -p bench; f=bench/locks-$$(date -u +%Y-%m-%dT%H%M%SZ)-$$(hostname).txt; \
-		$(GO) test -run '^$$' -bench Peers -benchtime 1x ./internal/dlock/ | tee $$f && echo "recorded in $$f"
+		$(GO) test -p 1 -run '^$$' -bench 'Peers|Backends' -benchtime 1x ./internal/dlock/ ./internal/etcdlock/ | tee $$f && \
+		echo "recorded in $$f"
 
 lab: up ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
 	$(GO) run ./cmd/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html
@@ -98,7 +102,7 @@ loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 # own on free ports (internal/testenv/servers).
 .PHONY: cluster-up cluster-down cluster-status test-cluster
 
-cluster-up: ## start (or reuse) the Redis Cluster and the Redlock servers; prints their addresses
+cluster-up: ## start (or reuse) the Redis Cluster, the Redlock servers and a 3-member etcd cluster; prints their addresses
 	@scripts/cluster.sh up
 
 cluster-down: ## stop what `make cluster-up` started, nothing else

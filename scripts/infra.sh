@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# infra.sh up|down|status: bring up (or stop) the PostgreSQL and Redis that seckill needs.
+# infra.sh up|down|status: bring up (or stop) the PostgreSQL, Redis and etcd that seckill needs.
 #
-# up:   1. reuse servers that already answer on 127.0.0.1:$PG_PORT / $REDIS_PORT;
-#       2. otherwise, with a working Docker engine: docker compose up -d --wait postgres redis;
-#       3. otherwise install them with apt-get when missing (root only) and start them on
-#          loopback. Then create the role and database the service uses, and install
-#          Chromium (Debian's chromium) for the lab report's browser test. Idempotent.
-# down: stop only what `up` started (recorded in .run/started).
+# up:   1. reuse servers that already answer on 127.0.0.1:$PG_PORT / $REDIS_PORT / $ETCD_PORT
+#          (etcd: GET /health says {"health":"true"});
+#       2. otherwise, with a working Docker engine: docker compose up -d --wait with those of
+#          the postgres, redis and etcd services that are missing;
+#       3. otherwise install them with apt-get when missing (root only: postgresql,
+#          redis-server, etcd-server) and start them on loopback: etcd as a single member
+#          (peer port $ETCD_PEER_PORT) whose data stays in .run/etcd, so that its revisions
+#          only grow (history older than an hour is compacted), with its log in .run/etcd.log.
+#          Then create the role and database the service uses, and install Chromium (Debian's
+#          chromium) for the lab report's browser test. Idempotent.
+# down: stop only what `up` started (recorded in .run/started); etcd's data stays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PG_PORT=${PG_PORT:-5432}
 REDIS_PORT=${REDIS_PORT:-6379}
+ETCD_PORT=${ETCD_PORT:-2379}
+ETCD_PEER_PORT=${ETCD_PEER_PORT:-2380}
 DB_NAME=${DB_NAME:-seckill}
 DB_USER=${DB_USER:-seckill}
 DB_PASS=${DB_PASS:-seckill}
@@ -22,7 +29,8 @@ STARTED=$STATE/started
 source scripts/lib.sh
 
 # compose.yaml requires ADMIN_TOKEN for its api service, and compose checks the whole file even
-# when it starts or stops only postgres and redis. Those never read it: a placeholder will do.
+# when it starts or stops only postgres, redis and etcd. Those never read it: a placeholder
+# will do.
 compose() { ADMIN_TOKEN=${ADMIN_TOKEN:-unused-placeholder-postgres-redis-only} docker compose "$@"; }
 
 pg_answers() {
@@ -34,6 +42,8 @@ pg_answers() {
 }
 
 redis_answers() { redis_pings "$REDIS_PORT"; }
+
+etcd_answers() { etcd_healthy "$ETCD_PORT"; }
 
 wait_for() { # wait_for NAME CHECK-FUNCTION
 	local i
@@ -86,6 +96,26 @@ start_redis() {
 	wait_for Redis redis_answers
 }
 
+start_etcd() {
+	port_taken "$ETCD_PORT" && die "port $ETCD_PORT is taken by something that is not a healthy etcd; free it or set ETCD_PORT"
+	if ! command -v etcd >/dev/null; then
+		apt_install etcd-server
+		# Where an init system runs, the package starts an etcd service of its own on localhost:2379.
+		if etcd_answers; then say "reusing the etcd that the etcd-server package started"; return 0; fi
+	fi
+	port_taken "$ETCD_PEER_PORT" && die "port $ETCD_PEER_PORT (etcd's peer port) is taken; free it or set ETCD_PEER_PORT"
+	mkdir -p "$STATE"
+	say "starting etcd on 127.0.0.1:$ETCD_PORT (peer port $ETCD_PEER_PORT, data in $STATE/etcd)"
+	local peer=http://127.0.0.1:$ETCD_PEER_PORT client=http://127.0.0.1:$ETCD_PORT
+	etcd_run "$STATE/etcd.pid" "$STATE/etcd.log" --name seckill --data-dir "$STATE/etcd" \
+		--listen-client-urls "$client" --advertise-client-urls "$client" \
+		--listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
+		--initial-cluster "seckill=$peer" --initial-cluster-state new --initial-cluster-token seckill \
+		--auto-compaction-retention 1h --logger zap --log-outputs stderr
+	record etcd
+	wait_for etcd etcd_answers
+}
+
 psql_admin() { # run SQL as a superuser: over TCP where trusted, else as the postgres OS user
 	if psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAqc 'select 1' >/dev/null 2>&1; then
 		psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -tAq "$@"
@@ -123,20 +153,35 @@ ensure_chromium() {
 }
 
 up() {
-	local pg=reuse redis=reuse
-	pg_answers || pg=start
-	redis_answers || redis=start
-	if [ "$pg$redis" != reusereuse ] && docker_works; then
-		say "starting PostgreSQL and Redis with docker compose"
-		compose up -d --wait postgres redis
+	local pg=reuse redis=reuse etcd=reuse missing=()
+	pg_answers || { pg=start; missing+=(postgres); }
+	redis_answers || { redis=start; missing+=(redis); }
+	etcd_answers || { etcd=start; missing+=(etcd); }
+	if [ ${#missing[@]} -gt 0 ] && docker_works; then
+		say "starting ${missing[*]} with docker compose"
+		compose up -d --wait "${missing[@]}"
 		record docker
 		return 0
 	fi
 	if [ $pg = start ]; then start_postgres; else say "reusing PostgreSQL on 127.0.0.1:$PG_PORT"; fi
 	if [ $redis = start ]; then start_redis; else say "reusing Redis on 127.0.0.1:$REDIS_PORT"; fi
+	if [ $etcd = start ]; then start_etcd; else say "reusing etcd on 127.0.0.1:$ETCD_PORT"; fi
 	ensure_database
 	ensure_chromium
-	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT"
+	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT" \
+		"ETCD_ENDPOINTS=http://127.0.0.1:$ETCD_PORT"
+}
+
+stop_etcd() { # SIGTERM, and wait up to 10s for it to exit
+	local pid i
+	[ -f "$STATE/etcd.pid" ] || return 0
+	pid=$(cat "$STATE/etcd.pid")
+	kill "$pid" 2>/dev/null || true
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	rm -f "$STATE/etcd.pid"
 }
 
 down() {
@@ -148,6 +193,7 @@ down() {
 		redis)
 			say "stopping Redis"
 			if [ -f "$STATE/redis.pid" ]; then kill "$(cat "$STATE/redis.pid")" 2>/dev/null || true; fi ;;
+		etcd) say "stopping etcd (its data stays in $STATE/etcd)"; stop_etcd ;;
 		esac
 	done <"$STARTED"
 	rm -f "$STARTED"
@@ -156,6 +202,7 @@ down() {
 status() {
 	pg_answers && say "PostgreSQL answers on 127.0.0.1:$PG_PORT" || say "PostgreSQL is down"
 	redis_answers && say "Redis answers on 127.0.0.1:$REDIS_PORT" || say "Redis is down"
+	etcd_answers && say "etcd answers on 127.0.0.1:$ETCD_PORT" || say "etcd is down"
 	[ -f "$STARTED" ] && say "started by make up: $(tr '\n' ' ' <"$STARTED")" || true
 }
 

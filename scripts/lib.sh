@@ -14,3 +14,40 @@ redis_pings() {
 	reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf 'PING\r\n' >&3 && timeout 2 head -c 5 <&3) 2>/dev/null) || true
 	[ "$reply" = +PONG ]
 }
+
+# etcd_http PORT PATH [BODY]: the body of the reply of the etcd on 127.0.0.1:PORT to GET PATH, or
+# to POST BODY (its JSON gateway: POST /v3/maintenance/status with {}). Empty when it does not
+# answer within 2s. With curl, else over /dev/tcp.
+etcd_http() {
+	if command -v curl >/dev/null; then
+		local post=()
+		[ -z "${3:-}" ] || post=(-X POST -d "$3")
+		curl -s -m 2 "${post[@]}" "http://127.0.0.1:$1$2" 2>/dev/null || true
+		return
+	fi
+	local req="GET $2 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"
+	[ -z "${3:-}" ] || req="POST $2 HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: ${#3}\r\n\r\n$3"
+	( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf '%b' "$req" >&3 && timeout 2 cat <&3) 2>/dev/null || true) |
+		sed '1,/^\r$/d'
+}
+
+# etcd_healthy PORT: an etcd on 127.0.0.1:PORT answers GET /health with {"health":"true"} (it
+# has a leader and a quorum read succeeds).
+etcd_healthy() { [[ $(etcd_http "$1" /health) == *'"health":"true"'* ]]; }
+
+# etcd_run PIDFILE LOGFILE ARGS...: start etcd ARGS in the background, in a session of its own
+# (it has no daemonize flag), appending to LOGFILE and writing its pid to PIDFILE. etcd reads
+# every ETCD_* variable as a flag: it runs without them (make exports ETCD_ENDPOINTS for the
+# tests), but with ETCD_UNSUPPORTED_ARCH on an architecture etcd 3.4 does not support.
+etcd_run() {
+	local pidfile=$1 logfile=$2 v unset=() arch
+	shift 2
+	rm -f "$pidfile"
+	for v in $(compgen -e); do [[ $v != ETCD_* ]] || unset+=(-u "$v"); done
+	case $(uname -m) in x86_64 | ppc64le) arch= ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+	env "${unset[@]}" ${arch:+ETCD_UNSUPPORTED_ARCH=$arch} \
+		setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' etcd "$pidfile" etcd "$@" </dev/null >>"$logfile" 2>&1 &
+	local i
+	for i in $(seq 1 50); do [ -s "$pidfile" ] && return 0; sleep 0.02; done
+	die "etcd did not start (log: $logfile)"
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,14 +13,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv/lockbench"
 )
 
-// peer is one lock library, as one process would hold it: obtain waits up to a minute for
+// peer is one lock library, as one process would hold it: Obtain waits up to a minute for
 // key and returns the lock's release.
-type peer struct {
-	name   string
-	obtain func(ctx context.Context, key string) (release func(context.Context) error, err error)
-}
+type peer = lockbench.Lock
 
 // peers returns dlock, bsm/redislock and go-redsync/redsync on rdb, each retrying every
 // millisecond (redislock's LinearBackoff(1ms), redsync's WithRetryDelay(1ms); dlock polls
@@ -33,7 +29,7 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 	rs := redsync.New(goredis.NewPool(rdb))
 	const ttl = 5 * time.Second
 	return []peer{
-		{"redislock", func(ctx context.Context, key string) (func(context.Context) error, error) {
+		{Name: "redislock", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
 			l, err := rl.Obtain(ctx, key, ttl, &redislock.Options{RetryStrategy: redislock.LinearBackoff(time.Millisecond)})
@@ -42,14 +38,14 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 			}
 			return l.Release, nil
 		}},
-		{"redsync", func(ctx context.Context, key string) (func(context.Context) error, error) {
+		{Name: "redsync", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
 			m := rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1<<20), redsync.WithRetryDelay(time.Millisecond))
 			if err := m.LockContext(ctx); err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context) error { _, err := m.UnlockContext(ctx); return err }, nil
 		}},
-		{"dlock", func(ctx context.Context, key string) (func(context.Context) error, error) {
+		{Name: "dlock", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
 			l, err := dl.Obtain(ctx, key, ttl, &dlock.Options{Wait: time.Minute})
 			if err != nil {
 				return nil, err
@@ -81,12 +77,12 @@ func BenchmarkPeers(b *testing.B) {
 			reportPeers(b, ps, "us/op", func(p peer) float64 {
 				start := time.Now()
 				for range peerOps {
-					release, err := p.obtain(context.Background(), key)
+					release, err := p.Obtain(context.Background(), key)
 					if err != nil {
-						b.Fatal(p.name, err)
+						b.Fatal(p.Name, err)
 					}
 					if err := release(context.Background()); err != nil {
-						b.Fatal(p.name, err)
+						b.Fatal(p.Name, err)
 					}
 				}
 				return float64(time.Since(start).Microseconds()) / peerOps
@@ -103,8 +99,8 @@ func BenchmarkPeers(b *testing.B) {
 			}
 			for b.Loop() {
 				reportPeers(b, clients[0], "handoffs/s", func(p peer) float64 {
-					j := slices.IndexFunc(clients[0], func(q peer) bool { return q.name == p.name })
-					return handoffRate(b, clients, j, key)
+					j := slices.IndexFunc(clients[0], func(q peer) bool { return q.Name == p.Name })
+					return lockbench.Handoffs(b, clients, j, key, peerOps, 0)
 				})
 			}
 		})
@@ -114,50 +110,10 @@ func BenchmarkPeers(b *testing.B) {
 // reportPeers measures each peer peerRounds times, interleaved, and reports the medians in
 // unit and dlock's ratio to each of the others.
 func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float64) {
-	runs := make([][]float64, len(ps))
-	for range peerRounds {
-		for j, p := range ps {
-			runs[j] = append(runs[j], measure(p))
-		}
-	}
-	med := map[string]float64{}
-	for j, p := range ps {
-		slices.Sort(runs[j])
-		med[p.name] = runs[j][len(runs[j])/2]
-		b.ReportMetric(med[p.name], p.name+"-"+unit)
-	}
+	med := lockbench.Medians(b, ps, peerRounds, unit, measure)
 	for _, p := range ps {
-		if p.name != "dlock" {
-			b.ReportMetric(med["dlock"]/med[p.name], "dlock/"+p.name)
+		if p.Name != "dlock" {
+			b.ReportMetric(med["dlock"]/med[p.Name], "dlock/"+p.Name)
 		}
 	}
-}
-
-// handoffRate has 64 goroutines, spread over the clients of library j, take turns on key for
-// peerOps acquisitions, and returns acquisitions per second.
-func handoffRate(b *testing.B, clients [][]peer, j int, key string) float64 {
-	var (
-		left atomic.Int64
-		wg   sync.WaitGroup
-	)
-	left.Store(peerOps)
-	start := time.Now()
-	for i := range 64 {
-		wg.Go(func() {
-			p := clients[i%len(clients)][j]
-			for left.Add(-1) >= 0 {
-				release, err := p.obtain(context.Background(), key)
-				if err != nil {
-					b.Error(p.name, err)
-					return
-				}
-				if err := release(context.Background()); err != nil {
-					b.Error(p.name, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return peerOps / time.Since(start).Seconds()
 }

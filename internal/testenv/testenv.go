@@ -1,9 +1,10 @@
-// Package testenv gives tests real, isolated PostgreSQL and Redis resources.
+// Package testenv gives tests real, isolated PostgreSQL, Redis and etcd resources.
 //
-// Tests read DATABASE_URL and REDIS_ADDR. When a variable is unset the test is skipped; when it
-// is set but the server does not answer, the test fails loudly: `make test` always sets both.
-// Every call hands out its own PostgreSQL schema (migrated from db/) and its own Redis key
-// prefix, so tests can run in parallel against the same servers.
+// Tests read DATABASE_URL, REDIS_ADDR and ETCD_ENDPOINTS. When a variable is unset the test is
+// skipped; when it is set but the server does not answer, the test fails loudly: `make test`
+// always sets all three. Every call hands out its own PostgreSQL schema (migrated from db/) and
+// its own Redis key prefix, so tests can run in parallel against the same servers; tests on
+// etcd keep to keys of their own the same way, named with Name.
 package testenv
 
 import (
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/db"
@@ -42,6 +45,22 @@ func DatabaseURL(t testing.TB) string {
 func RedisAddr(t testing.TB) string {
 	t.Helper()
 	return required(t, "REDIS_ADDR", "Redis")
+}
+
+// EtcdEndpoints returns the endpoints in ETCD_ENDPOINTS (comma-separated URLs, such as
+// http://127.0.0.1:2379), or skips the test when it is unset.
+func EtcdEndpoints(t testing.TB) []string {
+	t.Helper()
+	var endpoints []string
+	for _, e := range strings.Split(required(t, "ETCD_ENDPOINTS", "etcd"), ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			endpoints = append(endpoints, e)
+		}
+	}
+	if len(endpoints) == 0 {
+		t.Fatalf("ETCD_ENDPOINTS=%q names no endpoint", os.Getenv("ETCD_ENDPOINTS"))
+	}
+	return endpoints
 }
 
 // required returns the environment variable key, or skips the test when it is unset.
@@ -104,6 +123,22 @@ func DB(t testing.TB, dsn string) *gorm.DB {
 func Postgres(t testing.TB) *gorm.DB {
 	t.Helper()
 	return DB(t, Schema(t))
+}
+
+// Etcd returns a client of the etcd at endpoints, or at ETCD_ENDPOINTS when none are given
+// (the test is skipped when it is unset), closed when the test ends. It does not wait for
+// etcd: a test may give endpoints where nothing answers. Isolate data by key names (Name).
+func Etcd(t testing.TB, endpoints ...string) *clientv3.Client {
+	t.Helper()
+	if len(endpoints) == 0 {
+		endpoints = EtcdEndpoints(t)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatalf("etcd client of %v: %v", endpoints, err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
 }
 
 // Redis returns a client on REDIS_ADDR, closed when the test ends, and a key prefix of the

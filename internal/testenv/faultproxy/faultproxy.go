@@ -1,6 +1,6 @@
 // Package faultproxy is a TCP proxy for fault tests: it forwards a loopback port to a server
-// and, on the test's command, delays the traffic, stalls it, or makes the server unreachable
-// and reachable again, without touching the server itself. It imports nothing from seckill,
+// and, on the test's command, delays the traffic, stalls it, holds back one request, or makes
+// the server unreachable and reachable again, without touching the server itself. It imports nothing from seckill,
 // so that the tests of every package (internal/dlock's included) can use it.
 package faultproxy
 
@@ -21,6 +21,8 @@ type Proxy struct {
 	conns   map[net.Conn]struct{}
 	latency [2]time.Duration // by direction: toServer, toClient
 	stalled bool
+	hold    *Hold         // the last HoldNext's
+	closed  chan struct{} // closed when the test ends: a held chunk is dropped
 	wg      sync.WaitGroup
 }
 
@@ -32,9 +34,10 @@ func New(t testing.TB, addr, target string) *Proxy {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	p := &Proxy{addr: addr, target: target, conns: make(map[net.Conn]struct{})}
+	p := &Proxy{addr: addr, target: target, conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
 	p.Up(t)
 	t.Cleanup(func() {
+		close(p.closed)
 		p.Down()
 		p.wg.Wait()
 	})
@@ -152,6 +155,17 @@ func (p *Proxy) pipe(dst, src net.Conn, dir int) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if dir == toServer {
+				if h := p.holding(src, buf[:n]); h != nil {
+					select {
+					case <-h.freed:
+					case <-p.closed:
+						return
+					}
+				}
+			} else {
+				p.keep(dst, buf[:n])
+			}
 			latency, stalled := p.state(dir)
 			if latency > 0 {
 				time.Sleep(latency)

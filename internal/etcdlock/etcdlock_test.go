@@ -1,0 +1,191 @@
+package etcdlock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/seckill/seckill/internal/etcdlock"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestObtainRelease: a held lock is busy for another process and for another goroutine of
+// the same one; once released it is had again, with a larger fence.
+func TestObtainRelease(t *testing.T) {
+	ctx := context.Background()
+	a, b := newClient(t), newClient(t)
+	key := lockKey()
+	l, err := a.Obtain(ctx, key, 2*time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Fence() <= 0 || l.Key() != key {
+		t.Fatalf("fence %d, key %q", l.Fence(), l.Key())
+	}
+	for name, c := range map[string]*etcdlock.Client{"other process": b, "same process": a} {
+		for _, wait := range []time.Duration{0, 200 * time.Millisecond} {
+			if _, err := c.Obtain(ctx, key, 2*time.Second, wait); !errors.Is(err, etcdlock.ErrNotObtained) {
+				t.Errorf("%s, wait %v: Obtain of a held lock = %v, want ErrNotObtained", name, wait, err)
+			}
+		}
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := b.Obtain(ctx, key, 2*time.Second, 0)
+	if err != nil {
+		t.Fatalf("Obtain after the release: %v", err)
+	}
+	defer l2.Release(ctx)
+	if l2.Fence() <= l.Fence() {
+		t.Errorf("fence after the release %d, want more than %d", l2.Fence(), l.Fence())
+	}
+}
+
+// TestMutualExclusion: three processes of eight goroutines each take turns on one key; no
+// two are ever inside at once, and every holder's fence is larger than the one before.
+func TestMutualExclusion(t *testing.T) {
+	key := lockKey()
+	var (
+		inside, overlaps, turns atomic.Int64
+		mu                      sync.Mutex
+		last                    int64
+		wg                      sync.WaitGroup
+	)
+	for range 3 {
+		c := newClient(t)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 5 {
+					err := c.Do(context.Background(), key, 2*time.Second, 10*time.Second,
+						func(ctx context.Context, l *etcdlock.Lock) error {
+							if inside.Add(1) != 1 {
+								overlaps.Add(1)
+							}
+							mu.Lock()
+							if l.Fence() <= last {
+								t.Errorf("fence %d after %d", l.Fence(), last)
+							}
+							last = l.Fence()
+							mu.Unlock()
+							time.Sleep(time.Millisecond)
+							inside.Add(-1)
+							return nil
+						})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					turns.Add(1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if overlaps.Load() != 0 || turns.Load() != 3*8*5 {
+		t.Errorf("%d overlaps in %d turns, want 0 in %d", overlaps.Load(), turns.Load(), 3*8*5)
+	}
+}
+
+// TestLost: when the holder's lease ends (revoked here, as etcd does when a paused
+// process's lease expires), its watched context is cancelled with ErrLost, Do reports the
+// loss, and the next holder has a larger fence.
+func TestLost(t *testing.T) {
+	ctx := context.Background()
+	cli := etcdClient(t)
+	c, other := etcdlock.New(cli, nil), newClient(t)
+	defer c.Close()
+	key := lockKey()
+	var fence int64
+	err := c.Do(ctx, key, 2*time.Second, time.Second, func(ctx context.Context, l *etcdlock.Lock) error {
+		fence = l.Fence()
+		resp, err := cli.Get(ctx, key+"/", clientv3.WithPrefix())
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("the lock's key: %v, %v", resp, err)
+		}
+		if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(10 * time.Second):
+			return errors.New("not told of the loss within 10 s")
+		}
+	})
+	if !errors.Is(err, etcdlock.ErrLost) {
+		t.Fatalf("Do = %v, want ErrLost", err)
+	}
+	l, err := other.Obtain(ctx, key, 2*time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	if l.Fence() <= fence {
+		t.Errorf("fence after the loss %d, want more than %d", l.Fence(), fence)
+	}
+	// The client goes on with a new session.
+	if err := c.Do(ctx, lockKey(), 2*time.Second, time.Second, func(context.Context, *etcdlock.Lock) error { return nil }); err != nil {
+		t.Errorf("Do after a lost session: %v", err)
+	}
+}
+
+// TestDoMulti: two callers with overlapping keys, named in opposite orders, both get
+// through; a key named twice is refused.
+func TestDoMulti(t *testing.T) {
+	ctx := context.Background()
+	a, b := newClient(t), newClient(t)
+	k1, k2, k3 := lockKey(), lockKey(), lockKey()
+	var wg sync.WaitGroup
+	for i, c := range []*etcdlock.Client{a, b} {
+		keys := []string{k1, k2, k3}
+		if i == 1 {
+			keys = []string{k3, k2, k1}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				err := c.DoMulti(ctx, keys, 2*time.Second, 10*time.Second, func(ctx context.Context, ls []*etcdlock.Lock) error {
+					if len(ls) != 3 || ls[0].Key() > ls[1].Key() {
+						t.Errorf("locks %v", ls)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := a.DoMulti(ctx, []string{k1, k1}, time.Second, 0, nil); err == nil {
+		t.Error("DoMulti with a key named twice: no error")
+	}
+}
+
+// TestUnavailable: with nothing listening where etcd should be, Obtain fails within its
+// wait with ErrUnavailable, not ErrNotObtained: down is not busy.
+func TestUnavailable(t *testing.T) {
+	c := newClient(t, "http://"+testenv.FreeAddr(t))
+	start := time.Now()
+	_, err := c.Obtain(context.Background(), lockKey(), 2*time.Second, 300*time.Millisecond)
+	if !errors.Is(err, etcdlock.ErrUnavailable) || errors.Is(err, etcdlock.ErrNotObtained) {
+		t.Errorf("Obtain with etcd down = %v, want ErrUnavailable", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Obtain with etcd down took %v", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := c.Ping(ctx); !errors.Is(err, etcdlock.ErrUnavailable) {
+		t.Errorf("Ping with etcd down = %v, want ErrUnavailable", err)
+	}
+}

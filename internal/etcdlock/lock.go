@@ -1,0 +1,154 @@
+package etcdlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// Lock is a held lock. Its methods are safe for concurrent use.
+type Lock struct {
+	c       *Client
+	key     string
+	fence   int64
+	m       *mutex
+	s       *concurrency.Session
+	at      time.Time
+	lost    context.Context // cancelled, with a cause wrapping ErrLost, when the lease ends
+	lose    context.CancelCauseFunc
+	release sync.Once
+	relErr  error
+}
+
+// Key is the lock's name.
+func (l *Lock) Key() string { return l.key }
+
+// Fence is the lock's fencing token: the create revision of its key in etcd. A later holder
+// of the same lock always has a larger one.
+func (l *Lock) Fence() int64 { return l.fence }
+
+// Watch returns a context derived from ctx that is cancelled, with a cause wrapping ErrLost,
+// if the lock's lease ends while it is held: the keep-alive found it expired, or got no
+// answer for a whole TTL.
+func (l *Lock) Watch(ctx context.Context) context.Context {
+	wctx, cancel := context.WithCancelCause(ctx)
+	context.AfterFunc(l.lost, func() {
+		if cause := context.Cause(l.lost); errors.Is(cause, ErrLost) { // not a release
+			cancel(cause)
+		}
+	})
+	return wctx
+}
+
+// Obtain takes the lock named key with a lease of ttl (rounded up to whole seconds; etcd
+// may raise it to its minimum), waiting up to wait for the holders before it; wait <= 0
+// tries once. See the package doc for the errors.
+func (c *Client) Obtain(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	start := time.Now()
+	l, err := c.obtain(ctx, key, ttl, wait)
+	if err != nil {
+		c.obs.NotObtained(key, time.Since(start), err)
+		return nil, err
+	}
+	c.obs.Obtained(key, time.Since(start))
+	if l.m.waited {
+		c.obs.Contended(key)
+	}
+	return l, nil
+}
+
+func (c *Client) obtain(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	budget := wait
+	if wait <= 0 {
+		budget = cleanupTimeout // for the round trips of one try
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	if err := c.enter(wctx, key, wait > 0); err != nil {
+		return nil, c.notObtained(ctx, key, "queued in this process", err)
+	}
+	s, err := c.session(wctx, ttl)
+	if err != nil {
+		c.queues.Unlock(key)
+		return nil, err
+	}
+	m := newMutex(s, key)
+	if err := m.lock(wctx, wait <= 0); err != nil {
+		go c.cleanup(ctx, key, s, m) // the key's place in the process is held until it is done
+		if errors.Is(err, errLocked) || (wait > 0 && wctx.Err() != nil && !errors.Is(err, errKeyGone)) {
+			return nil, c.notObtained(ctx, key, "held by others", err)
+		}
+		return nil, fmt.Errorf("%w: lock %s: %w", ErrUnavailable, key, err)
+	}
+	l := &Lock{c: c, key: key, m: m, s: s, at: time.Now(), fence: m.rev}
+	l.lost, l.lose = context.WithCancelCause(context.Background())
+	go l.watch()
+	return l, nil
+}
+
+// notObtained tells busy from down once a wait ran out: if etcd serves a read now, the
+// lock was busy (ErrNotObtained); if not, ErrUnavailable. A wait that ctx ended matches
+// ctx's error too.
+func (c *Client) notObtained(ctx context.Context, key, where string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotObtained, key, context.Cause(ctx))
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+	defer cancel()
+	if perr := c.Ping(pctx); perr != nil {
+		return fmt.Errorf("lock %s: %w", key, perr)
+	}
+	return fmt.Errorf("%w: %s: %s: %w", ErrNotObtained, key, where, err)
+}
+
+// cleanup removes the claim's key that a failed lock may have left (the request that wrote
+// it may have got no answer), then gives the key's place in the process to the next
+// goroutine. A removal etcd does not confirm within cleanupTimeout retires the session, so
+// the key dies with the lease and no one waits behind it for ever.
+func (c *Client) cleanup(ctx context.Context, key string, s *concurrency.Session, m *mutex) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	if err := m.unlock(rctx); err != nil {
+		c.retire(s)
+	}
+	cancel()
+	c.queues.Unlock(key)
+}
+
+// watch reports the loss of the lock when its session's lease ends before the release.
+func (l *Lock) watch() {
+	select {
+	case <-l.s.Done():
+		cause := fmt.Errorf("%w: %s: the lease ended (expired, revoked, or its keep-alive got no answer for a TTL)", ErrLost, l.key)
+		l.lose(cause)
+		l.c.retire(l.s)
+		if context.Cause(l.lost) == cause { // not released meanwhile
+			l.c.obs.Lost(l.key, cause)
+		}
+	case <-l.lost.Done(): // released
+	}
+}
+
+// Release gives the lock back: its key is deleted, and the next waiter is granted it. It
+// returns an error wrapping ErrLost if the lease had ended; one wrapping ErrUnavailable if
+// etcd did not confirm the deletion, in which case the session is retired so that the key
+// goes with its lease. Only the first call does anything.
+func (l *Lock) Release(ctx context.Context) error {
+	l.release.Do(func() {
+		if cause := context.Cause(l.lost); cause != nil {
+			l.relErr = cause
+		} else {
+			l.lose(nil) // stops the watch; context.Cause(l.lost) is now context.Canceled
+			if err := l.m.unlock(ctx); err != nil {
+				l.c.retire(l.s)
+				l.relErr = fmt.Errorf("%w: release %s: %w", ErrUnavailable, l.key, err)
+			}
+		}
+		l.c.queues.Unlock(l.key)
+		l.c.obs.Released(l.key, time.Since(l.at), l.relErr)
+	})
+	return l.relErr
+}

@@ -1,0 +1,79 @@
+// Package lockbench measures locks one way for every benchmark that sets them side by side
+// (internal/dlock's BenchmarkPeers, internal/etcdlock's BenchmarkBackends): each candidate
+// measured in interleaved rounds, so that the swings of a shared machine hit them alike, and
+// the medians reported; handoffs counted with 64 goroutines taking turns on one key. It
+// imports only the standard library.
+package lockbench
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Lock is one client of one lock: Obtain takes key and returns its release.
+type Lock struct {
+	Name   string
+	Obtain func(ctx context.Context, key string) (release func(context.Context) error, err error)
+}
+
+// Medians measures each lock rounds times, interleaved (every lock once per round), reports
+// each median as the metric "<name>-<unit>", and returns the medians by name.
+func Medians(b *testing.B, locks []Lock, rounds int, unit string, measure func(Lock) float64) map[string]float64 {
+	runs := make([][]float64, len(locks))
+	for range rounds {
+		for j, l := range locks {
+			runs[j] = append(runs[j], measure(l))
+		}
+	}
+	med := map[string]float64{}
+	for j, l := range locks {
+		slices.Sort(runs[j])
+		med[l.Name] = runs[j][len(runs[j])/2]
+		b.ReportMetric(med[l.Name], l.Name+"-"+unit)
+	}
+	return med
+}
+
+// Handoffs has 64 goroutines, spread over clients[i][j] (lock j's client i, each standing for
+// a process), take turns on key for ops acquisitions in all, or until window has passed
+// (0: no bound; the waits still going then are cancelled), and returns acquisitions per
+// second.
+func Handoffs(b *testing.B, clients [][]Lock, j int, key string, ops int64, window time.Duration) float64 {
+	var (
+		left, done atomic.Int64
+		wg         sync.WaitGroup
+	)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if window > 0 {
+		ctx, cancel = context.WithTimeout(ctx, window)
+	}
+	defer cancel()
+	left.Store(ops)
+	start := time.Now()
+	for i := range 64 {
+		wg.Go(func() {
+			l := clients[i%len(clients)][j]
+			for left.Add(-1) >= 0 {
+				release, err := l.Obtain(ctx, key)
+				if ctx.Err() != nil && err != nil { // the window ended during the wait
+					return
+				}
+				if err != nil {
+					b.Error(l.Name, err)
+					return
+				}
+				if err := release(context.Background()); err != nil {
+					b.Error(l.Name, err)
+					return
+				}
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(done.Load()) / time.Since(start).Seconds()
+}
