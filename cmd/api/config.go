@@ -28,6 +28,8 @@ type config struct {
 	redis           redisNode   // REDIS_ADDR when it names one Redis
 	redisCluster    []redisNode // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
 	redlock         []redisNode // REDLOCK_ADDRS: product locks with Redlock over these masters
+	lockBackend     string      // LOCK_BACKEND: redis or etcd (see etcd.go)
+	etcd            etcdConfig  // ETCD_ENDPOINTS and its credentials
 	adminToken      string
 	redisPrefix     string
 	logLevel        slog.Level
@@ -63,6 +65,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"Redis `address`: host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR; default 127.0.0.1:6379)")
 	e.QuietVar(&clusterAddrs, "redis-cluster-addrs", "REDIS_CLUSTER_ADDRS", "", "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
 	e.QuietVar(&redlockAddrs, "redlock-addrs", "REDLOCK_ADDRS", "", "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+	lockBackend := e.String("lock-backend", "LOCK_BACKEND", backendRedis, "where the dlock strategy's product locks live: redis or etcd (env LOCK_BACKEND)")
+	etcdEndpoints := e.String("etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
+		"comma-separated etcd `endpoints` (host:port or http[s]:// URLs) for LOCK_BACKEND=etcd and the lab's etcd lock (env ETCD_ENDPOINTS)")
+	etcdUser := e.String("etcd-username", "ETCD_USERNAME", "", "etcd user, if etcd's auth is on (env ETCD_USERNAME; the password is ETCD_PASSWORD, which has no flag)")
 	redisUser := e.String("redis-username", "REDIS_USERNAME", "", "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
 	e.QuietVar(&cfg.adminToken, "admin-token", "ADMIN_TOKEN", "",
 		"bearer `token` for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
@@ -94,6 +100,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var errs []error
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.
 	errs = append(errs, cfg.parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
+	explicit := getenv("ETCD_ENDPOINTS") != ""
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "etcd-endpoints" })
+	errs = append(errs, cfg.parseLockBackend(*lockBackend, *etcdEndpoints, explicit, *etcdUser, getenv("ETCD_PASSWORD"))...)
 	// Never quote the token: a typo in it is still most of the secret.
 	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
 		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))

@@ -17,6 +17,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/buildinfo"
+	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
 
@@ -38,11 +39,20 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	lockNodes := newLockNodes(cfg)
 	defer closeAll(lockNodes)
 	logRedisTopology(log, cfg)
+	etcdCli, err := newEtcdClient(cfg.etcd)
+	if err != nil {
+		return err
+	}
+	if etcdCli != nil {
+		defer etcdCli.Close()
+	}
+	logLockBackend(log, cfg)
+	warnEtcdFences(ctx, cfg, inventory.NewStore(gdb), log)
 	if cfg.adminToken == "" {
 		log.Warn("ADMIN_TOKEN is empty: admin routes answer 403")
 	}
 	a := app.New(app.Config{
-		DB: gdb, Redis: rdb, LockNodes: lockNodes, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
+		DB: gdb, Redis: rdb, LockNodes: lockNodes, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
 		RateLimits: cfg.rateLimits, Build: build,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,

@@ -40,7 +40,7 @@ const (
 	// purchase ran out of time, or another purchase of this user is in flight. Nothing was
 	// written; retry after Retry-After.
 	CodeBusy = "busy"
-	// CodeUnavailable (503): PostgreSQL or Redis cannot serve for now. Nothing was written;
+	// CodeUnavailable (503): PostgreSQL, Redis or etcd cannot serve for now. Nothing was written;
 	// retry after Retry-After.
 	CodeUnavailable = "unavailable"
 	// CodeOutcomeUnknown (503): the purchase's COMMIT got no answer and PostgreSQL could not

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/lab"
@@ -37,6 +39,11 @@ type Config struct {
 	// LockNodes, when set, are independent Redis masters on which the product locks are
 	// taken with Redlock (a majority of them), instead of in Redis. App does not close them.
 	LockNodes []redis.UniversalClient
+	// Etcd, when set, is an etcd: the oversell lab's etcd lock is taken in it, and with
+	// LocksInEtcd (LOCK_BACKEND=etcd) the dlock strategy's product locks too, instead of in
+	// Redis; /readyz then checks it. App does not close it.
+	Etcd        *clientv3.Client
+	LocksInEtcd bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
 	Build buildinfo.Info
 }
@@ -48,7 +55,9 @@ type App struct {
 	Keys    inventory.Keys
 
 	locks         *dlock.Client
-	labLocks      *dlock.Client // the oversell lab's (internal/lab), always in cfg.Redis
+	etcdLocks     *etcdlock.Client // nil unless cfg.Etcd
+	labLocks      *dlock.Client    // the oversell lab's (internal/lab), always in cfg.Redis
+	labEtcd       *etcdlock.Client // the oversell lab's etcd lock; nil unless cfg.Etcd
 	draining      atomic.Bool
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -68,13 +77,24 @@ func New(cfg Config) *App {
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
 	a := &App{Keys: keys, locks: newLocks(cfg, m), labLocks: dlock.New(cfg.Redis, nil), listening: make(chan struct{})}
+	var productLocks order.Locker // nil: the Redis locks
+	if cfg.LocksInEtcd && cfg.Etcd == nil {
+		panic("app: LocksInEtcd needs Etcd")
+	}
+	if cfg.Etcd != nil {
+		a.etcdLocks = etcdlock.New(cfg.Etcd, m)
+		a.labEtcd = etcdlock.New(cfg.Etcd, nil)
+	}
+	if cfg.LocksInEtcd {
+		productLocks = order.EtcdLocker(a.etcdLocks)
+	}
 	a.Orders = order.NewService(order.Deps{
-		Products: products, Locks: a.locks, Gate: inventory.NewGate(cfg.Redis, keys), SoldOut: soldOut,
-		Keys: keys, Lab: lab.New(cfg.Redis, a.labLocks), Observer: m, Logger: cfg.Logger,
+		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: inventory.NewGate(cfg.Redis, keys), SoldOut: soldOut,
+		Keys: keys, Lab: lab.New(cfg.Redis, a.labLocks, a.labEtcd), Observer: m, Logger: cfg.Logger,
 	}, cfg.Order)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Logger: cfg.Logger,
-		Checks: withLockCheck(cfg, a.locks, map[string]httpapi.Check{
+		Checks: a.withLockCheck(cfg, map[string]httpapi.Check{
 			"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
 			"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
 			"serving":  func(context.Context) error { return a.serving() },
@@ -114,11 +134,15 @@ func newLocks(cfg Config, obs dlock.Observer) *dlock.Client {
 	return dlock.New(cfg.Redis, opt)
 }
 
-// withLockCheck adds to checks, under Redlock, a "redlock" check that a majority of the lock
-// nodes answer.
-func withLockCheck(cfg Config, locks *dlock.Client, checks map[string]httpapi.Check) map[string]httpapi.Check {
+// withLockCheck adds to checks a check of the product locks' own store when it is not
+// cfg.Redis: under Redlock, "redlock", that a majority of the lock nodes answer; with etcd,
+// "etcd", that it serves a linearizable read (a majority of members and a leader).
+func (a *App) withLockCheck(cfg Config, checks map[string]httpapi.Check) map[string]httpapi.Check {
 	if len(cfg.LockNodes) > 0 {
-		checks["redlock"] = locks.Ping
+		checks["redlock"] = a.locks.Ping
+	}
+	if cfg.LocksInEtcd {
+		checks["etcd"] = a.etcdLocks.Ping
 	}
 	return checks
 }
@@ -143,5 +167,9 @@ func (a *App) Close() error {
 	case <-a.listening:
 	case <-time.After(5 * time.Second):
 	}
-	return errors.Join(a.locks.Close(), a.labLocks.Close())
+	errs := []error{a.locks.Close(), a.labLocks.Close()}
+	if a.etcdLocks != nil {
+		errs = append(errs, a.etcdLocks.Close(), a.labEtcd.Close())
+	}
+	return errors.Join(errs...)
 }

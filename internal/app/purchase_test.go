@@ -29,18 +29,24 @@ func TestNoOversellUnderCrowd(t *testing.T) {
 	second := newStackOn(t, first.DB, first.Redis, first.Prefix, order.Config{LockWait: 2 * time.Second})
 	stacks := []*stack{first, second} // two API processes sharing PostgreSQL and Redis
 	for _, strategy := range safeStrategies {
-		t.Run(strategy, func(t *testing.T) {
-			p := first.createProduct(t, stock, strategy, 0)
-			res := crowd(t, stacks, p.ID, buyers, func(i int) int64 { return int64(i + 1) })
-			if other := buyers - res.get("201 ") - res.get("409 "+api.CodeSoldOut) - res.get("503 "+api.CodeBusy); other != 0 {
-				t.Errorf("%d answers were neither bought, sold_out nor busy: %v", other, res.m)
-			}
-			if got := res.get("201 ") + sellOut(t, stacks, p.ID, buyers+1); got != stock {
-				t.Errorf("bought = %d, want %d; crowd answers %v", got, stock, res.m)
-			}
-			checkAudit(t, first.audit(t, p.ID), stock)
-		})
+		t.Run(strategy, func(t *testing.T) { sellToCrowd(t, stacks, strategy, stock, buyers) })
 	}
+}
+
+// sellToCrowd creates a product of strategy with stock on stacks[0] and sends it buyers
+// distinct buyers at once over stacks: every answer must be bought, sold out or busy, the
+// stock sold exactly (the rest to later buyers, one at a time), and the audit hold.
+func sellToCrowd(t *testing.T, stacks []*stack, strategy string, stock, buyers int) {
+	t.Helper()
+	p := stacks[0].createProduct(t, stock, strategy, 0)
+	res := crowd(t, stacks, p.ID, buyers, func(i int) int64 { return int64(i + 1) })
+	if other := buyers - res.get("201 ") - res.get("409 "+api.CodeSoldOut) - res.get("503 "+api.CodeBusy); other != 0 {
+		t.Errorf("%d answers were neither bought, sold_out nor busy: %v", other, res.m)
+	}
+	if got := res.get("201 ") + sellOut(t, stacks, p.ID, int64(buyers)+1); got != stock {
+		t.Errorf("bought = %d, want %d; crowd answers %v", got, stock, res.m)
+	}
+	checkAudit(t, stacks[0].audit(t, p.ID), stock)
 }
 
 func TestOneUserBuysOnce(t *testing.T) {

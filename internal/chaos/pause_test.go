@@ -59,9 +59,22 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		paused.Name, time.Since(stopped).Round(time.Millisecond), other.Name, fence)
 	first.stop()
 
-	a, ok := s.answerOf(victims[0])
+	a := s.lateBuyerBusy(t, victims[0])
+	t.Logf("%s after SIGCONT: buyer answered %s; seckill_lock_lost_total %v, purchases busy %v",
+		paused.Name, a.outcome(), paused.Metric("seckill_lock_lost_total", ""),
+		paused.Metric("seckill_purchases_total", `outcome="busy"`))
+
+	s.finish(t, apis...)
+	s.verify(t, other, noneUnanswered)
+}
+
+// lateBuyerBusy is the answer of user, the buyer of a holder paused past its lease: it must be
+// 503 busy, with no order in PostgreSQL (the holder's late write did not land).
+func (s *sale) lateBuyerBusy(t *testing.T, user int64) answer {
+	t.Helper()
+	a, ok := s.answerOf(user)
 	if !ok {
-		t.Fatalf("user %d of the paused holder got no answer", victims[0])
+		t.Fatalf("user %d of the paused holder got no answer", user)
 	}
 	if a.status != http.StatusServiceUnavailable || a.code != api.CodeBusy {
 		t.Errorf("paused holder's buyer %d answered %s (%v), want 503 busy", a.user, a.outcome(), a.err)
@@ -69,10 +82,5 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	if s.auditPG(t).buyers[a.user] {
 		t.Errorf("paused holder's buyer %d has an order: its late write landed", a.user)
 	}
-	t.Logf("%s after SIGCONT: buyer answered %s; seckill_lock_lost_total %v, purchases busy %v",
-		paused.Name, a.outcome(), paused.Metric("seckill_lock_lost_total", ""),
-		paused.Metric("seckill_purchases_total", `outcome="busy"`))
-
-	s.finish(t, apis...)
-	s.verify(t, other, noneUnanswered)
+	return a
 }

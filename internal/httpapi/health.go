@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -21,9 +22,11 @@ func handleHealthz() gin.HandlerFunc {
 	}
 }
 
-// handleReadyz runs every check with a short timeout and answers 200 only when all pass,
-// 503 otherwise. The body names each dependency and its state, never the error text, which
-// goes to the log (it can hold addresses).
+// handleReadyz runs every check at once, each with the same short timeout, and answers 200
+// only when all pass, 503 otherwise. At once, so that a check that hangs until its timeout
+// (etcd without quorum, a Redlock node) does not leave the others no time and get them
+// reported down too. The body names each dependency and its state, never the error text,
+// which goes to the log (it can hold addresses).
 func handleReadyz(checks map[string]Check, logf func(name string, err error)) gin.HandlerFunc {
 	names := make([]string, 0, len(checks))
 	for name := range checks {
@@ -33,10 +36,16 @@ func handleReadyz(checks map[string]Check, logf func(name string, err error)) gi
 	return func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, name := range names {
+			wg.Go(func() { errs[i] = checks[name](ctx) })
+		}
+		wg.Wait()
 		status, body := http.StatusOK, api.Readiness{Status: api.StateOK, Checks: make(map[string]string, len(names))}
-		for _, name := range names {
-			if err := checks[name](ctx); err != nil {
-				logf(name, err)
+		for i, name := range names {
+			if errs[i] != nil {
+				logf(name, errs[i])
 				status, body.Status, body.Checks[name] = http.StatusServiceUnavailable, api.StateUnavailable, api.StateUnavailable
 				continue
 			}

@@ -29,6 +29,7 @@ func TestValidate(t *testing.T) {
 		{"fair dlock", inventory.NewProduct{Name: "a", Stock: 1, Fair: true}, true},
 		{"fair naive", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", Fair: true}, false},
 		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
+		{"lab with the etcd lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "etcd", LeaseMS: 2000}, true},
 		{"lab without a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab"}, false},
 		{"lab, unknown lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "spin"}, false},
 		{"lab, lease too short", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 5}, false},

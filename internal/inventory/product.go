@@ -42,8 +42,9 @@ const (
 var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis}
 
 // LabLocks lists the locks a lab product may name, from no lock at all to the project's
-// own; internal/lab implements each (docs/lab.md says what each one gets wrong).
-var LabLocks = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "dlock", "redsync", "redislock"}
+// own, then the peer Redis libraries and etcd's lock (internal/etcdlock); internal/lab
+// implements each (docs/lab.md says what each one gets wrong, if anything).
+var LabLocks = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "dlock", "redsync", "redislock", "etcd"}
 
 // Limits on new products.
 const (

@@ -62,6 +62,16 @@ func (s *Store) Meta(ctx context.Context, id int64) (Product, error) {
 	return s.Get(ctx, id)
 }
 
+// CountFencedFrom counts the products whose fence is at least fence: cmd/api asks it for
+// products last written under etcd locks (order.EtcdFenceBase) when it starts on Redis locks.
+func (s *Store) CountFencedFrom(ctx context.Context, fence int64) (int64, error) {
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&Product{}).Where("fence >= ?", fence).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count products fenced from %d: %w", fence, err)
+	}
+	return n, nil
+}
+
 // Stock reads a product's stock in tx; with forUpdate it also locks the row until tx ends.
 func Stock(tx *gorm.DB, id int64, forUpdate bool) (int, error) {
 	q := tx.Model(&Product{}).Select("stock").Where("id = ?", id)

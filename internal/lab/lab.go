@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
 )
 
 // ExpireGap is the teaching delay of the setnx-expire lock between its SETNX and its EXPIRE:
@@ -25,11 +26,11 @@ const ExpireGap = 100 * time.Millisecond
 
 // Held is a lab lock while its holder has it.
 type Held struct {
-	// Ctx is the context the holder works on: cancelled when the lock is lost (dlock only),
-	// otherwise the caller's.
+	// Ctx is the context the holder works on: cancelled when the lock is lost (dlock and
+	// etcd only), otherwise the caller's.
 	Ctx context.Context
 	// Fence is the lock's fencing token, which the holder's reads and writes must check
-	// (dlock only); 0: none.
+	// (dlock and etcd only); 0: none.
 	Fence int64
 
 	release func(ctx context.Context) error
@@ -44,14 +45,17 @@ type Locks struct {
 	dlocks    *dlock.Client
 	redsync   *redsync.Redsync
 	redislock *redislock.Client
-	mutexes   sync.Map // key -> chan struct{}: the mutex lock's per-process mutexes
+	etcd      *etcdlock.Client // nil: the etcd lock answers ErrNoEtcd
+	mutexes   sync.Map         // key -> chan struct{}: the mutex lock's per-process mutexes
 	owner     string
 }
 
-// New returns the lab's locks over rdb, with dlocks for the watchdog and dlock locks.
-func New(rdb redis.UniversalClient, dlocks *dlock.Client) *Locks {
+// New returns the lab's locks over rdb, with dlocks for the watchdog and dlock locks and
+// etcd for the etcd lock (nil when the process has no etcd: that lock then fails with
+// ErrNoEtcd).
+func New(rdb redis.UniversalClient, dlocks *dlock.Client, etcd *etcdlock.Client) *Locks {
 	return &Locks{
-		rdb: rdb, dlocks: dlocks,
+		rdb: rdb, dlocks: dlocks, etcd: etcd,
 		redsync:   redsync.New(goredis.NewPool(rdb)),
 		redislock: redislock.New(rdb),
 		owner:     Owner(os.Getpid()),
@@ -72,7 +76,9 @@ func OwnerOf(value string) (pid int, ok bool) {
 func (l *Locks) token() string { return l.owner + rand.Text() }
 
 // Acquire takes lock name (one of inventory.LabLocks) on key with the given lease, waiting
-// up to wait for it. An error that wraps dlock.ErrNotObtained means it was not had in time;
+// up to wait for it. An error that wraps dlock.ErrNotObtained (etcdlock.ErrNotObtained for
+// the etcd lock) means it was not had in time; for the etcd lock, one that wraps
+// etcdlock.ErrUnavailable means etcd could not serve, or this process has none (ErrNoEtcd);
 // any other is a failure of Redis.
 func (l *Locks) Acquire(ctx context.Context, name, key string, lease, wait time.Duration) (Held, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
@@ -100,6 +106,8 @@ func (l *Locks) Acquire(ctx context.Context, name, key string, lease, wait time.
 		h, err = l.redsyncLock(wctx, key, lease)
 	case "redislock":
 		h, err = l.redislockLock(wctx, key, lease)
+	case "etcd":
+		h, err = l.etcdLock(ctx, key, lease, wait)
 	default:
 		return Held{}, fmt.Errorf("lab: no lock named %q", name)
 	}

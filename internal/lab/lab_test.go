@@ -11,52 +11,66 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/testenv"
 )
 
-// TestLocksExclude: every lab lock that is shared through Redis keeps a second taker out
-// while held (it gets dlock.ErrNotObtained when its wait runs out), lets it in once released,
-// and writes a value that names its process; the flaws the lab shows come from expiry and
-// faults, not from a lock that never excluded anybody.
+// TestLocksExclude: every lab lock that is shared (through Redis, or etcd for the etcd lock)
+// keeps a second taker out while held (it gets dlock.ErrNotObtained, or
+// etcdlock.ErrNotObtained, when its wait runs out), lets it in once released, and writes a
+// value to Redis that names its process; the flaws the lab shows come from expiry and faults,
+// not from a lock that never excluded anybody. The etcd lock's case is skipped without
+// ETCD_ENDPOINTS.
 func TestLocksExclude(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	dl := dlock.New(rdb, nil)
 	t.Cleanup(func() { dl.Close() })
-	l := lab.New(rdb, dl)
 	ctx := context.Background()
 	for i, name := range inventory.LabLocks {
 		if name == "none" {
 			continue
 		}
-		key := prefix + ":{p:" + strconv.Itoa(i) + "}:lock"
-		h, err := l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := l.Acquire(ctx, name, key, time.Second, 50*time.Millisecond); !errors.Is(err, dlock.ErrNotObtained) {
-			t.Errorf("%s: second acquire while held = %v, want ErrNotObtained", name, err)
-		}
-		if name != "mutex" {
-			v, _ := rdb.Get(ctx, key).Result()
-			if !strings.HasPrefix(v, lab.Owner(os.Getpid())) {
-				t.Errorf("%s: value %q does not start with the owner %q", name, v, lab.Owner(os.Getpid()))
+		t.Run(name, func(t *testing.T) {
+			var el *etcdlock.Client
+			if name == "etcd" {
+				el = etcdlock.New(testenv.Etcd(t), nil)
+				t.Cleanup(func() { el.Close() })
 			}
-		}
-		if err := h.Release(ctx); err != nil {
-			t.Errorf("%s: release: %v", name, err)
-		}
-		h, err = l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
-		if err != nil {
-			t.Errorf("%s: acquire after release: %v", name, err)
-			continue
-		}
-		_ = h.Release(ctx)
+			l := lab.New(rdb, dl, el)
+			key := prefix + ":{p:" + strconv.Itoa(i) + "}:lock"
+			h, err := l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Acquire(ctx, name, key, time.Second, 50*time.Millisecond); !notObtained(err) {
+				t.Errorf("second acquire while held = %v, want ErrNotObtained", err)
+			}
+			if name != "mutex" {
+				v, _ := rdb.Get(ctx, key).Result()
+				if !strings.HasPrefix(v, lab.Owner(os.Getpid())) {
+					t.Errorf("value %q does not start with the owner %q", v, lab.Owner(os.Getpid()))
+				}
+			}
+			if err := h.Release(ctx); err != nil {
+				t.Errorf("release: %v", err)
+			}
+			h, err = l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
+			if err != nil {
+				t.Fatalf("acquire after release: %v", err)
+			}
+			_ = h.Release(ctx)
+		})
 	}
-	if _, err := l.Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
+	if _, err := lab.New(rdb, dl, nil).Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
 		t.Error("an unknown lock was acquired")
 	}
+}
+
+// notObtained reports whether err says a lab lock was not had in time, in either store.
+func notObtained(err error) bool {
+	return errors.Is(err, dlock.ErrNotObtained) || errors.Is(err, etcdlock.ErrNotObtained)
 }
 
 // TestFlawsAreReal: the flaws the lab relies on, shown on a single Redis without the lab's
@@ -64,7 +78,7 @@ func TestLocksExclude(t *testing.T) {
 // holder took after the first one's lease ran out; lease's release does not.
 func TestFlawsAreReal(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
-	l := lab.New(rdb, nil)
+	l := lab.New(rdb, nil, nil)
 	ctx := context.Background()
 	key := prefix + ":{p:1}:lock"
 	h, err := l.Acquire(ctx, "setnx", key, time.Second, 0)
@@ -95,14 +109,16 @@ func TestFlawsAreReal(t *testing.T) {
 	}
 }
 
-// TestImports keeps the lab apart: it imports internal/dlock and nothing else of seckill.
+// TestImports keeps the lab apart: it imports internal/dlock and internal/etcdlock, the
+// locks it shows, and nothing else of seckill.
 func TestImports(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pkg.Imports {
-		if strings.HasPrefix(p, "github.com/seckill/seckill/") && p != "github.com/seckill/seckill/internal/dlock" {
+		if strings.HasPrefix(p, "github.com/seckill/seckill/") &&
+			p != "github.com/seckill/seckill/internal/dlock" && p != "github.com/seckill/seckill/internal/etcdlock" {
 			t.Errorf("internal/lab imports %s", p)
 		}
 	}

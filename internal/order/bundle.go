@@ -7,7 +7,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -72,11 +71,11 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 	// A key lost before COMMIT cancels the statements, and DoMulti joins ErrLost to their
 	// error: busy. Once the orders are committed they stand (written under fences no newer
 	// holder had overtaken), and the buyer is told so, whatever the release then finds.
-	err := s.Locks.DoMulti(ctx, keys, s.cfg.LockTTL, &dlock.Options{Wait: s.cfg.LockWait},
-		func(ctx context.Context, m *dlock.MultiLock) error {
+	err := s.ProductLocks.DoMulti(ctx, keys, s.cfg.LockTTL, s.cfg.LockWait,
+		func(ctx context.Context, byKey map[string]int64) error {
 			fences := make(map[int64]int64, len(ids))
-			for _, l := range m.Locks() {
-				fences[idOf[l.Key()]] = l.Fence()
+			for key, fence := range byKey {
+				fences[idOf[key]] = fence
 			}
 			var err error
 			byID, left, err = s.writeBundle(ctx, ids, fences, userID)

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -24,19 +22,16 @@ import (
 //   - the outcome is unknown, or the process died: the admission expires, and the next buyer
 //     to find the gate sold out reconciles it with PostgreSQL (see reconcile).
 //
-// think_ms is taken after the admission and before the transaction opens.
+// The admitted buyers of one product who arrive at one process while a batch of them is being
+// written join the next batch, whose leader writes it in one statement (group commit, as
+// under the dlock strategy; see writers). Each buyer then settles its own admission with the
+// gate. think_ms is taken once per batch, after the admissions and before the transaction.
 func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	token := newToken()
 	if err := s.admit(ctx, p.ID, userID, token); err != nil {
 		return Order{}, err
 	}
-	if err := think(ctx, p); err != nil {
-		s.giveBack(ctx, p.ID, userID, token)
-		return Order{}, err
-	}
-	o, err := s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
-		return s.insertAndDecrement(tx, p, userID)
-	})
+	o, err := s.buyBatched(ctx, p, userID, &s.writers)
 	switch {
 	case err == nil, errors.Is(err, ErrAlreadyPurchased):
 		s.confirm(ctx, p.ID, userID)

@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,5 +33,11 @@ func (s *Service) buyLab(ctx context.Context, p inventory.Product, userID int64)
 			s.Logger.Warn("lab lock release failed", "product_id", p.ID, "lock", p.LabLock, "err", err)
 		}
 	}()
-	return s.readThinkWrite(h.Ctx, p, userID, h.Fence)
+	o, err := s.readThinkWrite(h.Ctx, p, userID, h.Fence)
+	if err != nil && ctx.Err() == nil && h.Ctx.Err() != nil {
+		// The lock was lost (dlock, etcd) and its loss cancelled the work: the database
+		// calls say only "context canceled"; the cause (ErrLost) makes the answer busy.
+		err = errors.Join(err, context.Cause(h.Ctx))
+	}
+	return o, err
 }

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -28,10 +27,16 @@ import (
 // makes the late write fail. Once the statements are done, COMMIT goes out whatever happens
 // to the lock, and the buyers are answered with what it committed.
 func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	return s.buyBatched(ctx, p, userID, s.ProductLocks)
+}
+
+// buyBatched joins the buyer to the product's open batch, whose leader writes it under
+// locks' lock of the product (see lead), and returns the buyer's answer.
+func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID int64, locks Locker) (Order, error) {
 	r := &request{user: userID, at: time.Now(), res: make(chan result, 1)}
 	bt, lead := s.batches.join(p.ID, r)
 	if lead {
-		s.lead(ctx, p, bt)
+		s.lead(ctx, p, bt, locks)
 	}
 	done := ctx.Done()
 	for {
@@ -39,7 +44,7 @@ func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int
 		case res := <-r.res:
 			if res.lead != nil { // put back by a fair product's leader, first of its batch
 				bt = res.lead
-				s.lead(ctx, p, bt) // it serves the batch even if its own buyer has gone
+				s.lead(ctx, p, bt, locks) // it serves the batch even if its own buyer has gone
 				continue
 			}
 			return res.o, res.err
@@ -61,19 +66,18 @@ type batchRun struct {
 	err      error // what ended the batch, if it has no results
 }
 
-// lead obtains the product's lock, takes the batch, writes it in one transaction and answers
+// lead obtains the product's lock from locks, takes the batch, writes it in one transaction and answers
 // every buyer in it as soon as it committed, before the lock is released. It works on a
 // context detached from its own buyer's (the other buyers depend on it), with the same
 // deadline.
-func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch) {
+func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, locks Locker) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
 	run := &batchRun{}
 	defer s.endBatch(ctx, p, bt, run)
-	opt := &dlock.Options{Wait: s.cfg.LockWait, Fair: p.Fair}
-	run.err = s.Locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, opt, func(ctx context.Context, l *dlock.Lock) error {
+	run.err = locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, s.cfg.LockWait, p.Fair, func(ctx context.Context, l HeldLock) error {
 		s.linger(ctx, bt)
-		if since, ok := l.NextWaiterSince(); ok { // known for fair locks only
+		if since, ok := l.NextWaiterSince(); ok { // known for fair Redis locks only
 			// Serve only the buyers who came before the lock's next waiter (another
 			// process's, or this one's next leader): the others go after it, as the fair
 			// lock's queue says.
@@ -114,7 +118,7 @@ func (s *Service) endBatch(ctx context.Context, p inventory.Product, bt *batch, 
 	if run.answered {
 		// The orders stand even if the lock was lost between COMMIT and release: they were
 		// written under a fence no newer holder had overtaken.
-		if run.err != nil && !errors.Is(run.err, dlock.ErrLost) {
+		if run.err != nil && !lost(run.err) {
 			s.Logger.Warn("after a committed batch", "product_id", p.ID, "err", run.err)
 		}
 		return

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -150,8 +151,8 @@ func classify(err error) error {
 	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable),
 		errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrCanceled):
 		return err
-	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, dlock.ErrLost),
-		errors.Is(err, inventory.ErrFenced):
+	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, etcdlock.ErrNotObtained),
+		lost(err), errors.Is(err, inventory.ErrFenced):
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	case errors.Is(err, dlock.ErrFairRedlock): // a fair product, sold by an API moved to Redlock
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -160,3 +161,6 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// lost reports whether err says a product lock was lost while held, in either backend.
+func lost(err error) bool { return errors.Is(err, dlock.ErrLost) || errors.Is(err, etcdlock.ErrLost) }

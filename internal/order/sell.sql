@@ -1,4 +1,5 @@
--- sell: one lock holder's batch (dlock strategy). It runs in the batch's transaction right
+-- sell: one batch of buyers (dlock strategy: under the product lock; redis strategy: admitted by
+-- the gate, fence 0). It runs in the batch's transaction right
 -- after the statement that locked the product row (FOR UPDATE), so its snapshot, taken once
 -- that lock was granted, sees every order committed while the batch waited for it, and the
 -- stock cannot change until COMMIT.

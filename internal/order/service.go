@@ -49,7 +49,7 @@ type Config struct {
 // Observer receives one event per purchase. It must be safe for concurrent use and fast.
 type Observer interface {
 	Purchased(strategy inventory.Strategy, outcome string, took time.Duration)
-	Batch(size int) // the number of buyers one lock holder served at once (dlock strategy)
+	Batch(size int) // the number of buyers one batch served at once (dlock and redis strategies)
 	// Settled is called for each COMMIT that got no answer, once PostgreSQL was asked what
 	// became of it: result is "committed", "rolled_back" or "unknown".
 	Settled(result string)
@@ -61,13 +61,15 @@ type Observer interface {
 // Deps are the parts a Service coordinates.
 type Deps struct {
 	Products *inventory.Store
-	Locks    *dlock.Client
-	Gate     *inventory.Gate
-	SoldOut  *inventory.SoldOut
-	Keys     inventory.Keys
-	Lab      *lab.Locks   // the oversell lab's locks (strategy lab); nil: lab products are unavailable
-	Observer Observer     // optional
-	Logger   *slog.Logger // optional
+	Locks    *dlock.Client // Redis locks: the gates' repairs, and the products' unless ProductLocks is set
+	// ProductLocks is the dlock strategy's product lock; nil: RedisLocker(Locks).
+	ProductLocks Locker
+	Gate         *inventory.Gate
+	SoldOut      *inventory.SoldOut
+	Keys         inventory.Keys
+	Lab          *lab.Locks   // the oversell lab's locks (strategy lab); nil: lab products are unavailable
+	Observer     Observer     // optional
+	Logger       *slog.Logger // optional
 }
 
 // Service sells products: one Purchase is one buyer's attempt at one unit. It is safe for
@@ -79,6 +81,7 @@ type Service struct {
 	batches *batcher
 	slots   *slots
 	flights flights // gate seedings and reconciliations, one per product at a time
+	writers writers // the redis strategy's writer slots (group commit behind the gate)
 }
 
 // NewService returns a Service over d with cfg.
@@ -103,6 +106,9 @@ func NewService(d Deps, cfg Config) *Service {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.ProductLocks == nil {
+		d.ProductLocks = RedisLocker(d.Locks)
 	}
 	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg, batches: newBatcher(cfg.BatchMax),
 		slots: newSlots(cfg.ProductConns)}

@@ -11,9 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
 )
 
-// IsUnavailable reports whether err means PostgreSQL or Redis could not be reached, went
+// IsUnavailable reports whether err means PostgreSQL, Redis or etcd could not be reached, went
 // away, or refused to serve for a while, as opposed to a bug or a rule of the data: such a
 // failure is answered "retry shortly", never as a server error. It sees through wrapping
 // (fmt.Errorf's %w, errors.Join), and so through the lock's and the gate's errors.
@@ -28,7 +29,7 @@ func IsUnavailable(err error) bool {
 	return errors.As(err, &netErr) || errors.As(err, &connErr) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
-		pgconn.SafeToRetry(err) || redisUnavailable(err)
+		pgconn.SafeToRetry(err) || redisUnavailable(err) || etcdUnavailable(err)
 }
 
 // redisUnavailable reports whether err is a Redis error reply that says the server cannot
@@ -61,6 +62,12 @@ func redisUnavailable(err error) bool {
 		redis.HasErrorPrefix(err, "BUSY ") || redis.HasErrorPrefix(err, "MISCONF ") ||
 		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) ||
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, dlock.ErrClosed)
+}
+
+// etcdUnavailable reports whether err says etcd, the product locks' store, could not serve
+// or the lock client is closed because the process is shutting down.
+func etcdUnavailable(err error) bool {
+	return errors.Is(err, etcdlock.ErrUnavailable) || errors.Is(err, etcdlock.ErrClosed)
 }
 
 // redirected reports whether err is a MOVED or ASK reply.

@@ -118,6 +118,14 @@ func (c *Client) Audit(ctx context.Context, id int64) (api.Audit, error) {
 // *api.Problem with the status, no code, and a detail naming the dependencies that are
 // unavailable. It does not retry: poll it until ctx ends to wait for a starting server.
 func (c *Client) Ready(ctx context.Context) error {
+	_, err := c.Readiness(ctx)
+	return err
+}
+
+// Readiness is Ready that also returns the body of a 200: each dependency checked and its
+// state (a check named "etcd" or "redlock" says where the product locks live).
+func (c *Client) Readiness(ctx context.Context) (api.Readiness, error) {
 	var r api.Readiness
-	return c.do(ctx, http.MethodGet, "/readyz", false, nil, &r)
+	err := c.do(ctx, http.MethodGet, "/readyz", false, nil, &r)
+	return r, err
 }

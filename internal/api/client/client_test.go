@@ -78,6 +78,14 @@ func TestProblem(t *testing.T) {
 	}
 }
 
+// TestReadiness: a 200's body is returned, with each check and its state.
+func TestReadiness(t *testing.T) {
+	r, err := front(t, 200, "application/json", "", `{"checks":{"etcd":"ok","postgres":"ok"},"status":"ok"}`).Readiness(context.Background())
+	if err != nil || r.Status != api.StateOK || len(r.Checks) != 2 || r.Checks["etcd"] != api.StateOK {
+		t.Fatalf("Readiness = %+v, %v; want both checks ok", r, err)
+	}
+}
+
 // TestNoAnswer: when no answer comes, or it cannot be read, the error is not a Problem and
 // wraps its cause.
 func TestNoAnswer(t *testing.T) {

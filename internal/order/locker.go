@@ -1,0 +1,98 @@
+package order
+
+import (
+	"context"
+	"time"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
+)
+
+// Locker is the lock the dlock strategy holds on a product while it writes (and on every
+// product of a bundle). Two backends satisfy it: Redis (internal/dlock, RedisLocker) and
+// etcd (internal/etcdlock, EtcdLocker). The service needs no more of a lock than this.
+//
+// Its errors: not obtained within the wait, or lost while held, match the backend's
+// ErrNotObtained or ErrLost (answered busy, see classify); a backend that cannot serve, one
+// that IsUnavailable recognises (answered unavailable).
+type Locker interface {
+	// Do obtains key's lock with a lease of ttl, waiting up to wait (in arrival order across
+	// processes when fair), runs fn on a context that is cancelled if the lock is lost, and
+	// releases the lock. Its error is fn's, joined with the loss if there was one.
+	Do(ctx context.Context, key string, ttl, wait time.Duration, fair bool, fn func(ctx context.Context, l HeldLock) error) error
+	// DoMulti is Do for several keys, all or nothing; fn gets each key's fence.
+	DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration, fn func(ctx context.Context, fences map[string]int64) error) error
+}
+
+// HeldLock is a product lock while its holder writes.
+type HeldLock interface {
+	// Fence is the lock's fencing token: a later holder's is larger.
+	Fence() int64
+	// NextWaiterSince is when the lock's next waiter began to wait, if the lock knows it (a
+	// fair Redis lock does), so that a batch serves only the buyers who came before it.
+	NextWaiterSince() (time.Time, bool)
+}
+
+// RedisLocker is the Locker of locks in Redis (or Redlock), through c.
+func RedisLocker(c *dlock.Client) Locker { return redisLocker{c} }
+
+type redisLocker struct{ c *dlock.Client }
+
+func (r redisLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, fair bool,
+	fn func(ctx context.Context, l HeldLock) error,
+) error {
+	return r.c.Do(ctx, key, ttl, &dlock.Options{Wait: wait, Fair: fair},
+		func(ctx context.Context, l *dlock.Lock) error { return fn(ctx, l) })
+}
+
+func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
+	fn func(ctx context.Context, fences map[string]int64) error,
+) error {
+	return r.c.DoMulti(ctx, keys, ttl, &dlock.Options{Wait: wait}, func(ctx context.Context, m *dlock.MultiLock) error {
+		fences := make(map[string]int64, len(keys))
+		for _, l := range m.Locks() {
+			fences[l.Key()] = l.Fence()
+		}
+		return fn(ctx, fences)
+	})
+}
+
+// EtcdFenceBase is added to an etcd lock's fence (its key's create revision) to make the fence
+// a product's row records. Redis fences are microseconds since 1970 (about 1.8e15 in 2026;
+// 2^52 is reached in 2112), so every etcd fence is above every Redis fence: a deployment
+// moved from Redis locks to etcd writes at once, and a fleet misconfigured with both lets
+// only the etcd holders write. Moving back to Redis needs the products' fences reset (see
+// docs/deployment.md); cmd/api warns at start when it finds such products.
+const EtcdFenceBase int64 = 1 << 52
+
+// EtcdLocker is the Locker of locks in etcd, through c. An etcd lock is always fair: its
+// waiters are served in the order of their keys' revisions.
+func EtcdLocker(c *etcdlock.Client) Locker { return etcdLocker{c} }
+
+type etcdLocker struct{ c *etcdlock.Client }
+
+func (e etcdLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, _ bool,
+	fn func(ctx context.Context, l HeldLock) error,
+) error {
+	return e.c.Do(ctx, key, ttl, wait, func(ctx context.Context, l *etcdlock.Lock) error { return fn(ctx, etcdHeld{l}) })
+}
+
+func (e etcdLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
+	fn func(ctx context.Context, fences map[string]int64) error,
+) error {
+	return e.c.DoMulti(ctx, keys, ttl, wait, func(ctx context.Context, locks []*etcdlock.Lock) error {
+		fences := make(map[string]int64, len(keys))
+		for _, l := range locks {
+			fences[l.Key()] = EtcdFenceBase + l.Fence()
+		}
+		return fn(ctx, fences)
+	})
+}
+
+// etcdHeld is a held etcd lock. Its next waiter's arrival is not known (it would cost a read
+// per batch), so a batch takes every buyer waiting in the process.
+type etcdHeld struct{ l *etcdlock.Lock }
+
+func (h etcdHeld) Fence() int64 { return EtcdFenceBase + h.l.Fence() }
+
+func (etcdHeld) NextWaiterSince() (time.Time, bool) { return time.Time{}, false }
