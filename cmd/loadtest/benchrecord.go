@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,7 +38,9 @@ func writeBenchRecord(w io.Writer, rep report, stamp, jsonLink string) {
 
 // writeHotRecord writes the record of make bench-hot: one row per compare report (one per
 // strategy it ran) and per baseline report (its ceiling), in the order of reps, under the
-// machine and the scenario of the first compare report, and the CPU steal over them all.
+// machine and the scenario of the first compare report; then, for the compare reports that
+// ran dlock on both lock backends (-etcd-targets), a second table of both rows of each, with
+// etcd's ratios to Redis in the same rounds; and the CPU steal over them all.
 func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	first := reps[0]
 	for _, r := range reps {
@@ -47,7 +50,11 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 		}
 	}
 	sc, m := first.Scenario, first.Machine
-	fmt.Fprintf(w, "# Hot product, dlock strategy, group commit on and off (%s)\n\n", stamp)
+	backendsToo := ""
+	if slices.ContainsFunc(reps, func(r report) bool { return len(r.Scenario.EtcdTargets) > 0 }) {
+		backendsToo = ", locks in Redis and in etcd"
+	}
+	fmt.Fprintf(w, "# Hot product, dlock strategy, group commit on and off%s (%s)\n\n", backendsToo, stamp)
 	fmt.Fprintf(w, "- machine: %s, %d cores; %s\n", orUnknown(m.CPUModel), m.Cores, orUnknown(first.Build.Go))
 	fmt.Fprintf(w, "- %s API processes, one product (stock %s: never sells out), think_ms %d,\n",
 		numberWord(len(sc.Targets)), thousands(sc.Stock), sc.ThinkMS)
@@ -56,6 +63,7 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	fmt.Fprintln(w, "| BATCH_MAX | buyers at once | orders/s | p99 (ms) | p99 of purchases (ms) | oversold | dupes | errors |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	var cpu cpuTime
+	var backends []string // the rows of the lock backends' table
 	measured := true
 	for _, r := range reps {
 		if r.CPU == nil {
@@ -72,10 +80,27 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 			case row.Name == ginBaselineName:
 				fmt.Fprintf(w, "| %s (ceiling) | %s | %.0f answers/s | %.1f | - | - | - | %d |\n",
 					ginBaselineName, buyers, row.RejectionsPerSec, row.P99, row.Errors)
+			case r.Command == "compare" && row.Backend != "":
+				backends = append(backends, hotBackendRow(r, row, buyers))
 			case r.Command == "compare" && row.Strategy != "" && row.Name != soldOutRowName:
 				fmt.Fprintf(w, "| %s | %s | %.0f | %.1f | %.1f | %d | %d | %d |\n",
 					orUnknown(r.Meta["batch_max"]), buyers, row.OrdersPerSec, row.P99, row.P99Bought, row.Oversold, row.Dupes, row.Errors)
 			}
+		}
+	}
+	if len(backends) > 0 {
+		fmt.Fprintln(w, "\nLock backends: dlock with its product locks in Redis, then in etcd (API processes with")
+		fmt.Fprintln(w, "LOCK_BACKEND=etcd), the same buyers back to back in each round; \"vs Redis\" is the median over")
+		fmt.Fprint(w, "the rounds of etcd's figure over Redis's in the same round.")
+		if conns := backendsMeta(reps, "db_max_conns"); conns != "" {
+			fmt.Fprintf(w, " Each API process had DB_MAX_CONNS %s.", conns)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| lock store | BATCH_MAX | buyers at once | orders/s | vs Redis | p99 (ms) | vs Redis | p99 of purchases (ms) | oversold | dupes | errors |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+		for _, row := range backends {
+			fmt.Fprintln(w, row)
 		}
 	}
 	total := &cpu
@@ -83,6 +108,38 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 		total = nil
 	}
 	fmt.Fprintf(w, "\nCPU steal (time the hypervisor gave to other guests) during the measurements: %s\n", steal(total))
+}
+
+// backendsMeta is the -meta key of the first report of reps that ran dlock on both lock
+// backends, empty if none has it.
+func backendsMeta(reps []report, key string) string {
+	for _, r := range reps {
+		if len(r.Scenario.EtcdTargets) > 0 {
+			return r.Meta[key]
+		}
+	}
+	return ""
+}
+
+// hotBackendRow is the row of the lock backends' table of one backend's summary row of
+// compare report r: the store (etcd with its number of members, from -meta etcd_members)
+// and, for etcd, its ratios to Redis.
+func hotBackendRow(r report, row summaryRow, buyers string) string {
+	store, orders, p99 := "Redis", "-", "-"
+	if row.Backend == backendEtcd {
+		store = "etcd"
+		if n := r.Meta["etcd_members"]; n != "" {
+			store += ", " + n + " member"
+			if n != "1" {
+				store += "s"
+			}
+		}
+		if v := row.VsRedis; v != nil {
+			orders, p99 = times(v.OrdersPerSec), times(v.P99)
+		}
+	}
+	return fmt.Sprintf("| %s | %s | %s | %.0f | %s | %.1f | %s | %.1f | %d | %d | %d |", store, orUnknown(r.Meta["batch_max"]),
+		buyers, row.OrdersPerSec, orders, row.P99, p99, row.P99Bought, row.Oversold, row.Dupes, row.Errors)
 }
 
 // commandLine is the loadtest command of rep as it could be typed again.

@@ -8,7 +8,12 @@ import (
 
 const compareHelp = `Run the same scenario against each of -strategies in turn (each on a fresh product), then
 print one table. With -baseline, also measure sold-out rejection on a stock-0 product and on
-the bare gin ceiling. With -runs N, repeat everything N times and report medians.`
+the bare gin ceiling. With -runs N, repeat everything N times and report medians.
+
+With -etcd-targets, dlock runs on both lock backends in every round: "dlock (redis)" on
+-targets, then "dlock (etcd)" on the -etcd-targets (API processes started with
+LOCK_BACKEND=etcd, which their /readyz must show), judged alike; the report adds etcd's
+orders/s and p99 over Redis's.`
 
 // cmdCompare attacks a product of each strategy in turn and prints one table.
 func cmdCompare(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -24,6 +29,8 @@ func compareConfig(args []string, getenv func(string) string, stderr io.Writer) 
 	var cfg config
 	fs := cfg.attackFlags("compare", compareHelp, getenv, stderr)
 	list := fs.String("strategies", strings.Join(strategies, ","), "strategies to compare, in order")
+	fs.StringVar(&cfg.etcdTargetList, "etcd-targets", "",
+		"comma-separated base URLs of APIs whose dlock locks are in etcd (LOCK_BACKEND=etcd): dlock then runs on both backends")
 	fs.BoolVar(&cfg.baseline, "baseline", true, "also measure sold-out rejection on a stock-0 product and the bare gin ceiling")
 	fs.BoolVar(&cfg.expectNaive, "expect-naive-oversell", true,
 		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")

@@ -19,6 +19,13 @@ var strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis"
 
 const fairStrategy = "dlock-fair"
 
+// Lock backends compare can set side by side (-etcd-targets): where an API process takes the
+// dlock strategy's product locks, which its LOCK_BACKEND chooses.
+const (
+	backendRedis = "redis"
+	backendEtcd  = "etcd"
+)
+
 // isSafe reports whether strategy promises never to oversell: every one but naive.
 func isSafe(strategy string) bool { return strategy != "naive" }
 
@@ -27,6 +34,7 @@ func isSafe(strategy string) bool { return strategy != "naive" }
 type config struct {
 	cmd         string
 	targets     []string
+	etcdTargets []string // compare's -etcd-targets: APIs with LOCK_BACKEND=etcd, for a second dlock item
 	adminToken  string
 	strategies  []string // the strategies to attack, in order: one for run, none for baseline
 	stock       int64
@@ -56,9 +64,40 @@ type config struct {
 	// flags are the flags set on the command line, as recorded in the JSON report.
 	flags []string
 
-	targetList   string // -targets, split into targets by finish
-	strategyFlag string // the flag that names the strategies, for the messages of validate
+	targetList     string // -targets, split into targets by finish
+	etcdTargetList string // -etcd-targets, split into etcdTargets by finish
+	strategyFlag   string // the flag that names the strategies, for the messages of validate
 }
+
+// item is one attack of a round: a fresh product of strategy, sold by targets.
+type item struct {
+	name     string
+	strategy string
+	// backend is where targets take the product's lock, when the run compares lock backends
+	// (backendRedis or backendEtcd); empty otherwise.
+	backend string
+	targets []string
+}
+
+// items are the attacks of one round, in order: one per strategy on the targets; with
+// -etcd-targets, dlock twice, on the targets ("dlock (redis)") and then on the etcd targets
+// ("dlock (etcd)"), so that the two are measured back to back in every round.
+func (c *config) items() []item {
+	items := make([]item, 0, len(c.strategies)+1)
+	for _, s := range c.strategies {
+		if s != "dlock" || len(c.etcdTargets) == 0 {
+			items = append(items, item{name: s, strategy: s, targets: c.targets})
+			continue
+		}
+		items = append(items,
+			item{name: backendItemName(s, backendRedis), strategy: s, backend: backendRedis, targets: c.targets},
+			item{name: backendItemName(s, backendEtcd), strategy: s, backend: backendEtcd, targets: c.etcdTargets})
+	}
+	return items
+}
+
+// backendItemName names the item of strategy on a lock backend: "dlock (etcd)".
+func backendItemName(strategy, backend string) string { return strategy + " (" + backend + ")" }
 
 // usageError is a bad command line: main exits 2 for it.
 type usageError struct{ err error }
@@ -141,10 +180,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 // finish completes c after fs parsed the command line: the targets, the seed, the flags for
 // the report; then validates it.
 func (c *config) finish(fs *flag.FlagSet) error {
-	c.targets = splitList(c.targetList)
-	for i, t := range c.targets {
-		c.targets[i] = strings.TrimRight(t, "/")
-	}
+	c.targets, c.etcdTargets = baseURLs(c.targetList), baseURLs(c.etcdTargetList)
 	if c.seed == 0 {
 		c.seed = uint64(time.Now().UnixNano())
 	}
@@ -153,6 +189,15 @@ func (c *config) finish(fs *flag.FlagSet) error {
 		return usageError{err}
 	}
 	return nil
+}
+
+// baseURLs splits a comma-separated list of base URLs, without their trailing slashes.
+func baseURLs(list string) []string {
+	urls := splitList(list)
+	for i, u := range urls {
+		urls[i] = strings.TrimRight(u, "/")
+	}
+	return urls
 }
 
 // splitList splits a comma-separated list, trimming spaces and dropping empty items.
@@ -195,10 +240,23 @@ func (c *config) validate() error {
 	if len(c.targets) == 0 {
 		bad("-targets: want at least one API base URL")
 	}
-	for _, t := range c.targets {
-		if u, err := url.Parse(t); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("-targets: %q is not an http(s) base URL", t)
+	for _, f := range []struct {
+		name    string
+		targets []string
+	}{{"-targets", c.targets}, {"-etcd-targets", c.etcdTargets}} {
+		for _, t := range f.targets {
+			if u, err := url.Parse(t); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad("%s: %q is not an http(s) base URL", f.name, t)
+			}
 		}
+	}
+	for _, t := range c.etcdTargets {
+		if slices.Contains(c.targets, t) {
+			bad("-etcd-targets: %s is also in -targets: an API takes its locks in Redis or in etcd, not both", t)
+		}
+	}
+	if len(c.etcdTargets) > 0 && !slices.Contains(c.strategies, "dlock") {
+		bad("-etcd-targets: runs the dlock strategy on etcd beside dlock on -targets: add dlock to %s", c.strategyFlag)
 	}
 	if c.strategyFlag != "" && len(c.strategies) == 0 {
 		bad("%s: want at least one", c.strategyFlag)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +19,11 @@ import (
 
 // runReport is one attack on one product (or on the bare gin baseline) and its audit.
 type runReport struct {
-	Name      string `json:"name"`
-	Strategy  string `json:"strategy,omitempty"`
+	Name     string `json:"name"`
+	Strategy string `json:"strategy,omitempty"`
+	// Backend is where the targets took the product's lock, when the run compared lock
+	// backends (compare -etcd-targets): "redis" or "etcd".
+	Backend   string `json:"backend,omitempty"`
 	ProductID int64  `json:"product_id,omitempty"`
 	Buyers    struct {
 		Distinct int64 `json:"distinct"`
@@ -89,8 +93,13 @@ func execute(ctx context.Context, cfg config, obs observer, stdout, stderr io.Wr
 		return err
 	}
 	defer aud.close()
-	if err := waitReady(ctx, cfg.targets, cfg.wait); err != nil {
+	if err := waitReady(ctx, append(slices.Clone(cfg.targets), cfg.etcdTargets...), cfg.wait); err != nil {
 		return err
+	}
+	if len(cfg.etcdTargets) > 0 {
+		if err := checkBackends(ctx, cfg.targets, cfg.etcdTargets); err != nil {
+			return err
+		}
 	}
 	outs, err := openOutputs(cfg, "seckill loadtest "+cfg.cmd)
 	if err != nil {
@@ -105,6 +114,9 @@ func execute(ctx context.Context, cfg config, obs observer, stdout, stderr io.Wr
 	runErr := s.rounds(ctx, &rep)
 	rep.CPU = s.cpu.result()
 	rep.Summary = summarizeRounds(rep.Rounds)
+	if line := backendsLine(rep.Summary); line != "" {
+		outs.retitle("seckill loadtest " + cfg.cmd + ": " + line)
+	}
 	rep.OK = runErr == nil && len(rep.Summary) > 0
 	for _, row := range rep.Summary {
 		rep.OK = rep.OK && row.OK
@@ -138,11 +150,11 @@ func execute(ctx context.Context, cfg config, obs observer, stdout, stderr io.Wr
 func (s *session) rounds(ctx context.Context, rep *report) error {
 	for i := range s.cfg.runs {
 		rep.Rounds = append(rep.Rounds, nil)
-		for _, strategy := range s.cfg.strategies {
+		for _, it := range s.cfg.items() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := s.runProduct(ctx, strategy, s.cfg.stock, strategy)
+			r, err := s.runProduct(ctx, it, s.cfg.stock)
 			if err != nil {
 				return err
 			}
@@ -162,16 +174,17 @@ func (s *session) rounds(ctx context.Context, rep *report) error {
 	return nil
 }
 
-// runProduct creates a product, attacks it, audits it and judges the run.
-func (s *session) runProduct(ctx context.Context, strategy string, stock int64, name string) (runReport, error) {
-	cfg := s.cfg
-	c := client.New(cfg.targets[0], &client.Options{AdminToken: cfg.adminToken})
+// runProduct creates a product of stock for it on its first target, attacks it on its
+// targets, audits it and judges the run.
+func (s *session) runProduct(ctx context.Context, it item, stock int64) (runReport, error) {
+	cfg, strategy, name := s.cfg, it.strategy, it.name
+	c := client.New(it.targets[0], &client.Options{AdminToken: cfg.adminToken})
 	p, err := c.CreateProduct(ctx, api.NewProduct{
 		Name: "loadtest " + name + " " + time.Now().UTC().Format(time.RFC3339), Stock: new(int(stock)),
 		Strategy: strings.TrimSuffix(strategy, "-fair"), ThinkMS: cfg.thinkMS, Fair: strategy == fairStrategy,
 	})
 	if err != nil {
-		return runReport{}, fmt.Errorf("create product on %s: %w", cfg.targets[0], err)
+		return runReport{}, fmt.Errorf("create product on %s: %w", it.targets[0], err)
 	}
 	b := newBuyers(cfg.firstUser, cfg.repeatShare, cfg.seed)
 	live := &liveCounts{}
@@ -186,15 +199,15 @@ func (s *session) runProduct(ctx context.Context, strategy string, stock int64, 
 		lats = &latencyWindow{}
 		s.obs.itemBegan(name, stock, isSafe(strategy))
 		stopWatch = follow(ctx, watch{name: name, interval: watchInterval, live: live, lats: lats, stock: stockLeft,
-			locks: newLockMeter(ctx, cfg.targets), emit: s.obs.sampled})
+			locks: newLockMeter(ctx, it.targets), emit: s.obs.sampled})
 	}
-	res, err := s.attack(ctx, name, newTargeter(purchaseURLs(cfg.targets, p.ID), b), live, lats)
+	res, err := s.attack(ctx, name, newTargeter(purchaseURLs(it.targets, p.ID), b), live, lats)
 	stopWatch()
 	stopProgress()
 	if err != nil {
 		return runReport{}, err
 	}
-	r := runReport{Name: name, Strategy: strategy, ProductID: p.ID, Stats: summarize(res)}
+	r := runReport{Name: name, Strategy: strategy, Backend: it.backend, ProductID: p.ID, Stats: summarize(res)}
 	r.Buyers.Distinct, r.Buyers.Repeats = b.issued()
 
 	// The audit runs even after an interrupt, so that a stopped run still says what it did.

@@ -22,6 +22,9 @@ type fakeAPI struct {
 	// busyEvery answers every n-th purchase 503 busy (0: never).
 	busyEvery int
 	purchases int
+	// checks are what GET /readyz lists: {"fake": "ok"}, and "etcd" for a fake whose locks
+	// are in etcd (newFakeEtcdAPI).
+	checks map[string]string
 }
 
 type fakeProduct struct {
@@ -31,10 +34,13 @@ type fakeProduct struct {
 
 func newFakeAPI(t *testing.T) (*fakeAPI, string) {
 	t.Helper()
-	f := &fakeAPI{products: map[int64]*fakeProduct{}, oversells: map[string]bool{"naive": true}}
+	f := &fakeAPI{products: map[int64]*fakeProduct{}, oversells: map[string]bool{"naive": true},
+		checks: map[string]string{"fake": api.StateOK}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, api.Readiness{Status: api.StateOK, Checks: map[string]string{"fake": api.StateOK}})
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, http.StatusOK, api.Readiness{Status: api.StateOK, Checks: f.checks})
 	})
 	mux.HandleFunc("POST /api/v1/products", f.create)
 	mux.HandleFunc("GET /api/v1/products/{id}", f.get)
@@ -43,6 +49,17 @@ func newFakeAPI(t *testing.T) (*fakeAPI, string) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
+}
+
+// newFakeEtcdAPI is newFakeAPI with the "etcd" check on /readyz that an API with
+// LOCK_BACKEND=etcd lists.
+func newFakeEtcdAPI(t *testing.T) (*fakeAPI, string) {
+	t.Helper()
+	f, base := newFakeAPI(t)
+	f.mu.Lock()
+	f.checks = map[string]string{"fake": api.StateOK, etcdCheck: api.StateOK}
+	f.mu.Unlock()
+	return f, base
 }
 
 // problem answers the contract's problem for code.

@@ -88,14 +88,7 @@ func compareOn(t *testing.T, token string, targets []string, dsn string, extra .
 	if err != nil {
 		t.Fatalf("compare: %v (exit %d)\nstderr:\n%s", err, exitCode(err), stderr.String())
 	}
-	var rep report
-	b, err := os.ReadFile(jsonPath)
-	if err == nil {
-		err = json.Unmarshal(b, &rep)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, jsonPath)
 	return rep
 }
 

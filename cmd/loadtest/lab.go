@@ -7,8 +7,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/envflag"
@@ -25,7 +28,7 @@ key is named), and is compared with the result written down for it.
 Exit status 0 when every cell came out as expected, 3 when one did not: a safe lock that
 oversold, or a broken lock whose flaw did not show (the scenario proved nothing).
 
-  locks:     ` + "none mutex setnx setnx-expire del lease watchdog dlock redsync redislock" + `
+  locks:     ` + "none mutex setnx setnx-expire del lease watchdog dlock redsync redislock etcd" + `
   scenarios: crowd long-work crash pause`
 
 // cmdLab runs the lab's matrix.
@@ -41,6 +44,7 @@ func cmdLab(ctx context.Context, args []string, getenv func(string) string, stdo
 type labJob struct {
 	cells                  []labrun.Pair
 	dsn, redisAddr, prefix string
+	etcdEndpoints          string // the processes' ETCD_ENDPOINTS
 	jsonPath, reportPath   string
 	quiet                  bool
 }
@@ -53,6 +57,8 @@ func labConfig(args []string, getenv func(string) string, stderr io.Writer) (lab
 	e.QuietVar(&j.dsn, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
 		"PostgreSQL for the API processes and the audit (env DATABASE_URL)")
 	e.StringVar(&j.redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379", "Redis for the API processes and the lab's locks (env REDIS_ADDR)")
+	e.StringVar(&j.etcdEndpoints, "etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
+		"comma-separated etcd endpoints for the API processes: the etcd lock's (env ETCD_ENDPOINTS)")
 	fs.StringVar(&j.prefix, "redis-prefix", "", "REDIS_KEY_PREFIX of the API processes; default lab- and 8 random characters")
 	locks := fs.String("locks", "", "comma-separated locks to run; default all")
 	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run; default all")
@@ -85,7 +91,13 @@ func runLab(ctx context.Context, job labJob, watch labrun.Watcher, stdout, stder
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("lab: Redis %s: %w", job.redisAddr, err)
 	}
-	cfg := labrun.Config{Cells: job.cells, DatabaseURL: job.dsn, RedisAddr: job.redisAddr, Prefix: job.prefix, DB: sqlDB, Redis: rdb,
+	if slices.ContainsFunc(job.cells, func(p labrun.Pair) bool { return p.Lock == "etcd" }) {
+		if err := pingEtcd(ctx, job.etcdEndpoints); err != nil {
+			return fmt.Errorf("lab: etcd %s, which the etcd lock needs (make up starts one; else set ETCD_ENDPOINTS): %w", job.etcdEndpoints, err)
+		}
+	}
+	cfg := labrun.Config{Cells: job.cells, DatabaseURL: job.dsn, RedisAddr: job.redisAddr, Prefix: job.prefix,
+		EtcdEndpoints: job.etcdEndpoints, DB: sqlDB, Redis: rdb,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }, Watch: watch}
 	if !job.quiet {
 		cfg.Progress = stderr
@@ -102,6 +114,28 @@ func runLab(ctx context.Context, job labJob, watch labrun.Watcher, stdout, stder
 		return fmt.Errorf("lab: a cell did not come out as expected: %w", errAuditFailed)
 	}
 	return nil
+}
+
+// pingEtcd reports whether the etcd at endpoints (comma-separated) serves a read within 3 s.
+func pingEtcd(ctx context.Context, endpoints string) error {
+	var eps []string
+	for _, e := range strings.Split(endpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			eps = append(eps, e)
+		}
+	}
+	if len(eps) == 0 {
+		return fmt.Errorf("no endpoint")
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err = cli.Get(ctx, "seckill/ping", clientv3.WithCountOnly())
+	return err
 }
 
 // labCells is the cells the flags select.

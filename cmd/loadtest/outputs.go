@@ -74,6 +74,13 @@ func (o *outputs) addPlot(res *attackResult) error {
 	return nil
 }
 
+// retitle sets the title of the plot, which its page shows above the chart.
+func (o *outputs) retitle(title string) {
+	if o.plot != nil {
+		plot.Title(title)(o.plot)
+	}
+}
+
 // close flushes the results file and writes the plot.
 func (o *outputs) close() error {
 	var errs []error

@@ -16,7 +16,8 @@ to -o (default stdout). The machine, versions, commit and CPU steal come from th
   -format bench  one compare report: the machine, the versions, the command and the table
                  (make bench: bench/<UTC date>-<host>.md)
   -format hot    compare and baseline reports of one hot dlock product, one row each, in
-                 the order given (make bench-hot: bench/hot-<UTC date>-<host>.md)`
+                 the order given, and the rows of reports with -etcd-targets in a table of
+                 their own, etcd beside Redis (make bench-hot: bench/hot-<UTC date>-<host>.md)`
 
 // stampLayout formats the UTC time of a record in its name and title.
 const stampLayout = "2006-01-02T150405Z"

@@ -24,7 +24,7 @@ const (
 // nothing to audit.
 func (s *session) runBaselines(ctx context.Context) ([]runReport, error) {
 	cfg := s.cfg
-	soldOutRun, err := s.runProduct(ctx, "dlock", 0, soldOutRowName)
+	soldOutRun, err := s.runProduct(ctx, item{name: soldOutRowName, strategy: "dlock", targets: cfg.targets}, 0)
 	if err != nil {
 		return nil, err
 	}

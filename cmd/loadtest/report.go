@@ -26,6 +26,7 @@ func orderBound(thinkMS int) float64 { return 1000 / (perOrderMS + float64(think
 type summaryRow struct {
 	Name             string  `json:"name"`
 	Strategy         string  `json:"strategy,omitempty"`
+	Backend          string  `json:"backend,omitempty"` // as in runReport
 	Runs             int     `json:"runs"`
 	OrdersPerSec     float64 `json:"orders_per_sec"`
 	RejectionsPerSec float64 `json:"rejections_per_sec"`
@@ -42,6 +43,9 @@ type summaryRow struct {
 	Errors           int64   `json:"errors"`
 	Verdict          string  `json:"verdict"`
 	OK               bool    `json:"ok"`
+	// VsRedis is, on the row of a strategy on etcd, its figures over those of the same
+	// strategy on Redis in the same rounds.
+	VsRedis *backendRatio `json:"vs_redis,omitempty"`
 }
 
 func summarizeRounds(rounds [][]runReport) []summaryRow {
@@ -69,7 +73,7 @@ func summarizeRounds(rounds [][]runReport) []summaryRow {
 			return int64(med(func(r runReport) float64 { return float64(f(r)) }) + 0.5)
 		}
 		row := summaryRow{
-			Name: name, Strategy: rs[0].Strategy, Runs: len(rs), OK: true, Verdict: rs[0].Verdict.Label,
+			Name: name, Strategy: rs[0].Strategy, Backend: rs[0].Backend, Runs: len(rs), OK: true, Verdict: rs[0].Verdict.Label,
 			OrdersPerSec:     med(func(r runReport) float64 { return r.Stats.OrdersPerSec }),
 			RejectionsPerSec: med(func(r runReport) float64 { return r.Stats.RejectionsPerSec }),
 			P50:              med(func(r runReport) float64 { return r.Stats.Latency.P50 }),
@@ -91,6 +95,7 @@ func summarizeRounds(rounds [][]runReport) []summaryRow {
 		}
 		rows = append(rows, row)
 	}
+	compareBackends(rows, rounds)
 	return rows
 }
 
@@ -169,6 +174,9 @@ func printTable(w io.Writer, rep report) {
 	fmt.Fprintf(w, "inv: inversions, sold_out answers to requests sent more than %v before the last request that bought\n", labrun.InversionSlack)
 	fmt.Fprintf(w, "vs bound: orders/s against %.0f orders/s, the most a design holding the lock for one order at a time\n"+
 		"can sell of one product at think_ms %d (%.2f ms Redis + transaction + think per order)\n", bound, rep.Scenario.ThinkMS, perOrderMS)
+	if line := backendsLine(rep.Summary); line != "" {
+		fmt.Fprintf(w, "lock backends, the same scenario back to back in each round: %s\n", line)
+	}
 	var api, gin float64
 	for _, r := range rep.Summary {
 		switch r.Name {

@@ -45,14 +45,7 @@ func TestRunWritesEveryReport(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	var rep report
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, jsonPath)
 	r := rep.Rounds[0][0]
 	if !rep.OK || r.Stats.Requests != 300 || r.Stats.Outcomes[bought] != 20 || r.Buyers.Repeats == 0 {
 		t.Errorf("json report: ok %v, %d requests, %v outcomes, %d repeats", rep.OK, r.Stats.Requests, r.Stats.Outcomes, r.Buyers.Repeats)
@@ -154,11 +147,7 @@ func TestCompareRunsMedians(t *testing.T) {
 	if !strings.Contains(out, "medians of 3 runs") {
 		t.Errorf("table does not say it shows medians:\n%s", out)
 	}
-	var rep report
-	b, _ := os.ReadFile(jsonPath)
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, jsonPath)
 	if len(rep.Rounds) != 3 || len(rep.Summary) != 2 || rep.Summary[0].Runs != 3 || rep.Summary[0].Bought != 5 {
 		t.Fatalf("report: %d rounds, summary %+v", len(rep.Rounds), rep.Summary)
 	}
@@ -237,4 +226,18 @@ func TestBaselineCommand(t *testing.T) {
 	if !strings.Contains(errOut, "[bare gin 409] 2 processes: 3000 requests") {
 		t.Errorf("stderr does not report 2 bare gin processes and 3000 requests:\n%s", errOut)
 	}
+}
+
+// readReport reads the JSON report a run wrote to path (-json).
+func readReport(t *testing.T, path string) report {
+	t.Helper()
+	var rep report
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		t.Fatalf("JSON report %s: %v", path, err)
+	}
+	return rep
 }

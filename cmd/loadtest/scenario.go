@@ -11,6 +11,7 @@ import (
 // scenario is the part of config that shapes the load, as recorded in the reports.
 type scenario struct {
 	Targets      []string      `json:"targets"`
+	EtcdTargets  []string      `json:"etcd_targets,omitempty"` // compare -etcd-targets
 	Stock        int64         `json:"stock"`
 	ThinkMS      int           `json:"think_ms"`
 	Rate         int           `json:"rate"`
@@ -27,7 +28,7 @@ type scenario struct {
 
 func (c *config) scenario() scenario {
 	s := scenario{
-		Targets: c.targets, Stock: c.stock, ThinkMS: c.thinkMS, Rate: c.rate, Workers: c.workers,
+		Targets: c.targets, EtcdTargets: c.etcdTargets, Stock: c.stock, ThinkMS: c.thinkMS, Rate: c.rate, Workers: c.workers,
 		Duration: c.duration, Requests: c.requests, RepeatShare: c.repeatShare, Seed: c.seed,
 		Timeout: c.timeout, AfterSoldOut: c.afterSold, LoadgenCPUs: runtime.GOMAXPROCS(0),
 	}
@@ -47,8 +48,12 @@ func (s scenario) describe() string {
 	if s.AfterSoldOut > 0 {
 		stop = fmt.Sprintf(", stop %s after sold out", s.AfterSoldOut)
 	}
-	return fmt.Sprintf("stock %d, think %d ms, %s, at most %s or %d requests%s, repeat share %s, %d API target(s)",
-		s.Stock, s.ThinkMS, pace, s.Duration, s.Requests, stop, strconv.FormatFloat(s.RepeatShare, 'f', -1, 64), len(s.Targets))
+	etcd := ""
+	if len(s.EtcdTargets) > 0 {
+		etcd = fmt.Sprintf(" and %d with locks in etcd", len(s.EtcdTargets))
+	}
+	return fmt.Sprintf("stock %d, think %d ms, %s, at most %s or %d requests%s, repeat share %s, %d API target(s)%s",
+		s.Stock, s.ThinkMS, pace, s.Duration, s.Requests, stop, strconv.FormatFloat(s.RepeatShare, 'f', -1, 64), len(s.Targets), etcd)
 }
 
 // metaFlag collects repeated -meta key=value flags, in order.

@@ -39,6 +39,7 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 	var targets string
 	e.StringVar(&targets, "targets", "LOADTEST_TARGETS", "http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083",
 		"default API base URLs of a strategies run, comma-separated (env LOADTEST_TARGETS; make demo-ui starts these three)")
+	etcdTargets := fs.String("etcd-targets", "", "default etcd targets of a strategies run: APIs with LOCK_BACKEND=etcd, on which dlock runs beside -targets (compare -etcd-targets)")
 	dir := fs.String("dir", defaultUIDir(), "where runs are kept, one directory each")
 	labPrefix := fs.String("lab-redis-prefix", "", "REDIS_KEY_PREFIX of the lab's API processes; default lab- and 8 random characters per run")
 	if err := parseFlags(fs, args); err != nil {
@@ -58,7 +59,7 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
-	u.labPrefix = *labPrefix
+	u.labPrefix, u.etcdTargets = *labPrefix, *etcdTargets
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
@@ -99,8 +100,11 @@ type runRequest struct {
 	Buyers     int      `json:"buyers"`
 	DurationS  int      `json:"duration_s"`
 	Targets    string   `json:"targets"`
-	Locks      []string `json:"locks"`
-	Scenario   string   `json:"scenario"`
+	// EtcdTargets, when set, are APIs whose locks are in etcd: dlock then runs on both
+	// backends, as with compare -etcd-targets.
+	EtcdTargets string   `json:"etcd_targets"`
+	Locks       []string `json:"locks"`
+	Scenario    string   `json:"scenario"`
 }
 
 // handleStart starts a run: 202 with it; 409 while another goes; 400 for a request the
@@ -195,14 +199,17 @@ func (u *uiServer) compareJob(req runRequest, dir string) (uiJob, error) {
 	args := []string{"-targets", cmp.Or(req.Targets, u.targets), "-strategies", strings.Join(req.Strategies, ","),
 		"-stock", strconv.FormatInt(req.Stock, 10), "-think-ms", strconv.Itoa(req.ThinkMS), "-workers", strconv.Itoa(req.Buyers),
 		"-duration", strconv.Itoa(req.DurationS) + "s", "-after-soldout", "1s", "-baseline=false"}
+	if t := strings.TrimSpace(req.EtcdTargets); t != "" {
+		args = append(args, "-etcd-targets", t)
+	}
 	files := []string{"-progress", "0", "-json", filepath.Join(dir, "report.json"), "-plot", filepath.Join(dir, "report.html")}
 	cfg, err := compareConfig(append(args, files...), u.getenv, io.Discard)
 	if err != nil {
 		return uiJob{}, err
 	}
 	job := uiJob{command: shellLine(append([]string{"loadtest", "compare"}, args...))}
-	for _, s := range cfg.strategies {
-		job.items = append(job.items, runItem{Name: s, Safe: isSafe(s)})
+	for _, it := range cfg.items() {
+		job.items = append(job.items, runItem{Name: it.name, Safe: isSafe(it.strategy)})
 	}
 	job.exec = func(ctx context.Context, run *uiRun, stdout io.Writer) error {
 		return execute(ctx, cfg, run, stdout, u.stderr)

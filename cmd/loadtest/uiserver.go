@@ -29,11 +29,12 @@ var uiAssets embed.FS
 
 // uiServer serves loadtest ui: the page, its API, and at most one run at a time.
 type uiServer struct {
-	dir     string // where runs are kept, one directory each
-	targets string // the default targets of a strategies run
-	getenv  func(string) string
-	stderr  io.Writer // the runs' log
-	public  bool      // serve any Host, not only loopback names
+	dir         string // where runs are kept, one directory each
+	targets     string // the default targets of a strategies run
+	etcdTargets string // and its default etcd targets (-etcd-targets of compare)
+	getenv      func(string) string
+	stderr      io.Writer // the runs' log
+	public      bool      // serve any Host, not only loopback names
 	// labPrefix is the REDIS_KEY_PREFIX of the lab's processes; empty: a random one per run.
 	labPrefix string
 
@@ -178,10 +179,11 @@ func (u *uiServer) handleOptions(w http.ResponseWriter, r *http.Request) {
 		scens = append(scens, scen{Name: s.Name, Fault: fault, About: s.What})
 	}
 	writeUIJSON(w, http.StatusOK, map[string]any{
-		"strategies": append(slices.Clone(strategies), fairStrategy),
-		"locks":      labrun.Locks,
-		"scenarios":  scens,
-		"targets":    u.targets,
+		"strategies":   append(slices.Clone(strategies), fairStrategy),
+		"locks":        labrun.Locks,
+		"scenarios":    scens,
+		"targets":      u.targets,
+		"etcd_targets": u.etcdTargets,
 		"defaults": map[string]any{"strategies": []string{"naive", "dlock"}, "stock": 100, "think_ms": 5, "buyers": 64,
 			"duration_s": 8, "locks": []string{"none", "setnx", "dlock"}, "scenario": "crowd"},
 		"limits": map[string]any{"stock_max": 100_000_000, "think_ms_max": 10_000, "buyers_max": 100_000, "duration_s_max": 3600},

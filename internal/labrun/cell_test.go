@@ -1,6 +1,7 @@
 package labrun
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestExpectedCoversEveryCell(t *testing.T) {
 	}
 	inShort := map[string]bool{}
 	for _, p := range ShortCells() {
-		if _, ok := scenario(p.Scenario); !ok || Expected[p.Lock] == nil {
+		if _, ok := cellScenario(p); !ok || Expected[p.Lock] == nil {
 			t.Errorf("short cell %v is not in the matrix", p)
 		}
 		if Expected[p.Lock][p.Scenario] != Safe {
@@ -67,6 +68,38 @@ func TestExpectedCoversEveryCell(t *testing.T) {
 		}
 		if broken && !inShort[l] {
 			t.Errorf("%s's flaw is not in the short matrix", l)
+		}
+	}
+}
+
+// TestEtcdCellsOutlastTheLease: the etcd lock's cells ask for a lease etcd grants, what a
+// scenario means to outlast the lease (the work, the pause) outlasts it with room for etcd's
+// revocation of an expired lease (up to 0.5 s late), and the sale still fits the cell's time;
+// every other lock runs the scenarios as written.
+func TestEtcdCellsOutlastTheLease(t *testing.T) {
+	const ms = time.Millisecond
+	for _, sc := range Scenarios {
+		s, ok := cellScenario(Pair{Lock: "etcd", Scenario: sc.Name})
+		lease := time.Duration(s.LeaseMS) * ms
+		if !ok || lease < EtcdMinLease {
+			t.Errorf("etcd × %s: lease %v, want at least %v", sc.Name, lease, EtcdMinLease)
+		}
+		beyond := lease + 500*ms
+		if sc.ThinkMS > sc.LeaseMS && time.Duration(s.ThinkMS)*ms <= beyond {
+			t.Errorf("etcd × %s: think %d ms does not outlast the %v lease", sc.Name, s.ThinkMS, lease)
+		}
+		if sc.Pause > time.Duration(sc.LeaseMS)*ms && s.Pause <= beyond {
+			t.Errorf("etcd × %s: pause %v does not outlast the %v lease", sc.Name, s.Pause, lease)
+		}
+		sale := time.Duration(s.Stock*s.ThinkMS)*ms + s.Pause // the work, the pause
+		if s.Fault == "kill" {
+			sale += beyond // the killed holder's lease runs out
+		}
+		if sale > cellTimeout*3/4 {
+			t.Errorf("etcd × %s: the sale needs about %v of the cell's %v", sc.Name, sale, cellTimeout)
+		}
+		if other, _ := cellScenario(Pair{Lock: "dlock", Scenario: sc.Name}); !reflect.DeepEqual(other, sc) {
+			t.Errorf("dlock × %s runs %+v, want the scenario as written", sc.Name, other)
 		}
 	}
 }

@@ -35,7 +35,8 @@ type Scenario struct {
 	Trigger int
 }
 
-// Scenarios are the lab's, in the matrix's order.
+// Scenarios are the lab's, in the matrix's order. The etcd lock's cells run them with a
+// lease etcd grants, and longer work and pause to outlast it (see forEtcd).
 var Scenarios = []Scenario{
 	{Name: "crowd", What: "three API processes, many more buyers than stock, think_ms 10",
 		Stock: 20, Buyers: 200, ThinkMS: 10, LeaseMS: 2000},
@@ -64,6 +65,7 @@ var Expected = map[string]map[string]string{
 	"dlock":        {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe},
 	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
 	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
+	"etcd":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe},
 }
 
 // Short is the matrix that `make test` runs: each lock's defining flaw once, and dlock in
@@ -84,4 +86,40 @@ func scenario(name string) (Scenario, bool) {
 		}
 	}
 	return Scenario{}, false
+}
+
+// EtcdMinLease is the shortest lease etcd grants: its server raises a shorter TTL to 1.5
+// election timeouts in whole seconds (2 s with the default election timeout of 1 s), and
+// internal/etcdlock rounds a lease up to whole seconds besides.
+const EtcdMinLease = 2 * time.Second
+
+// cellScenario returns the scenario as cell p runs it: p's scenario, adjusted for the etcd
+// lock (see forEtcd); false if there is no such scenario.
+func cellScenario(p Pair) (Scenario, bool) {
+	s, ok := scenario(p.Scenario)
+	if ok && p.Lock == "etcd" {
+		s = s.forEtcd()
+	}
+	return s, ok
+}
+
+// forEtcd is s as the etcd lock's cell runs it. A lease shorter than EtcdMinLease would be
+// raised by etcd anyway, so the cell asks for that one, and what the scenario means to
+// outlast the lease outlasts it: long work thinks 3 s (2 units, so that the sale ends within
+// the cell's 10 s), longer than the lease even counting the 0.5 s etcd may take to revoke an
+// expired one; the pause lasts 4 s, two leases.
+func (s Scenario) forEtcd() Scenario {
+	if s.LeaseMS >= int(EtcdMinLease/time.Millisecond) {
+		return s
+	}
+	s.LeaseMS = int(EtcdMinLease / time.Millisecond)
+	switch s.Name {
+	case "long-work":
+		s.Stock, s.Buyers, s.ThinkMS = 2, 20, 3000
+		s.What = "think_ms 3000, longer than the lock's 2 s lease (etcd's shortest)"
+	case "pause":
+		s.Pause = 2 * EtcdMinLease
+		s.What = "SIGSTOP of the process holding the lock for 4 s, twice its 2 s lease (etcd's shortest), then SIGCONT"
+	}
+	return s
 }

@@ -26,8 +26,11 @@ type Config struct {
 	// DatabaseURL and RedisAddr are what the API processes and the audit use; Prefix is the
 	// processes' REDIS_KEY_PREFIX (default: "lab-" and 8 random characters).
 	DatabaseURL, RedisAddr, Prefix string
-	DB                             *sql.DB               // the audit's PostgreSQL (DatabaseURL)
-	Redis                          redis.UniversalClient // the runner's Redis (RedisAddr)
+	// EtcdEndpoints is the processes' ETCD_ENDPOINTS, the etcd lock's etcd; empty: they have
+	// none, and the etcd lock's cells get only 503s.
+	EtcdEndpoints string
+	DB            *sql.DB               // the audit's PostgreSQL (DatabaseURL)
+	Redis         redis.UniversalClient // the runner's Redis (RedisAddr)
 	// Progress, when set, gets a live line per cell.
 	Progress io.Writer
 	// Logf reports what the processes printed when they failed; nil: nowhere.
@@ -102,7 +105,7 @@ type run struct {
 // did.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	for _, p := range cfg.Cells {
-		if _, ok := scenario(p.Scenario); !ok || Expected[p.Lock] == nil {
+		if _, ok := cellScenario(p); !ok || Expected[p.Lock] == nil {
 			return Result{}, fmt.Errorf("no cell %s × %s", p.Lock, p.Scenario)
 		}
 	}
@@ -120,6 +123,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			"ADMIN_TOKEN": token, "RATE_LIMIT_USER": "off", "RATE_LIMIT_ADDR": "off", "LOG_LEVEL": "warn",
 		},
 	}
+	if cfg.EtcdEndpoints != "" {
+		r.env["ETCD_ENDPOINTS"] = cfg.EtcdEndpoints
+	}
 	res := Result{Started: time.Now()}
 	err := r.t.Run(func() {
 		r.apis = servers.StartAPIs(r.t, 3, r.env)
@@ -130,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			label := fmt.Sprintf("%d/%d %s × %s", i+1, len(cfg.Cells), p.Lock, p.Scenario)
 			r.progress("%s ...", label)
 			if w := cfg.Watch; w != nil {
-				s, _ := scenario(p.Scenario)
+				s, _ := cellScenario(p)
 				w.CellBegan(p, s.Stock, Expected[p.Lock][p.Scenario])
 			}
 			c := r.cell(ctx, p, label)
@@ -173,7 +179,7 @@ func (r *run) heal() {
 
 // cell runs one lock in one scenario on a fresh product.
 func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
-	s, _ := scenario(p.Scenario)
+	s, _ := cellScenario(p)
 	c = Cell{Lock: p.Lock, Scenario: p.Scenario, Expected: Expected[p.Lock][p.Scenario], InitialStock: s.Stock}
 	start := time.Now()
 	defer func() { c.Seconds = time.Since(start).Seconds() }()

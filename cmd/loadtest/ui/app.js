@@ -73,6 +73,7 @@ function buildForm(o) {
     if (has(lim[key + "_max"])) $(id).max = lim[key + "_max"];
   }
   $("targets").value = o.targets || "";
+  $("etcd-targets").value = o.etcd_targets || "";
   showAbout();
   showKind();
   $("run").disabled = false;
@@ -107,7 +108,8 @@ async function submit(ev) {
   } else {
     body = { kind, strategies: picked("strategy", defaults.strategies), stock: Number($("stock").value),
       think_ms: Number($("think-ms").value), buyers: Number($("buyers").value),
-      duration_s: Number($("duration").value), targets: $("targets").value.trim() };
+      duration_s: Number($("duration").value), targets: $("targets").value.trim(),
+      etcd_targets: $("etcd-targets").value.trim() };
     if (!body.strategies.length) return showError("Pick at least one strategy.");
   }
   setStatus("Starting…");

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/seckill/seckill/internal/api/client"
+)
+
+// The two lock backends side by side (compare -etcd-targets): which targets take their locks
+// where, and what etcd's figures are against Redis's in the same rounds.
+
+// etcdCheck is the check an API's GET /readyz lists exactly when its product locks are in
+// etcd (LOCK_BACKEND=etcd; internal/app, withLockCheck).
+const etcdCheck = "etcd"
+
+// lockBackend returns where the API at target takes the dlock strategy's product locks, as
+// its GET /readyz shows: backendEtcd when it lists an "etcd" check, backendRedis otherwise
+// (Redis, or Redlock over several Redis servers).
+func lockBackend(ctx context.Context, target string) (string, error) {
+	r, err := client.New(target, nil).Readiness(ctx)
+	if err != nil {
+		return "", fmt.Errorf("lock backend of %s: %w", target, err)
+	}
+	if r.Checks == nil {
+		return "", fmt.Errorf("lock backend of %s: GET /readyz has no readiness body with checks: is it a seckill API?", target)
+	}
+	if _, ok := r.Checks[etcdCheck]; ok {
+		return backendEtcd, nil
+	}
+	return backendRedis, nil
+}
+
+// checkBackends makes sure that every etcd target takes its locks in etcd and every other
+// target in Redis, so that "dlock (etcd)" and "dlock (redis)" are what they say. A target on
+// the wrong backend is a usageError naming it.
+func checkBackends(ctx context.Context, targets, etcdTargets []string) error {
+	var wrong, failed []error
+	check := func(flag, target, want string) {
+		got, err := lockBackend(ctx, target)
+		switch {
+		case err != nil:
+			failed = append(failed, err)
+		case got != want && want == backendEtcd:
+			wrong = append(wrong, fmt.Errorf("-etcd-targets: %s takes its locks in Redis: its /readyz lists no %q check; "+
+				"-etcd-targets are APIs started with LOCK_BACKEND=etcd and ETCD_ENDPOINTS", target, etcdCheck))
+		case got != want:
+			wrong = append(wrong, fmt.Errorf("%s: %s takes its locks in etcd: its /readyz lists an %q check; "+
+				"beside -etcd-targets, -targets are APIs whose locks are in Redis (LOCK_BACKEND=redis, the default)", flag, target, etcdCheck))
+		}
+	}
+	for _, t := range etcdTargets {
+		check("-etcd-targets", t, backendEtcd)
+	}
+	for _, t := range targets {
+		check("-targets", t, backendRedis)
+	}
+	if len(failed) > 0 {
+		return errors.Join(append(failed, wrong...)...)
+	}
+	if len(wrong) > 0 {
+		return usageError{errors.Join(wrong...)}
+	}
+	return nil
+}
+
+// backendRatio is, on the summary row of a strategy on etcd, its figures over those of the
+// same strategy on Redis: for each figure, the median over the rounds of that round's ratio,
+// so that each ratio compares two attacks made back to back. 0 where Redis's figure was 0.
+type backendRatio struct {
+	OrdersPerSec float64 `json:"orders_per_sec"`
+	P99          float64 `json:"p99"`
+	P99Bought    float64 `json:"p99_bought"`
+}
+
+// compareBackends sets VsRedis on each row of a strategy on etcd, from rounds.
+func compareBackends(rows []summaryRow, rounds [][]runReport) {
+	for i, row := range rows {
+		if row.Backend != backendEtcd {
+			continue
+		}
+		var orders, p99, p99Bought []float64
+		for _, round := range rounds {
+			var etcd, redis *runReport
+			for j, r := range round {
+				switch {
+				case r.Name == row.Name:
+					etcd = &round[j]
+				case r.Strategy == row.Strategy && r.Backend == backendRedis:
+					redis = &round[j]
+				}
+			}
+			if etcd == nil || redis == nil {
+				continue
+			}
+			ratio := func(list *[]float64, f func(runReport) float64) {
+				if d := f(*redis); d > 0 {
+					*list = append(*list, f(*etcd)/d)
+				}
+			}
+			ratio(&orders, func(r runReport) float64 { return r.Stats.OrdersPerSec })
+			ratio(&p99, func(r runReport) float64 { return r.Stats.Latency.P99 })
+			ratio(&p99Bought, func(r runReport) float64 { return r.Stats.ByOutcome[bought.String()].P99 })
+		}
+		rows[i].VsRedis = &backendRatio{OrdersPerSec: median(orders), P99: median(p99), P99Bought: median(p99Bought)}
+	}
+}
+
+// backendsLine says, in one line, what each strategy on etcd measured against the same
+// strategy on Redis; empty when the run compared no backends.
+func backendsLine(rows []summaryRow) string {
+	var parts []string
+	for _, e := range rows {
+		if e.VsRedis == nil {
+			continue
+		}
+		var r summaryRow
+		for _, row := range rows {
+			if row.Strategy == e.Strategy && row.Backend == backendRedis {
+				r = row
+			}
+		}
+		v := e.VsRedis
+		if e.Runs == 1 {
+			parts = append(parts, fmt.Sprintf("%s on etcd / on Redis: orders/s %.0f / %.0f = %s, p99 %s / %s = %s, p99 buy %s / %s = %s",
+				e.Strategy, e.OrdersPerSec, r.OrdersPerSec, times(v.OrdersPerSec), fmtMS(e.P99), fmtMS(r.P99), times(v.P99),
+				dashIfZero(e.P99Bought), dashIfZero(r.P99Bought), times(v.P99Bought)))
+			continue
+		}
+		// The medians of each backend's figures need not divide into the median of the ratios.
+		parts = append(parts, fmt.Sprintf("%s on etcd / on Redis, each round's ratio, median of %d: orders/s %s, p99 %s, p99 buy %s",
+			e.Strategy, e.Runs, times(v.OrdersPerSec), times(v.P99), times(v.P99Bought)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// times writes a ratio as a factor, "-" for none.
+func times(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", v)
+}

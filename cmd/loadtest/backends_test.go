@@ -1,0 +1,191 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// TestEtcdTargetsRefused: -etcd-targets must name APIs whose /readyz lists the "etcd" check,
+// -targets beside them APIs whose does not, and -strategies must include dlock. Each mistake
+// is a bad command line (exit 2) that names the target, found before any product is made.
+func TestEtcdTargetsRefused(t *testing.T) {
+	t.Parallel()
+	redisFake, redisAPI := newFakeAPI(t)
+	redisFake2, redisAPI2 := newFakeAPI(t)
+	etcdFake, etcdAPI := newFakeEtcdAPI(t)
+	_, etcdAPI2 := newFakeEtcdAPI(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"an API with its locks in Redis as an etcd target", []string{"-targets=" + redisAPI, "-etcd-targets=" + redisAPI2},
+			"-etcd-targets: " + redisAPI2 + ` takes its locks in Redis: its /readyz lists no "etcd" check`},
+		{"an API with its locks in etcd as a Redis target", []string{"-targets=" + etcdAPI2, "-etcd-targets=" + etcdAPI},
+			"-targets: " + etcdAPI2 + ` takes its locks in etcd: its /readyz lists an "etcd" check`},
+		{"no dlock to run on both", []string{"-targets=" + redisAPI, "-etcd-targets=" + etcdAPI, "-strategies=naive,redis"},
+			"-etcd-targets: runs the dlock strategy on etcd beside dlock on -targets: add dlock to -strategies"},
+		{"one API in both lists", []string{"-targets=" + redisAPI + "," + etcdAPI, "-etcd-targets=" + etcdAPI + "/"},
+			"-etcd-targets: " + etcdAPI + " is also in -targets"},
+		{"not a URL", []string{"-targets=" + redisAPI, "-etcd-targets=127.0.0.1:2379"},
+			`-etcd-targets: "127.0.0.1:2379" is not an http(s) base URL`},
+	}
+	for _, tt := range tests {
+		args := append([]string{"compare", "-strategies=dlock", "-stock=5", "-requests=50", "-workers=2", "-baseline=false",
+			"-expect-naive-oversell=false", "-wait=5s"}, tt.args...)
+		out, errOut, err := runFake(t, redisAPI, args...)
+		if exitCode(err) != exitUsage || err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: exit %d, error %v; want exit %d and %q\nstdout:\n%s\nstderr:\n%s",
+				tt.name, exitCode(err), err, exitUsage, tt.want, out, errOut)
+		}
+	}
+	for _, f := range []*fakeAPI{redisFake, redisFake2, etcdFake} {
+		f.mu.Lock()
+		if n := len(f.products); n != 0 {
+			t.Errorf("%d products were made before the command line was refused", n)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// TestCompareBothBackends: with -etcd-targets, each round sells dlock on the targets, then on
+// the etcd targets, judged alike; the text, the JSON and the plot show both and etcd's figures
+// over Redis's.
+func TestCompareBothBackends(t *testing.T) {
+	t.Parallel()
+	redisFake, redisAPI := newFakeAPI(t)
+	etcdFake, etcdAPI := newFakeEtcdAPI(t)
+	dir := t.TempDir()
+	jsonPath, plotPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+	out, errOut, err := runFake(t, redisAPI, "compare", "-targets="+redisAPI, "-etcd-targets="+etcdAPI,
+		"-strategies=dlock,naive", "-stock=10", "-requests=200", "-workers=4", "-after-soldout=300ms", "-repeat-share=0",
+		"-baseline=false", "-runs=2", "-json="+jsonPath, "-plot="+plotPath)
+	if err != nil {
+		t.Fatalf("compare: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	for _, want := range []string{"dlock (redis)", "dlock (etcd)", "and 1 with locks in etcd",
+		"lock backends, the same scenario back to back in each round: dlock on etcd / on Redis, each round's ratio, median of 2: orders/s ",
+		"PASS: no safe strategy oversold"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	rep := readReport(t, jsonPath)
+	var names []string
+	for _, row := range rep.Summary {
+		names = append(names, row.Name+"/"+row.Backend)
+	}
+	if got, want := strings.Join(names, " "), "dlock (redis)/redis dlock (etcd)/etcd naive/"; got != want {
+		t.Errorf("summary rows %q, want %q", got, want)
+	}
+	if e := rep.Summary[1]; e.VsRedis == nil || e.VsRedis.OrdersPerSec <= 0 || e.VsRedis.P99 <= 0 || e.Bought != 10 || !e.OK {
+		t.Errorf("dlock (etcd) row: %+v, vs Redis %+v", e, e.VsRedis)
+	}
+	if rep.Summary[0].VsRedis != nil || strings.Join(rep.Scenario.EtcdTargets, ",") != etcdAPI {
+		t.Errorf("dlock (redis) row has a ratio (%+v), or the scenario's etcd targets are %v", rep.Summary[0].VsRedis, rep.Scenario.EtcdTargets)
+	}
+	// Two rounds: each API sold its own products, dlock only on the etcd one.
+	for _, c := range []struct {
+		f    *fakeAPI
+		want map[string]int
+	}{{redisFake, map[string]int{"dlock": 2, "naive": 2}}, {etcdFake, map[string]int{"dlock": 2}}} {
+		c.f.mu.Lock()
+		got := map[string]int{}
+		for _, p := range c.f.products {
+			got[p.Strategy]++
+		}
+		c.f.mu.Unlock()
+		if !maps.Equal(got, c.want) {
+			t.Errorf("products by strategy %v, want %v", got, c.want)
+		}
+	}
+	html, err := os.ReadFile(plotPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"dlock (etcd): bought", "dlock (redis): bought", "dlock on etcd / on Redis, each round&#39;s ratio"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+}
+
+// TestCompareBothBackendsAgainstAPIs: two real API processes with their locks in Redis and
+// two with LOCK_BACKEND=etcd (the etcd at ETCD_ENDPOINTS), on one schema and key prefix;
+// compare -etcd-targets sells a dlock product on each set, and both pass the audits.
+func TestCompareBothBackendsAgainstAPIs(t *testing.T) {
+	endpoints := testenv.EtcdEndpoints(t) // skips without etcd
+	dsn, redisAddr, prefix := ownBackend(t)
+	t.Parallel()
+	const token = "ci-loadtest-admin-token"
+	env := map[string]string{
+		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
+		"ADMIN_TOKEN": token, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10", "SHUTDOWN_TIMEOUT": "15s",
+	}
+	etcdEnv := maps.Clone(env)
+	etcdEnv["LOCK_BACKEND"], etcdEnv["ETCD_ENDPOINTS"] = "etcd", strings.Join(endpoints, ",")
+	var targets, etcdTargets []string
+	for _, a := range servers.StartAPIs(t, 2, env) {
+		targets = append(targets, a.Base)
+	}
+	for _, a := range servers.StartAPIs(t, 2, etcdEnv) {
+		etcdTargets = append(etcdTargets, a.Base)
+	}
+	rep := compareOn(t, token, targets, dsn, "-strategies", "dlock", "-etcd-targets", strings.Join(etcdTargets, ","),
+		"-baseline=false", "-expect-naive-oversell=false", "-redis-addr", redisAddr, "-redis-prefix", prefix)
+	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 2 {
+		t.Fatalf("rounds %v, want one of two runs", rep.Rounds)
+	}
+	for i, want := range []string{backendRedis, backendEtcd} {
+		r := rep.Rounds[0][i]
+		if r.Backend != want || r.Strategy != "dlock" || !r.Verdict.OK || r.Audit == nil || r.Audit.Direct == nil {
+			t.Errorf("run %d: %s on %q: %s %v, want dlock on %s, passed and audited", i, r.Name, r.Backend, r.Verdict.Label, r.Verdict.Problems, want)
+			continue
+		}
+		if s := r.Audit.Direct; s.Orders != 20 || s.Oversold != 0 || s.DuplicateUsers != 0 || !s.Consistent {
+			t.Errorf("%s: direct audit %+v, want 20 orders, consistent", r.Name, *s)
+		}
+	}
+	if e := rep.Summary[1]; e.VsRedis == nil || e.VsRedis.OrdersPerSec <= 0 {
+		t.Errorf("dlock (etcd): no ratio to Redis: %+v", e)
+	}
+}
+
+// TestUIEtcdTargets: the page's etcd targets become compare's -etcd-targets: the run's
+// command line carries them and its items are dlock on both backends; without dlock, the
+// command line's refusal is the page's 400.
+func TestUIEtcdTargets(t *testing.T) {
+	t.Parallel()
+	// Targets that never answer: the run waits for their /readyz until it is stopped.
+	base, _ := newTestUI(t, "http://127.0.0.1:1", map[string]string{"ADMIN_TOKEN": "ui-test-admin-token"})
+	var p uiProblemBody
+	refused := `{"kind":"strategies","strategies":["naive"],"stock":5,"buyers":8,"duration_s":1,"etcd_targets":"http://127.0.0.1:2"}`
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", refused, &p); got != 400 || !strings.Contains(p.Detail, "add dlock") {
+		t.Errorf("etcd targets without dlock = %d %+v, want 400 naming dlock", got, p)
+	}
+	var run runInfo
+	ok := `{"kind":"strategies","strategies":["dlock","naive"],"stock":5,"buyers":8,"duration_s":1,"etcd_targets":" http://127.0.0.1:2 "}`
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &run); got != 202 {
+		t.Fatalf("POST a run with etcd targets = %d %+v, want 202", got, run)
+	}
+	defer func() {
+		uiCall(t, "POST", base+"/api/runs/"+run.ID+"/stop", "application/json", "", nil)
+		readEvents(t, base+"/api/runs/"+run.ID+"/events") // until its end
+	}()
+	if !strings.Contains(run.Command, " -etcd-targets http://127.0.0.1:2") {
+		t.Errorf("command = %q, want -etcd-targets", run.Command)
+	}
+	var items []string
+	for _, it := range run.Items {
+		items = append(items, it.Name)
+	}
+	if got, want := strings.Join(items, ", "), "dlock (redis), dlock (etcd), naive"; got != want {
+		t.Errorf("items %q, want %q", got, want)
+	}
+}
