@@ -98,11 +98,19 @@ func (g *Gate) GiveBack(ctx context.Context, id, user int64, token string) error
 	return nil
 }
 
-// Confirm records that PostgreSQL holds user's order. It repairs the gate if it was
-// re-seeded while the purchase was in flight (see lua/confirm.lua), and reports
-// needSync when the gate had no unit left for that: it admitted too many, sync it.
-func (g *Gate) Confirm(ctx context.Context, id, user int64) (needSync bool, err error) {
-	res, err := confirmScript.Run(ctx, g.rdb, g.gateKeys(id), user).Int()
+// Confirm records that PostgreSQL holds the orders of users (one buyer, or a batch's buyers,
+// in one round trip). It repairs the gate if it was re-seeded while the purchases were in
+// flight (see lua/confirm.lua), and reports needSync when the gate had no unit left for that:
+// it admitted too many, sync it.
+func (g *Gate) Confirm(ctx context.Context, id int64, users ...int64) (needSync bool, err error) {
+	if len(users) == 0 {
+		return false, nil
+	}
+	args := make([]any, len(users))
+	for i, u := range users {
+		args[i] = u
+	}
+	res, err := confirmScript.Run(ctx, g.rdb, g.gateKeys(id), args...).Int()
 	if err != nil {
 		return false, fmt.Errorf("confirm in gate of product %d: %w", id, err)
 	}

@@ -97,3 +97,40 @@ func TestGateExpiredAdmissions(t *testing.T) {
 		t.Fatalf("gate = %+v, want user 8's unit back and user 7 pending", s)
 	}
 }
+
+// TestGateConfirmBatch: a batch's buyers are confirmed in one call. A buyer the gate counts
+// already changes nothing; one a re-seeding left out (its order committed after the seed read
+// PostgreSQL) takes its unit now; one with no unit left to take says the gate needs a sync.
+func TestGateConfirmBatch(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := testenv.Redis(t)
+	g := inventory.NewGate(rdb, inventory.Keys{Prefix: prefix})
+	ctx := context.Background()
+	if _, err := g.StartSeeding(1).Publish(ctx, inventory.SeedInit, 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []int64{7, 8, 9} {
+		if err := g.Admit(ctx, 1, u, "t", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := g.StartSeeding(1) // PostgreSQL had user 7's order only when it was read
+	if err := seed.Add(ctx, []int64{7}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Publish(ctx, inventory.SeedSync, 2); err != nil {
+		t.Fatal(err)
+	}
+	if needSync, err := g.Confirm(ctx, 1); needSync || err != nil {
+		t.Fatalf("confirm of nobody = %v, %v", needSync, err)
+	}
+	if needSync, err := g.Confirm(ctx, 1, 7, 8, 9); needSync || err != nil {
+		t.Fatalf("confirm of 7, 8 and 9 = %v, %v; want 8 and 9 to take the two units left", needSync, err)
+	}
+	if s, _ := g.State(ctx, 1); s.Stock != 0 || s.Buyers != 3 || s.Pending != 0 {
+		t.Fatalf("gate = %+v, want stock 0, buyers 7, 8 and 9, nothing pending", s)
+	}
+	if needSync, err := g.Confirm(ctx, 1, 7, 10); !needSync || err != nil {
+		t.Fatalf("confirm of 7 and 10 = %v, %v; want a sync (no unit left for 10)", needSync, err)
+	}
+}

@@ -14,9 +14,10 @@ type request struct {
 
 // result is a buyer's answer, or (lead set) the order to lead that batch (see requeue).
 type result struct {
-	o    Order
-	err  error
-	lead *batch
+	o         Order
+	err       error
+	lead      *batch
+	confirmed bool // the leader confirmed the buyer's order in the gate (redis strategy)
 }
 
 // batch collects the buyers of one product who arrive while its leader waits for, or holds,

@@ -24,15 +24,19 @@ import (
 //
 // The admitted buyers of one product who arrive at one process while a batch of them is being
 // written join the next batch, whose leader writes it in one statement (group commit, as
-// under the dlock strategy; see writers). Each buyer then settles its own admission with the
-// gate. think_ms is taken once per batch, after the admissions and before the transaction.
+// under the dlock strategy; see writers). The leader confirms the admissions of the batch's
+// buyers who hold an order in one round trip before it answers them; each buyer settles the
+// rest of its own admission with the gate (and confirms its own if the leader's confirmation
+// failed). think_ms is taken once per batch, after the admissions and before the transaction.
 func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	token := newToken()
 	if err := s.admit(ctx, p.ID, userID, token); err != nil {
 		return Order{}, err
 	}
-	o, err := s.buyBatched(ctx, p, userID, &s.writers)
+	res := s.buyBatched(ctx, p, userID, &s.writers, s.confirm)
+	o, err := res.o, res.err
 	switch {
+	case res.confirmed: // by the batch's leader
 	case err == nil, errors.Is(err, ErrAlreadyPurchased):
 		s.confirm(ctx, p.ID, userID)
 	case errors.Is(err, ErrOutcomeUnknown):
@@ -122,11 +126,12 @@ func (s *Service) reconcile(ctx context.Context, id int64) error {
 	for _, u := range have {
 		bought[u] = true
 	}
+	s.confirm(ctx, id, have...)
 	for _, e := range expired {
-		if bought[e.User] {
-			s.confirm(ctx, id, e.User)
-		} else if err := s.Gate.GiveBack(ctx, id, e.User, e.Token); err != nil {
-			return err
+		if !bought[e.User] {
+			if err := s.Gate.GiveBack(ctx, id, e.User, e.Token); err != nil {
+				return err
+			}
 		}
 	}
 	s.Logger.Warn("reconciled expired gate admissions", "product_id", id, "confirmed", len(have),
@@ -137,19 +142,21 @@ func (s *Service) reconcile(ctx context.Context, id int64) error {
 	return nil
 }
 
-// confirm records in the gate that PostgreSQL holds user's order. It runs even when ctx is
-// cancelled; if it fails, the admission expires and reconcile confirms it later.
-func (s *Service) confirm(ctx context.Context, id, userID int64) {
+// confirm records in the gate that PostgreSQL holds the orders of users, in one round trip,
+// and reports whether that succeeded. It runs even when ctx is cancelled; if it fails, the
+// admissions expire and reconcile confirms them later.
+func (s *Service) confirm(ctx context.Context, id int64, users ...int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	needSync, err := s.Gate.Confirm(ctx, id, userID)
+	needSync, err := s.Gate.Confirm(ctx, id, users...)
 	if err != nil {
-		s.Logger.Warn("gate confirmation failed; the admission will be reconciled when it expires",
-			"product_id", id, "user_id", userID, "err", err)
+		s.Logger.Warn("gate confirmation failed; the admissions will be reconciled when they expire",
+			"product_id", id, "users", len(users), "err", err)
 	}
 	if needSync {
 		s.sync(ctx, id)
 	}
+	return err == nil
 }
 
 // giveBack returns the unit of user's attempt token, which wrote nothing. It runs even when

@@ -27,16 +27,25 @@ import (
 // makes the late write fail. Once the statements are done, COMMIT goes out whatever happens
 // to the lock, and the buyers are answered with what it committed.
 func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	return s.buyBatched(ctx, p, userID, s.ProductLocks)
+	res := s.buyBatched(ctx, p, userID, s.ProductLocks, nil)
+	return res.o, res.err
 }
 
+// confirmFunc is what a batch's leader does, once its batch committed and before it answers,
+// for the buyers who hold an order (the redis strategy confirms their admissions in the gate,
+// all in one round trip). It reports whether that was done for all of them.
+type confirmFunc func(ctx context.Context, id int64, buyers ...int64) bool
+
 // buyBatched joins the buyer to the product's open batch, whose leader writes it under
-// locks' lock of the product (see lead), and returns the buyer's answer.
-func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID int64, locks Locker) (Order, error) {
+// locks' lock of the product and then, if confirm is not nil, confirms its buyers (see lead),
+// and returns the buyer's answer.
+func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID int64, locks Locker,
+	confirm confirmFunc,
+) result {
 	r := &request{user: userID, at: time.Now(), res: make(chan result, 1)}
 	bt, lead := s.batches.join(p.ID, r)
 	if lead {
-		s.lead(ctx, p, bt, locks)
+		s.lead(ctx, p, bt, locks, confirm)
 	}
 	done := ctx.Done()
 	for {
@@ -44,13 +53,13 @@ func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID in
 		case res := <-r.res:
 			if res.lead != nil { // put back by a fair product's leader, first of its batch
 				bt = res.lead
-				s.lead(ctx, p, bt, locks) // it serves the batch even if its own buyer has gone
+				s.lead(ctx, p, bt, locks, confirm) // it serves the batch even if its own buyer has gone
 				continue
 			}
-			return res.o, res.err
+			return res
 		case <-done:
 			if s.batches.leave(bt, r) {
-				return Order{}, context.Cause(ctx)
+				return result{err: context.Cause(ctx)}
 			}
 			done = nil // a leader has taken this buyer: the answer is on its way
 		}
@@ -67,10 +76,10 @@ type batchRun struct {
 }
 
 // lead obtains the product's lock from locks, takes the batch, writes it in one transaction and answers
-// every buyer in it as soon as it committed, before the lock is released. It works on a
-// context detached from its own buyer's (the other buyers depend on it), with the same
-// deadline.
-func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, locks Locker) {
+// every buyer in it as soon as it committed (and confirm, if any, is done), before the lock is
+// released. It works on a context detached from its own buyer's (the other buyers depend on
+// it), with the same deadline.
+func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, locks Locker, confirm confirmFunc) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
 	run := &batchRun{}
@@ -93,6 +102,9 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, lock
 			return err
 		}
 		run.results = results
+		if confirm != nil {
+			confirmed(ctx, p.ID, results, users(run.reqs), confirm)
+		}
 		s.soldOutIfZero(ctx, p.ID, left)
 		if s.Observer != nil {
 			s.Observer.Batch(len(run.reqs))
@@ -169,6 +181,25 @@ func (s *Service) linger(ctx context.Context, bt *batch) {
 	case <-t.C:
 	case <-bt.full:
 	case <-ctx.Done():
+	}
+}
+
+// confirmed runs confirm for the batch's buyers who hold an order, and marks their results
+// confirmed if it succeeded.
+func confirmed(ctx context.Context, id int64, results []result, users []int64, confirm confirmFunc) {
+	var buyers []int64
+	for i, r := range results {
+		if r.err == nil || errors.Is(r.err, ErrAlreadyPurchased) {
+			buyers = append(buyers, users[i])
+		}
+	}
+	if len(buyers) == 0 || !confirm(ctx, id, buyers...) {
+		return
+	}
+	for i, r := range results {
+		if r.err == nil || errors.Is(r.err, ErrAlreadyPurchased) {
+			results[i].confirmed = true
+		}
 	}
 }
 
