@@ -39,6 +39,9 @@ type config struct {
 	batchMax        int
 	batchLinger     time.Duration
 	purchaseTimeout time.Duration
+	queueWait       time.Duration
+	queueClaimIdle  time.Duration
+	queueAttempts   int
 	pprofAddr       string
 	shutdownTimeout time.Duration
 	shutdownDelay   time.Duration
@@ -80,6 +83,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	lockWait := e.String("lock-wait", "LOCK_WAIT", "1s", "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
 	batchMax := e.String("batch-max", "BATCH_MAX", "128", "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
 	batchLinger := e.String("batch-linger", "BATCH_LINGER", "0s", "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
+	queueWait := e.String("queue-wait", "QUEUE_WAIT", "300ms", "how long a queue-strategy purchase waits for its order to be written before 202 Accepted, at most PURCHASE_TIMEOUT (env QUEUE_WAIT)")
+	queueClaim := e.String("queue-claim-idle", "QUEUE_CLAIM_IDLE", "5s", "how long a queued purchase read by a consumer stays unacknowledged before another process claims it (env QUEUE_CLAIM_IDLE)")
+	queueAttempts := e.String("queue-attempts", "QUEUE_ATTEMPTS", "3", "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
 	purchaseTimeout := e.String("purchase-timeout", "PURCHASE_TIMEOUT", "10s", "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
 	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
 	shutdownDelay := e.String("shutdown-delay", "SHUTDOWN_DELAY", "0s", "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
@@ -120,6 +126,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.batchMax, err = strconv.Atoi(*batchMax); err != nil || cfg.batchMax < 1 || cfg.batchMax > 10000 {
 		errs = append(errs, fmt.Errorf("BATCH_MAX %q: want an integer from 1 to 10000", *batchMax))
 	}
+	if cfg.queueAttempts, err = strconv.Atoi(*queueAttempts); err != nil || cfg.queueAttempts < 1 || cfg.queueAttempts > 100 {
+		errs = append(errs, fmt.Errorf("QUEUE_ATTEMPTS %q: want an integer from 1 to 100", *queueAttempts))
+	}
 	if cfg.rateLimits.User, err = httpapi.ParseRate(*rateUser); err != nil {
 		errs = append(errs, fmt.Errorf("RATE_LIMIT_USER: %w", err))
 	}
@@ -135,6 +144,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{&cfg.lockWait, "LOCK_WAIT", *lockWait, time.Millisecond},
 		{&cfg.batchLinger, "BATCH_LINGER", *batchLinger, 0},
 		{&cfg.purchaseTimeout, "PURCHASE_TIMEOUT", *purchaseTimeout, 100 * time.Millisecond},
+		{&cfg.queueWait, "QUEUE_WAIT", *queueWait, time.Millisecond},
+		{&cfg.queueClaimIdle, "QUEUE_CLAIM_IDLE", *queueClaim, 100 * time.Millisecond},
 		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
 		{&cfg.shutdownDelay, "SHUTDOWN_DELAY", *shutdownDelay, 0},
 		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
@@ -147,6 +158,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.purchaseTimeout > maxPurchaseTimeout {
 		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %q: at most %s, so that every answer (deadline + 10s for COMMIT and its settling) fits in the %s write timeout",
 			*purchaseTimeout, maxPurchaseTimeout, writeTimeout))
+	}
+	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {
+		errs = append(errs, fmt.Errorf("QUEUE_WAIT %q: at most PURCHASE_TIMEOUT (%s)", *queueWait, cfg.purchaseTimeout))
 	}
 	return cfg, errors.Join(errs...)
 }

@@ -57,6 +57,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),
+			QueueWait: cfg.queueWait, QueueClaimIdle: cfg.queueClaimIdle, QueueAttempts: cfg.queueAttempts,
 		},
 	})
 	defer a.Close()

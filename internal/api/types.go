@@ -81,10 +81,34 @@ type Audit struct {
 	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
 	DuplicateUsers int   `json:"duplicate_users"` // users with more than one order
 	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
-	// the redis strategy the gate agrees with PostgreSQL.
+	// the redis and queue strategies Redis agrees with PostgreSQL.
 	Consistent bool `json:"consistent"`
 	// Redis is the gate's side, for the redis strategy only.
 	Redis *GateAudit `json:"redis,omitempty"`
+	// Queue is the Redis side of a queue-strategy product only.
+	Queue *QueueAudit `json:"queue,omitempty"`
+}
+
+// QueueAudit is the Redis side of a queue-strategy product, compared with PostgreSQL.
+type QueueAudit struct {
+	Seeded bool  `json:"seeded"` // Redis holds the product's stock and buyers
+	Stock  int64 `json:"stock"`  // stock left in Redis
+	Buyers int64 `json:"buyers"` // users admitted: queued or written
+	Queued int64 `json:"queued"` // purchases in the stream, not written yet
+	Dead   int64 `json:"dead"`   // purchases in the dead-letter stream
+	// Agrees: Redis's stock is PostgreSQL's less the queued purchases, its buyers are the
+	// orders plus the queued purchases, and nothing is dead-lettered (or no buyer came yet).
+	Agrees bool `json:"agrees"`
+}
+
+// Accepted is the body of 202 to a purchase of a queue-strategy product whose order was not
+// written within QUEUE_WAIT: the purchase is queued and its unit taken. The Location header
+// (and Order) name the order lookup, which answers 200 once the order is written.
+type Accepted struct {
+	Status    string `json:"status"` // "accepted"
+	ProductID int64  `json:"product_id"`
+	UserID    int64  `json:"user_id"`
+	Order     string `json:"order"` // the order lookup's path, as in Location
 }
 
 // GateAudit is the Redis gate of a redis-strategy product, compared with PostgreSQL.

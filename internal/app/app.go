@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,7 +90,8 @@ func New(cfg Config) *App {
 		productLocks = order.EtcdLocker(a.etcdLocks)
 	}
 	a.Orders = order.NewService(order.Deps{
-		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: inventory.NewGate(cfg.Redis, keys), SoldOut: soldOut,
+		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: inventory.NewGate(cfg.Redis, keys),
+		Queue: inventory.NewQueue(cfg.Redis, keys), SoldOut: soldOut,
 		Keys: keys, Lab: lab.New(cfg.Redis, a.labLocks, a.labEtcd), Observer: m, Logger: cfg.Logger,
 	}, cfg.Order)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
@@ -109,11 +111,31 @@ func New(cfg Config) *App {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
-	go func() {
-		defer close(a.listening)
-		soldOut.Listen(ctx)
-	}()
+	var listeners sync.WaitGroup
+	listeners.Add(2)
+	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
+	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
+	go func() { listeners.Wait(); close(a.listening) }()
+	go a.startQueues(ctx, cfg.Logger)
 	return a
+}
+
+// startQueues starts this process's consumers of the queue products that hold a backlog,
+// now and every 5 s: a backlog left by a process that died is written even if no buyer of
+// the product reaches this one.
+func (a *App) startQueues(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		if err := a.Orders.StartQueues(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("queue consumers not checked", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // noFair is why this App cannot sell fair products: its locks are Redlock.
@@ -162,6 +184,7 @@ func (a *App) serving() error {
 
 // Close stops the App's background work. In-flight requests must be done first.
 func (a *App) Close() error {
+	a.Orders.Close()
 	a.stopListening()
 	select {
 	case <-a.listening:

@@ -111,14 +111,18 @@ func (s *stack) purchase(id, user int64) (int, string, error) {
 }
 
 // answerOf splits what the typed client returned into the answer's status and problem code,
-// ok being the status of a success; an error that is not a problem is returned.
+// ok being the status of a success (202 for a queued purchase); an error that is not a problem
+// is returned.
 func answerOf(err error, ok int) (int, string, error) {
 	var p *api.Problem
+	var accepted *client.AcceptedError
 	switch {
 	case err == nil:
 		return ok, "", nil
 	case errors.As(err, &p):
 		return p.Status, p.Code, nil
+	case errors.As(err, &accepted):
+		return http.StatusAccepted, "", nil
 	}
 	return 0, "", err
 }

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -8,6 +10,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
 )
 
 // handleCreateProduct: POST /api/v1/products (admin).
@@ -79,12 +82,23 @@ func handlePurchase(d Deps) gin.HandlerFunc {
 			return
 		}
 		o, err := d.Orders.Purchase(c.Request.Context(), id, req.UserID)
-		if err != nil {
+		switch {
+		case errors.Is(err, order.ErrAccepted):
+			writeAccepted(c, id, req.UserID)
+		case err != nil:
 			writeError(c, d, err)
-			return
+		default:
+			c.JSON(http.StatusCreated, orderOf(o))
 		}
-		c.JSON(http.StatusCreated, orderOf(o))
 	}
+}
+
+// writeAccepted answers 202 to a queued purchase not written yet, with the order lookup in
+// Location.
+func writeAccepted(c *gin.Context, id, user int64) {
+	lookup := fmt.Sprintf("/api/v1/products/%d/orders/%d", id, user)
+	c.Header("Location", lookup)
+	c.JSON(http.StatusAccepted, api.Accepted{Status: "accepted", ProductID: id, UserID: user, Order: lookup})
 }
 
 // handleOrderOf: GET /api/v1/products/:id/orders/:user_id, the user's order as committed

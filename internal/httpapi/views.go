@@ -27,5 +27,9 @@ func auditOf(a order.Audit) api.Audit {
 	if g := a.Redis; g != nil {
 		out.Redis = &api.GateAudit{Seeded: g.Seeded, Stock: g.Stock, Buyers: g.Buyers, Pending: g.Pending, Agrees: g.Agrees}
 	}
+	if q := a.Queue; q != nil {
+		out.Queue = &api.QueueAudit{Seeded: q.Seeded, Stock: q.Stock, Buyers: q.Buyers, Queued: q.Queued,
+			Dead: q.Dead, Agrees: q.Agrees}
+	}
 	return out
 }

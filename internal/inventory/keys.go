@@ -33,5 +33,17 @@ func (k Keys) GateSeed(id int64, token string) string { return k.product(id, "se
 // reconcile its expired admissions.
 func (k Keys) GateRepairLock(id int64) string { return k.product(id, "gatelock") }
 
+// QueueStream is the queue strategy's stream of admitted purchases not yet written to
+// PostgreSQL (entries: user).
+func (k Keys) QueueStream(id int64) string { return k.product(id, "queue") }
+
+// QueueDead is the queue strategy's dead-letter stream: purchases that could not be written
+// (entries: user, entry, reason).
+func (k Keys) QueueDead(id int64) string { return k.product(id, "dead") }
+
+// QueueChannel is the pub/sub channel on which written queue purchases are announced to the
+// buyers waiting for them in every process.
+func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }
+
 // SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
 func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }

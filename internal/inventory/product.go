@@ -32,6 +32,7 @@ const (
 	StrategyPessimistic Strategy = "pessimistic" // SELECT ... FOR UPDATE
 	StrategyOptimistic  Strategy = "optimistic"  // UPDATE ... WHERE stock > 0
 	StrategyRedis       Strategy = "redis"       // atomic Lua gate in Redis, then PostgreSQL
+	StrategyQueue       Strategy = "queue"       // Lua admission onto a Redis Stream, written by consumers
 	// StrategyLab is the oversell lab's (docs/lab.md): the product's LabLock alone guards
 	// its stock. Teaching code, never a production path.
 	StrategyLab Strategy = "lab"
@@ -39,7 +40,7 @@ const (
 
 // Strategies lists every production strategy, the default first. StrategyLab is valid too,
 // but is not one of them.
-var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis}
+var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis, StrategyQueue}
 
 // LabLocks lists the locks a lab product may name, from no lock at all to the project's
 // own, then the peer Redis libraries and etcd's lock (internal/etcdlock); internal/lab

@@ -31,6 +31,7 @@ type Metrics struct {
 	batchSize  prometheus.Histogram
 	settled    *prometheus.CounterVec
 	reconciled *prometheus.CounterVec
+	dead       *prometheus.CounterVec
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
 }
@@ -68,7 +69,7 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 		Name: "seckill_lock_release_errors_total", Help: "Releases that failed (the key then expires on its own).",
 	})
 	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name: "seckill_batch_size", Help: "Buyers served by one lock holder in one transaction (dlock strategy).",
+		Name: "seckill_batch_size", Help: "Buyers written in one transaction by one batch (dlock, redis and queue strategies).",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 9),
 	})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -85,8 +86,12 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 		Name: "seckill_gate_reconciled_total",
 		Help: "Expired redis-gate admissions settled with PostgreSQL, by result (confirmed, given_back).",
 	}, []string{"result"})
+	m.dead = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_queue_dead_lettered_total",
+		Help: "Queued purchases moved to the dead-letter stream, by reason (sold_out, failed).",
+	}, []string{"reason"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
-		m.limited, m.limiterErr, m.settled, m.reconciled,
+		m.limited, m.limiterErr, m.settled, m.reconciled, m.dead,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -114,6 +119,11 @@ func (m *Metrics) Purchased(strategy inventory.Strategy, outcome string, took ti
 
 // Batch implements order.Observer.
 func (m *Metrics) Batch(size int) { m.batchSize.Observe(float64(size)) }
+
+// DeadLettered implements order.Observer.
+func (m *Metrics) DeadLettered(reason string, n int) {
+	m.dead.WithLabelValues(reason).Add(float64(n))
+}
 
 // Settled implements order.Observer.
 func (m *Metrics) Settled(result string) { m.settled.WithLabelValues(result).Inc() }

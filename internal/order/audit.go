@@ -18,9 +18,18 @@ type Audit struct {
 	Oversold       int // orders beyond initial_stock
 	DuplicateUsers int // users with more than one order
 	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
-	// the redis strategy the gate agrees with PostgreSQL.
+	// the redis and queue strategies Redis agrees with PostgreSQL.
 	Consistent bool
 	Redis      *GateAudit
+	Queue      *QueueAudit
+}
+
+// QueueAudit compares the Redis side of a queue product with PostgreSQL: the gate's stock
+// must be the product's stock less the purchases still queued, its buyers the orders plus
+// the purchases still queued, and the dead-letter stream empty.
+type QueueAudit struct {
+	inventory.QueueState
+	Agrees bool
 }
 
 // GateAudit compares the Redis gate with PostgreSQL: its stock must equal the product's
@@ -57,6 +66,17 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 		untouched := !g.Seeded && a.Orders == 0 && a.Stock == a.InitialStock // no buyer came yet
 		agrees := untouched || g.Seeded && g.Stock == int64(a.Stock) && g.Buyers == int64(a.Orders)
 		a.Redis = &GateAudit{GateState: g, Agrees: agrees}
+		a.Consistent = a.Consistent && agrees
+	}
+	if p.Strategy == inventory.StrategyQueue {
+		q, err := s.Queue.State(ctx, id)
+		if err != nil {
+			return Audit{}, classify(err)
+		}
+		untouched := !q.Seeded && a.Orders == 0 && a.Stock == a.InitialStock
+		agrees := untouched || q.Seeded && q.Stock == int64(a.Stock)-q.Queued &&
+			q.Buyers == int64(a.Orders)+q.Queued && q.Dead == 0
+		a.Queue = &QueueAudit{QueueState: q, Agrees: agrees}
 		a.Consistent = a.Consistent && agrees
 	}
 	return a, nil

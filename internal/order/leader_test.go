@@ -23,6 +23,7 @@ func (panicky) Purchased(inventory.Strategy, string, time.Duration) {}
 func (panicky) Batch(int)                                           { panic("observer bug") }
 func (panicky) Settled(string)                                      {}
 func (panicky) Reconciled(int, int)                                 {}
+func (panicky) DeadLettered(string, int)                            {}
 
 // newService wires a Service by hand, for observers and pools the app does not use.
 func newService(t *testing.T, e *env, obs order.Observer, cfg order.Config) *order.Service {
@@ -68,13 +69,21 @@ func TestLeaderPanicAnswersEveryBuyer(t *testing.T) {
 }
 
 // TestPurchaseDeadline: a purchase that cannot finish within PurchaseTimeout (think_ms past
-// it) is ErrBusy, whatever the strategy, and writes nothing.
+// it) is ErrBusy, whatever the strategy, and writes nothing; but a queue-strategy purchase is
+// queued before the deadline: it is ErrAccepted, and its order is written all the same.
 func TestPurchaseDeadline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{PurchaseTimeout: 200 * time.Millisecond})
 	for _, strategy := range inventory.Strategies {
 		p := e.product(t, 5, strategy, 1000)
 		_, err := e.app.Orders.Purchase(context.Background(), p.ID, 1)
+		if strategy == inventory.StrategyQueue {
+			if !errors.Is(err, order.ErrAccepted) {
+				t.Errorf("queue: purchase past its deadline = %v, want ErrAccepted", err)
+			}
+			waitOrder(t, e, p.ID, 1)
+			continue
+		}
 		if !errors.Is(err, order.ErrBusy) {
 			t.Errorf("%s: purchase past its deadline = %v, want ErrBusy", strategy, err)
 		}
@@ -94,6 +103,9 @@ func TestBuyerWhoLeaves(t *testing.T) {
 	for _, strategy := range inventory.Strategies {
 		if strategy == inventory.StrategyDlock || strategy == inventory.StrategyRedis {
 			continue // batched
+		}
+		if strategy == inventory.StrategyQueue {
+			continue // queued before think_ms: the purchase stands (TestPurchaseDeadline)
 		}
 		p := e.product(t, 5, strategy, 300)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

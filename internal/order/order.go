@@ -81,6 +81,7 @@ const (
 	OutcomeUnavailable      = "unavailable"
 	OutcomeUnknown          = "outcome_unknown"
 	OutcomeCanceled         = "canceled"
+	OutcomeAccepted         = "accepted"
 	OutcomeError            = "error"
 )
 
@@ -89,6 +90,8 @@ func Outcome(err error) string {
 	switch {
 	case err == nil:
 		return OutcomeBought
+	case errors.Is(err, ErrAccepted):
+		return OutcomeAccepted
 	case errors.Is(err, ErrOutcomeUnknown):
 		return OutcomeUnknown
 	case errors.Is(err, ErrCanceled):
@@ -149,7 +152,7 @@ func orderOf(tx *gorm.DB, productID, userID int64) (Order, error) {
 func classify(err error) error {
 	switch {
 	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable),
-		errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrCanceled):
+		errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrCanceled), errors.Is(err, ErrAccepted):
 		return err
 	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, etcdlock.ErrNotObtained),
 		lost(err), errors.Is(err, inventory.ErrFenced):

@@ -42,14 +42,26 @@ type Config struct {
 	// Default: 10, half the default pool.
 	ProductConns int
 	// SeedChunk is how many buyers one step of a gate seeding reads from PostgreSQL and
-	// writes to Redis (redis strategy). Default: 10,000.
+	// writes to Redis (redis and queue strategies). Default: 10,000.
 	SeedChunk int
+	// QueueWait is how long a queue-strategy buyer waits for its queued purchase to be
+	// written before the answer is ErrAccepted. Default: 300ms; at most PurchaseTimeout.
+	QueueWait time.Duration
+	// QueueClaimIdle is how long a queued purchase read by one process's consumer may stay
+	// unacknowledged before another process's consumer claims it (the first one died or is
+	// stuck). Default: 5s.
+	QueueClaimIdle time.Duration
+	// QueueAttempts is how many times a consumer writes a queued batch that fails for a
+	// reason other than an outage before it dead-letters it. Default: 3.
+	QueueAttempts int
 }
 
 // Observer receives one event per purchase. It must be safe for concurrent use and fast.
 type Observer interface {
 	Purchased(strategy inventory.Strategy, outcome string, took time.Duration)
-	Batch(size int) // the number of buyers one batch served at once (dlock and redis strategies)
+	Batch(size int) // the number of buyers one batch served at once (dlock, redis and queue strategies)
+	// DeadLettered counts queued purchases moved to the dead-letter stream, by reason.
+	DeadLettered(reason string, n int)
 	// Settled is called for each COMMIT that got no answer, once PostgreSQL was asked what
 	// became of it: result is "committed", "rolled_back" or "unknown".
 	Settled(result string)
@@ -65,6 +77,7 @@ type Deps struct {
 	// ProductLocks is the dlock strategy's product lock; nil: RedisLocker(Locks).
 	ProductLocks Locker
 	Gate         *inventory.Gate
+	Queue        *inventory.Queue
 	SoldOut      *inventory.SoldOut
 	Keys         inventory.Keys
 	Lab          *lab.Locks   // the oversell lab's locks (strategy lab); nil: lab products are unavailable
@@ -76,12 +89,14 @@ type Deps struct {
 // concurrent use.
 type Service struct {
 	Deps
-	db      *gorm.DB
-	cfg     Config
-	batches *batcher
-	slots   *slots
-	flights flights // gate seedings and reconciliations, one per product at a time
-	writers writers // the redis strategy's writer slots (group commit behind the gate)
+	db        *gorm.DB
+	cfg       Config
+	batches   *batcher
+	slots     *slots
+	flights   flights    // gate seedings and reconciliations, one per product at a time
+	writers   writers    // the redis strategy's writer slots (group commit behind the gate)
+	waiters   waiters    // queue-strategy buyers waiting for their purchases to be written
+	consumers *consumers // queue-strategy consumers of this process
 }
 
 // NewService returns a Service over d with cfg.
@@ -104,6 +119,16 @@ func NewService(d Deps, cfg Config) *Service {
 	if cfg.SeedChunk <= 0 {
 		cfg.SeedChunk = 10_000
 	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = 300 * time.Millisecond
+	}
+	cfg.QueueWait = min(cfg.QueueWait, cfg.PurchaseTimeout)
+	if cfg.QueueClaimIdle <= 0 {
+		cfg.QueueClaimIdle = 5 * time.Second
+	}
+	if cfg.QueueAttempts <= 0 {
+		cfg.QueueAttempts = 3
+	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -111,13 +136,18 @@ func NewService(d Deps, cfg Config) *Service {
 		d.ProductLocks = RedisLocker(d.Locks)
 	}
 	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg, batches: newBatcher(cfg.BatchMax),
-		slots: newSlots(cfg.ProductConns)}
+		slots: newSlots(cfg.ProductConns), consumers: newConsumers()}
 }
+
+// Close stops this process's queue consumers, letting the batches they write finish. Call it
+// once no purchase is in flight.
+func (s *Service) Close() { s.consumers.close() }
 
 // Purchase sells one unit of product productID to user userID with the product's strategy.
 // It returns the order, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
-// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled or
-// ErrOutcomeUnknown; anything else is a bug. Every answer is true: an order is returned
+// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled,
+// ErrOutcomeUnknown or ErrAccepted (queue strategy: queued, not written yet); anything else is
+// a bug. Every answer is true: an order is returned
 // exactly when it is committed, every error but ErrOutcomeUnknown means nothing was
 // written, and the order and its decrement commit together or not at all.
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
@@ -180,6 +210,8 @@ func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (O
 		return s.buyOptimistic(ctx, p, userID)
 	case inventory.StrategyRedis:
 		return s.buyGated(ctx, p, userID)
+	case inventory.StrategyQueue:
+		return s.buyQueued(ctx, p, userID)
 	case inventory.StrategyLab:
 		return s.buyLab(ctx, p, userID)
 	default:

@@ -80,7 +80,8 @@ func (c *Client) Product(ctx context.Context, id int64) (api.Product, error) {
 // Purchase buys product productID for user userID: POST /api/v1/products/{id}/purchase.
 // The order is committed when it returns nil. A user buys a product at most once, so a
 // purchase that got no answer (or api.CodeOutcomeUnknown) may be retried: the retry answers
-// the order or an *api.Problem with api.CodeAlreadyPurchased and its OrderID.
+// the order or an *api.Problem with api.CodeAlreadyPurchased and its OrderID. A queue-strategy
+// purchase not written within the API's QUEUE_WAIT is an *AcceptedError (202): poll OrderOf.
 func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
 	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", productID), false,

@@ -58,10 +58,31 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, admin bool,
 	if err != nil {
 		return fmt.Errorf("read answer: %s: %w", resp.Status, err)
 	}
+	if resp.StatusCode == http.StatusAccepted { // a queued purchase: not written yet
+		var a AcceptedError
+		if err := json.Unmarshal(b, &a.Accepted); err != nil {
+			return fmt.Errorf("decode answer: %s: %w", resp.Status, err)
+		}
+		a.Location = resp.Header.Get("Location")
+		return &a
+	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("decode answer: %s: %w", resp.Status, err)
 	}
 	return nil
+}
+
+// AcceptedError is the error of a purchase answered 202 Accepted (queue strategy): it is
+// queued and its unit taken, and the order is not written yet. Location is the order lookup
+// to poll (OrderOf), which answers the order once it is written.
+type AcceptedError struct {
+	api.Accepted
+	Location string
+}
+
+func (e *AcceptedError) Error() string {
+	return fmt.Sprintf("202 Accepted: purchase of product %d by user %d queued, not written yet; see %s",
+		e.ProductID, e.UserID, e.Location)
 }
 
 // CheckResponse returns nil for a 2xx answer of the API and otherwise the answer as an

@@ -1,0 +1,229 @@
+package inventory
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lua/enqueue.lua
+	enqueueSrc string
+	//go:embed lua/ack.lua
+	ackSrc string
+	//go:embed lua/deadletter.lua
+	deadLetterSrc string
+
+	enqueueScript    = redis.NewScript(enqueueSrc)
+	ackScript        = redis.NewScript(ackSrc)
+	deadLetterScript = redis.NewScript(deadLetterSrc)
+)
+
+// QueueGroup is the consumer group of every product's stream: the API processes' writers.
+const QueueGroup = "writers"
+
+// Queue is the queue strategy's Redis side: per product, the gate's stock counter and buyers
+// set (seeded as the redis strategy's gate is, see Gate.StartSeeding), a stream of admitted
+// purchases waiting to be written, and a dead-letter stream. Enqueue admits and appends in one
+// script; consumers in the API processes read the stream through one consumer group, write
+// what they read, then Ack it (or DeadLetter it). It is safe for concurrent use.
+type Queue struct {
+	rdb  redis.UniversalClient
+	keys Keys
+}
+
+// NewQueue returns a Queue in rdb under keys.
+func NewQueue(rdb redis.UniversalClient, keys Keys) *Queue { return &Queue{rdb: rdb, keys: keys} }
+
+// Entry is one queued purchase.
+type Entry struct {
+	ID   string // the stream entry's id
+	User int64
+}
+
+// Enqueue admits user and appends its purchase to product id's stream, atomically. It
+// returns the entry's id, or ErrSoldOut, ErrAlreadyAdmitted (queued or written before),
+// ErrGateNotSeeded, or a Redis error (the purchase may then have been queued).
+func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
+	keys := []string{q.keys.GateStock(id), q.keys.GateBuyers(id), q.keys.QueueStream(id)}
+	res, err := enqueueScript.Run(ctx, q.rdb, keys, user).Result()
+	if err != nil {
+		return "", fmt.Errorf("enqueue in product %d: %w", id, err)
+	}
+	switch v := res.(type) {
+	case string:
+		return v, nil
+	case int64:
+		switch v {
+		case 0:
+			return "", fmt.Errorf("product %d: %w", id, ErrSoldOut)
+		case -1:
+			return "", ErrAlreadyAdmitted
+		case -2:
+			return "", ErrGateNotSeeded
+		}
+	}
+	return "", fmt.Errorf("enqueue in product %d: unexpected reply %v", id, res)
+}
+
+// EnsureGroup creates product id's stream and consumer group if they do not exist. The group
+// starts at the stream's beginning, so entries appended before it existed are read too.
+func (q *Queue) EnsureGroup(ctx context.Context, id int64) error {
+	err := q.rdb.XGroupCreateMkStream(ctx, q.keys.QueueStream(id), QueueGroup, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("consumer group of product %d: %w", id, err)
+	}
+	return nil
+}
+
+// ErrNoGroup means the stream or its consumer group does not exist (Redis lost its data):
+// EnsureGroup, then read again.
+var ErrNoGroup = errors.New("inventory: no consumer group")
+
+// Read returns up to count entries of product id's stream no consumer has read yet, and
+// gives them to consumer; it waits up to block for the first one.
+func (q *Queue) Read(ctx context.Context, id int64, consumer string, count int, block time.Duration) ([]Entry, error) {
+	res, err := q.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: QueueGroup, Consumer: consumer,
+		Streams: []string{q.keys.QueueStream(id), ">"}, Count: int64(count), Block: block}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, nil
+	case err != nil && strings.HasPrefix(err.Error(), "NOGROUP"):
+		return nil, ErrNoGroup
+	case err != nil:
+		return nil, fmt.Errorf("read queue of product %d: %w", id, err)
+	}
+	var out []Entry
+	for _, s := range res {
+		if out, err = appendEntries(out, s.Messages); err != nil {
+			return nil, fmt.Errorf("read queue of product %d: %w", id, err)
+		}
+	}
+	return out, nil
+}
+
+// Claim gives consumer up to count entries of product id's stream that another consumer read
+// and has not acknowledged for minIdle or longer: a consumer that died, or is stuck.
+func (q *Queue) Claim(ctx context.Context, id int64, consumer string, minIdle time.Duration, count int) ([]Entry, error) {
+	msgs, _, err := q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: q.keys.QueueStream(id), Group: QueueGroup,
+		Consumer: consumer, MinIdle: minIdle, Start: "0-0", Count: int64(count)}).Result()
+	switch {
+	case err != nil && strings.HasPrefix(err.Error(), "NOGROUP"):
+		return nil, ErrNoGroup
+	case err != nil:
+		return nil, fmt.Errorf("claim in queue of product %d: %w", id, err)
+	}
+	out, err := appendEntries(nil, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("claim in queue of product %d: %w", id, err)
+	}
+	return out, nil
+}
+
+func appendEntries(out []Entry, msgs []redis.XMessage) ([]Entry, error) {
+	for _, m := range msgs {
+		s, _ := m.Values["user"].(string)
+		user, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("entry %s: user %q: %w", m.ID, s, err)
+		}
+		out = append(out, Entry{ID: m.ID, User: user})
+	}
+	return out, nil
+}
+
+// Ack settles entries of product id's stream: their purchases are in PostgreSQL. They leave
+// the stream.
+func (q *Queue) Ack(ctx context.Context, id int64, entries []Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(entries)+1)
+	args = append(args, QueueGroup)
+	for _, e := range entries {
+		args = append(args, e.ID)
+	}
+	if err := ackScript.Run(ctx, q.rdb, []string{q.keys.QueueStream(id)}, args...).Err(); err != nil {
+		return fmt.Errorf("ack in queue of product %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeadLetter moves entries of product id's stream that could not be written to its
+// dead-letter stream with reason, and gives their units back when giveBack is set.
+func (q *Queue) DeadLetter(ctx context.Context, id int64, entries []Entry, reason string, giveBack bool) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	back := "0"
+	if giveBack {
+		back = "1"
+	}
+	args := make([]any, 0, 3+2*len(entries))
+	args = append(args, QueueGroup, reason, back)
+	for _, e := range entries {
+		args = append(args, e.ID, e.User)
+	}
+	keys := []string{q.keys.QueueStream(id), q.keys.QueueDead(id), q.keys.GateStock(id), q.keys.GateBuyers(id)}
+	if err := deadLetterScript.Run(ctx, q.rdb, keys, args...).Err(); err != nil {
+		return fmt.Errorf("dead-letter in queue of product %d: %w", id, err)
+	}
+	return nil
+}
+
+// QueueState is what Redis holds of a queue product.
+type QueueState struct {
+	Seeded bool
+	Stock  int64 // units the gate has left
+	Buyers int64 // users admitted: queued or written
+	Queued int64 // entries in the stream: admitted, not yet written
+	Dead   int64 // entries in the dead-letter stream
+}
+
+// State reads the Redis side of queue product id.
+func (q *Queue) State(ctx context.Context, id int64) (QueueState, error) {
+	pipe := q.rdb.Pipeline()
+	stock := pipe.Get(ctx, q.keys.GateStock(id))
+	buyers := pipe.SCard(ctx, q.keys.GateBuyers(id))
+	queued := pipe.XLen(ctx, q.keys.QueueStream(id))
+	dead := pipe.XLen(ctx, q.keys.QueueDead(id))
+	_, err := pipe.Exec(ctx)
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return QueueState{}, fmt.Errorf("queue state of product %d: %w", id, err)
+	}
+	s := QueueState{Buyers: buyers.Val(), Queued: queued.Val(), Dead: dead.Val()}
+	if n, err := stock.Int64(); err == nil {
+		s.Seeded, s.Stock = true, n
+	}
+	return s, nil
+}
+
+// Announce publishes payload on channel: the consumers' word to waiting buyers.
+func (q *Queue) Announce(ctx context.Context, channel string, payload []byte) error {
+	return q.rdb.Publish(ctx, channel, payload).Err()
+}
+
+// Listen calls fn with each payload published on channel until ctx ends; the subscription
+// reconnects by itself after a network error.
+func (q *Queue) Listen(ctx context.Context, channel string, fn func(payload string)) {
+	sub := q.rdb.Subscribe(ctx, channel)
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg, ok := <-ch:
+			if !ok {
+				return
+			}
+			fn(msg.Payload)
+		}
+	}
+}

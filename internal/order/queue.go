@@ -1,0 +1,192 @@
+package order
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// ErrAccepted: the purchase is admitted and queued (queue strategy) and was not written
+// within Config.QueueWait. Its unit is taken; the order will be written by a consumer, and
+// OrderOf tells once it is.
+var ErrAccepted = errors.New("order: accepted, not written yet")
+
+// buyQueued is the queue strategy: one Lua script admits the buyer, takes the unit and
+// appends the purchase to the product's Redis Stream, atomically (see inventory.Queue). The
+// API processes' consumers read the stream in batches and write each batch in one statement
+// (see consume). The buyer waits for its order to be written up to Config.QueueWait and is
+// answered with it, or ErrAccepted past that: the purchase is queued, nothing is lost if the
+// buyer goes away. A buyer admitted before is answered with its order, or ErrAccepted while it
+// is still queued.
+func (s *Service) buyQueued(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	s.consumers.ensure(s, p.ID)
+	ch, done := s.waiters.add(p.ID, userID)
+	defer done()
+	err := s.enqueue(ctx, p.ID, userID)
+	switch {
+	case errors.Is(err, inventory.ErrAlreadyAdmitted):
+		o, err := orderOf(s.db.WithContext(ctx), p.ID, userID)
+		if errors.Is(err, ErrOrderNotFound) {
+			return Order{}, ErrAccepted
+		}
+		if err != nil {
+			return Order{}, err
+		}
+		return Order{}, &PurchasedError{Order: o}
+	case err != nil:
+		return Order{}, err
+	}
+	return s.awaitQueued(ctx, p.ID, userID, ch)
+}
+
+// enqueue admits the buyer and queues its purchase, seeding the gate from PostgreSQL first
+// when it is missing.
+func (s *Service) enqueue(ctx context.Context, id, userID int64) error {
+	_, err := s.Queue.Enqueue(ctx, id, userID)
+	if errors.Is(err, inventory.ErrGateNotSeeded) {
+		if err := s.seedGate(ctx, id, inventory.SeedInit); err != nil {
+			return err
+		}
+		_, err = s.Queue.Enqueue(ctx, id, userID)
+	}
+	switch {
+	case err == nil, errors.Is(err, inventory.ErrSoldOut), errors.Is(err, inventory.ErrAlreadyAdmitted):
+		return err
+	case errors.Is(err, inventory.ErrGateNotSeeded):
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	case neverSent(err):
+		return err // nothing reached Redis: unavailable, nothing written
+	}
+	// The script may have run and its reply been lost: the purchase may be queued, and will
+	// then be written. Only a lookup (or a retry, which never buys twice) can tell.
+	return fmt.Errorf("%w: queuing the purchase got no answer from Redis: %w", ErrOutcomeUnknown, err)
+}
+
+// neverSent reports whether a Redis call failed before its command could reach the server: a
+// connection refused, no connection from the pool in time, or a closed client.
+func neverSent(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, redis.ErrPoolExhausted) || errors.Is(err, redis.ErrClosed)
+}
+
+// awaitQueued waits for the consumer's word on the buyer's queued purchase, up to QueueWait
+// (and the purchase's deadline). Past it, PostgreSQL is asked once; without an order the
+// answer is ErrAccepted, also when the buyer went away: the purchase stands either way.
+func (s *Service) awaitQueued(ctx context.Context, id, userID int64, ch <-chan queued) (Order, error) {
+	t := time.NewTimer(s.cfg.QueueWait)
+	defer t.Stop()
+	select {
+	case q := <-ch:
+		return q.o, q.err
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if o, err := orderOf(s.db.WithContext(lctx), id, userID); err == nil {
+		return o, nil
+	}
+	return Order{}, ErrAccepted
+}
+
+// queued is a consumer's word on one queued purchase: its order, or why it was not written.
+type queued struct {
+	o   Order
+	err error
+}
+
+type waitKey struct{ product, user int64 }
+
+// waiters are the buyers of this process waiting for their queued purchases. It is safe for
+// concurrent use.
+type waiters struct {
+	mu sync.Mutex
+	m  map[waitKey]chan queued
+}
+
+// add registers the buyer; done unregisters it.
+func (w *waiters) add(product, user int64) (<-chan queued, func()) {
+	k := waitKey{product, user}
+	ch := make(chan queued, 1)
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = make(map[waitKey]chan queued)
+	}
+	w.m[k] = ch
+	w.mu.Unlock()
+	return ch, func() {
+		w.mu.Lock()
+		if w.m[k] == ch {
+			delete(w.m, k)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// tell gives the buyer of k its word, if it waits in this process.
+func (w *waiters) tell(k waitKey, q queued) {
+	w.mu.Lock()
+	ch := w.m[k]
+	w.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- q:
+		default:
+		}
+	}
+}
+
+// notice is what a consumer announces of one written batch on Keys.QueueChannel.
+type notice struct {
+	Product int64            `json:"p"`
+	Orders  []Order          `json:"o,omitempty"`
+	Dead    map[int64]string `json:"d,omitempty"` // user -> reason: not written
+}
+
+// announce tells the buyers waiting in every process (this one through its own subscription)
+// what became of their queued purchases. A lost announcement costs the buyer QueueWait and a
+// read of PostgreSQL, nothing more.
+func (s *Service) announce(ctx context.Context, n notice) {
+	b, err := json.Marshal(n)
+	if err == nil {
+		err = s.Queue.Announce(ctx, s.Keys.QueueChannel(), b)
+	}
+	if err != nil {
+		s.Logger.Warn("queue announcement failed; its buyers read PostgreSQL after QUEUE_WAIT",
+			"product_id", n.Product, "err", err)
+	}
+}
+
+// ListenQueue delivers the consumers' announcements to this process's waiting buyers until
+// ctx ends. Run it once per Service.
+func (s *Service) ListenQueue(ctx context.Context) {
+	s.Queue.Listen(ctx, s.Keys.QueueChannel(), func(payload string) {
+		var n notice
+		if err := json.Unmarshal([]byte(payload), &n); err != nil {
+			s.Logger.Warn("bad queue announcement", "err", err)
+			return
+		}
+		for _, o := range n.Orders {
+			s.waiters.tell(waitKey{n.Product, o.UserID}, queued{o: o})
+		}
+		for u, reason := range n.Dead {
+			s.waiters.tell(waitKey{n.Product, u}, queued{err: deadError(reason)})
+		}
+	})
+}
+
+// deadError is the answer of a buyer whose queued purchase was dead-lettered.
+func deadError(reason string) error {
+	if reason == deadSoldOut {
+		return fmt.Errorf("queued purchase not written: %w", inventory.ErrSoldOut)
+	}
+	return fmt.Errorf("%w: queued purchase not written (%s); its unit was given back", ErrBusy, reason)
+}
