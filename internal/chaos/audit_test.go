@@ -57,6 +57,9 @@ func (a pgAudit) String() string {
 //     the gate agrees with PostgreSQL.
 func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) {
 	t.Helper()
+	if s.strategy == "queue" {
+		s.drain(t, apiClient(via))
+	}
 	pg := s.auditPG(t)
 	t.Logf("%s: answers %s; PostgreSQL: %s", s.strategy, s.summary(), pg)
 	if !pg.Consistent {
@@ -86,6 +89,11 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *client.Client, noAnsw
 		case a.status == http.StatusCreated:
 			if !pg.buyers[a.user] {
 				fail("user %d was answered 201 by %s but has no order", a.user, a.target)
+			}
+			continue
+		case a.status == http.StatusAccepted: // queued: written by now (the sale is sold out)
+			if !pg.buyers[a.user] {
+				fail("user %d was answered 202 by %s but has no order once the queue drained", a.user, a.target)
 			}
 			continue
 		case a.status == 0:
@@ -139,6 +147,18 @@ func (s *sale) lookUpOrder(via *client.Client, user int64) (bool, error) {
 
 // checkAPIAudit asserts that the API's audit, asked through via (the process named name),
 // says consistent, and for the redis strategy that the gate agrees with PostgreSQL.
+// drain waits (20 s at most) until the queue product's stream holds no purchase: every one
+// admitted is written, or dead-lettered.
+func (s *sale) drain(t *testing.T, via *client.Client) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "the queue's stream drained", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		a, err := via.Audit(ctx, s.id)
+		return err == nil && a.Queue != nil && a.Queue.Queued == 0
+	})
+}
+
 func (s *sale) checkAPIAudit(t *testing.T, via *client.Client, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -154,6 +174,9 @@ func (s *sale) checkAPIAudit(t *testing.T, via *client.Client, name string) {
 	}
 	if s.strategy == "redis" && (a.Redis == nil || !a.Redis.Agrees) {
 		t.Errorf("%s: the Redis gate and PostgreSQL disagree: %s", s.strategy, body)
+	}
+	if s.strategy == "queue" && (a.Queue == nil || !a.Queue.Agrees) {
+		t.Errorf("%s: Redis's side of the queue and PostgreSQL disagree: %s", s.strategy, body)
 	}
 }
 

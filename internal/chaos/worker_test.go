@@ -98,9 +98,12 @@ func (g *group) buy(p *apiProc, c *client.Client) answer {
 	_, err := c.Purchase(context.WithValue(ctx, statusKey{}, &status), s.id, a.user)
 	sent()
 	var problem *api.Problem
+	var accepted *client.AcceptedError
 	switch {
 	case err == nil:
 		a.status = status // 2xx, its order read
+	case errors.As(err, &accepted): // queue strategy: queued, not written yet
+		a.status = http.StatusAccepted
 	case errors.As(err, &problem):
 		a.status, a.code, a.retryAfter = problem.Status, problem.Code, problem.RetryAfter
 	default:
@@ -134,7 +137,7 @@ func (g *group) record(a answer) {
 	delete(s.inflight, a.user)
 	s.answers = append(s.answers, a)
 	switch {
-	case a.status == http.StatusCreated:
+	case a.status == http.StatusCreated, a.status == http.StatusAccepted: // 202: queued, its unit taken
 		s.bought.Add(1)
 		g.bought.Add(1)
 	case a.status == http.StatusConflict && a.code == api.CodeSoldOut:
