@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -24,8 +25,8 @@ var ErrAccepted = errors.New("order: accepted, not written yet")
 // API processes' consumers read the stream in batches and write each batch in one statement
 // (see consume). The buyer waits for its order to be written up to Config.QueueWait and is
 // answered with it, or ErrAccepted past that: the purchase is queued, nothing is lost if the
-// buyer goes away. A buyer admitted before is answered with its order, or ErrAccepted while it
-// is still queued.
+// buyer goes away. A buyer admitted before waits the same way for that purchase and is
+// answered ErrAlreadyPurchased with its order, or ErrAccepted while it is still queued.
 func (s *Service) buyQueued(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	s.consumers.ensure(s, p.ID)
 	ch, done := s.waiters.add(p.ID, userID)
@@ -34,8 +35,8 @@ func (s *Service) buyQueued(ctx context.Context, p inventory.Product, userID int
 	switch {
 	case errors.Is(err, inventory.ErrAlreadyAdmitted):
 		o, err := orderOf(s.db.WithContext(ctx), p.ID, userID)
-		if errors.Is(err, ErrOrderNotFound) {
-			return Order{}, ErrAccepted
+		if errors.Is(err, ErrOrderNotFound) { // queued by an earlier request: wait for it too
+			o, err = s.awaitQueued(ctx, p.ID, userID, ch)
 		}
 		if err != nil {
 			return Order{}, err
@@ -105,38 +106,41 @@ type queued struct {
 
 type waitKey struct{ product, user int64 }
 
-// waiters are the buyers of this process waiting for their queued purchases. It is safe for
-// concurrent use.
+// waiters are the requests of this process waiting for their queued purchases: one user may
+// have several at once (a retry while the first is in flight), and each gets the word. It is
+// safe for concurrent use.
 type waiters struct {
 	mu sync.Mutex
-	m  map[waitKey]chan queued
+	m  map[waitKey][]chan queued
 }
 
-// add registers the buyer; done unregisters it.
+// add registers one request of the buyer; done unregisters it.
 func (w *waiters) add(product, user int64) (<-chan queued, func()) {
 	k := waitKey{product, user}
 	ch := make(chan queued, 1)
 	w.mu.Lock()
 	if w.m == nil {
-		w.m = make(map[waitKey]chan queued)
+		w.m = make(map[waitKey][]chan queued)
 	}
-	w.m[k] = ch
+	w.m[k] = append(w.m[k], ch)
 	w.mu.Unlock()
 	return ch, func() {
 		w.mu.Lock()
-		if w.m[k] == ch {
+		defer w.mu.Unlock()
+		chans := slices.DeleteFunc(w.m[k], func(c chan queued) bool { return c == ch })
+		if len(chans) == 0 {
 			delete(w.m, k)
+		} else {
+			w.m[k] = chans
 		}
-		w.mu.Unlock()
 	}
 }
 
-// tell gives the buyer of k its word, if it waits in this process.
+// tell gives every request of the buyer of k waiting in this process its word.
 func (w *waiters) tell(k waitKey, q queued) {
 	w.mu.Lock()
-	ch := w.m[k]
-	w.mu.Unlock()
-	if ch != nil {
+	defer w.mu.Unlock()
+	for _, ch := range w.m[k] {
 		select {
 		case ch <- q:
 		default:

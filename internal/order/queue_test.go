@@ -167,3 +167,31 @@ func mustExec(t *testing.T, e *env, sql string) {
 		t.Fatal(err)
 	}
 }
+
+// TestQueueRepeatWhileQueued: a buyer who asks again while its first purchase is queued (a
+// retry, a double click) waits for that purchase too: one request gets the order, the other
+// ErrAlreadyPurchased with the same order, not 202 (each of its requests gets the word).
+func TestQueueRepeatWhileQueued(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, order.Config{QueueWait: 5 * time.Second})
+	p := e.product(t, 3, inventory.StrategyQueue, 300)
+	type answer struct {
+		o   order.Order
+		err error
+	}
+	answers := make(chan answer, 2)
+	for range 2 {
+		go func() {
+			o, err := e.app.Orders.Purchase(context.Background(), p.ID, 1)
+			answers <- answer{o, err}
+		}()
+	}
+	a, b := <-answers, <-answers
+	if b.err == nil {
+		a, b = b, a
+	}
+	var had *order.PurchasedError
+	if a.err != nil || !errors.As(b.err, &had) || had.Order.ID != a.o.ID {
+		t.Fatalf("answers %v / %v, want the order and already purchased with the same order", a, b)
+	}
+}
