@@ -107,10 +107,11 @@ main() {
 		start_etcd_apis
 		etcd=(-etcd-targets "$ETCD_TARGETS")
 	fi
-	# About a minute: 5 strategies (dlock twice: on Redis, then on etcd) and 2 baselines, each
-	# sells out in a few seconds (think_ms 5 keeps the one-at-a-time strategies near 150
-	# orders/s and makes naive oversell), then measures sold-out rejection for 2 s; naive never
-	# sells out and stops at 8 s.
+	# About a minute: compare's 6 strategies (dlock, naive, pessimistic, optimistic, redis,
+	# queue; dlock twice: on Redis, then on etcd) and 2 baselines, each sells out in a few
+	# seconds (think_ms 5 keeps the one-at-a-time strategies near 150 orders/s and makes naive
+	# oversell), then measures sold-out rejection for 2 s; naive never sells out and stops at
+	# 8 s. The queue's audit waits for its stream to drain (at most 30 s).
 	local status=0
 	bin/loadtest compare -targets "$TARGETS" "${etcd[@]}" \
 		-stock 200 -think-ms 5 -workers 64 -repeat-share 0.1 \

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -47,6 +48,9 @@ type attackResult struct {
 	counts   counts
 	samples  []sample // in sequence order
 	excluded int64    // "no targets" results dropped
+	// readmitted are admitting answers (see outcome.admits) to a buyer an earlier one already
+	// admitted: the queue strategy answers 202 again while the purchase is still queued.
+	readmitted int64
 }
 
 // attack runs spec and consumes every result: live counts for the progress line, lats and
@@ -74,6 +78,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	var (
 		encErr    error
 		soldTimer *time.Timer
+		admitted  = map[int64]bool{} // buyers of the admitting answers, from their bodies
 	)
 	for r := range atk.Attack(spec.targeter, newPacer(spec.rate, spec.requests), spec.duration, spec.name) {
 		o := classify(r)
@@ -84,6 +89,13 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		live.add(o)
 		lats.add(r.Latency)
 		res.counts[o]++
+		if o.admits() {
+			if u := answerUser(r.Body); u > 0 && admitted[u] {
+				res.readmitted++
+			} else if u > 0 {
+				admitted[u] = true
+			}
+		}
 		res.metrics.Add(r)
 		res.samples = append(res.samples, sample{seq: r.Seq, at: r.Timestamp.Sub(res.began), lat: r.Latency, out: o})
 		if enc != nil && encErr == nil {
@@ -101,6 +113,18 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	res.metrics.Close()
 	slices.SortFunc(res.samples, func(a, b sample) int { return cmpUint(a.seq, b.seq) })
 	return res, encErr
+}
+
+// answerUser reads the user_id of a 201 (order) or 202 (accepted) body; 0 when it has none.
+// Admitting answers are at most about the stock, so decoding them costs little.
+func answerUser(body []byte) int64 {
+	var b struct {
+		UserID int64 `json:"user_id"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return 0
+	}
+	return b.UserID
 }
 
 func cmpUint(a, b uint64) int {
@@ -133,12 +157,15 @@ type runStats struct {
 	Latency    latencies            `json:"latency_ms"`
 	ByOutcome  map[string]latencies `json:"latency_ms_by_outcome"`
 	Outcomes   counts               `json:"outcomes"`
-	// SellSeconds runs from the first request to the last bought answer; OrdersPerSec is
-	// bought answers over it.
+	// Readmitted are admitting answers to buyers already admitted (attackResult.readmitted):
+	// answers, but no further order. Buyers (runStats.buyers) leaves them out.
+	Readmitted int64 `json:"readmitted"`
+	// SellSeconds runs from the first request to the last answer that admitted its buyer
+	// (bought or accepted, see outcome.admits); OrdersPerSec is the admitted buyers over it.
 	SellSeconds  float64 `json:"sell_seconds"`
 	OrdersPerSec float64 `json:"orders_per_sec"`
-	// Rejections are sold_out answers to requests sent after the last bought answer (all of
-	// them when nothing was bought), over RejectSeconds: the sold-out rejection throughput.
+	// Rejections are sold_out answers to requests sent after the last admitting answer (all
+	// of them when nobody was admitted), over RejectSeconds: the sold-out rejection throughput.
 	Rejections       int64          `json:"rejections"`
 	RejectSeconds    float64        `json:"reject_seconds"`
 	RejectionsPerSec float64        `json:"rejections_per_sec"`
@@ -160,6 +187,7 @@ func summarize(res *attackResult) runStats {
 		Outcomes:         res.counts,
 		StatusCodes:      m.StatusCodes,
 		ExcludedNoTarget: res.excluded,
+		Readmitted:       res.readmitted,
 		ByOutcome:        map[string]latencies{},
 		Latency: latencies{
 			Mean: ms(m.Latencies.Mean), P50: ms(m.Latencies.P50), P90: ms(m.Latencies.P90),
@@ -175,7 +203,7 @@ func summarize(res *attackResult) runStats {
 	for _, s := range res.samples {
 		first = min(first, s.at)
 		last = max(last, s.at+s.lat)
-		if s.out == bought {
+		if s.out.admits() {
 			sellEnd = max(sellEnd, s.at+s.lat)
 		}
 		byOutcome[s.out] = append(byOutcome[s.out], s.lat)
@@ -187,7 +215,7 @@ func summarize(res *attackResult) runStats {
 	if st.Seconds > 0 {
 		st.Throughput = float64(st.Requests) / st.Seconds
 	}
-	if n := res.counts[bought]; n > 0 {
+	if n := st.buyers(); n > 0 {
 		st.SellSeconds = (sellEnd - first).Seconds()
 		if st.SellSeconds > 0 {
 			st.OrdersPerSec = float64(n) / st.SellSeconds
@@ -208,6 +236,10 @@ func summarize(res *attackResult) runStats {
 	st.Inversions, st.InversionShare = inversions(res.samples)
 	return st
 }
+
+// buyers is the number of buyers the answers admitted: 201 and 202 answers, each buyer once.
+// Once the queue has drained, each has exactly one order.
+func (st runStats) buyers() int64 { return st.Outcomes.admitted() - st.Readmitted }
 
 // exactLatencies sorts lats (in place) and reads its quantiles.
 func exactLatencies(lats []time.Duration) latencies {

@@ -20,7 +20,8 @@ type auditReport struct {
 	// API is the service's own audit, GET /api/v1/products/{id}/audit.
 	API *api.Audit `json:"api,omitempty"`
 	// Direct is the independent audit (internal/audit): PostgreSQL read directly and, for the
-	// redis strategy, the gate in Redis (Direct.Gate). Nil without -database-url.
+	// redis strategy, the gate in Redis (Direct.Gate); for the queue strategy, the gate and
+	// streams (Direct.Queue). Nil without -database-url.
 	Direct *audit.Sale `json:"direct,omitempty"`
 	// Errors lists audits that could not be made; each makes the verdict fail.
 	Errors []string `json:"errors,omitempty"`
@@ -34,6 +35,9 @@ func apiSale(x *api.Audit) audit.Sale {
 	}
 	if x.Redis != nil {
 		s.Gate = new(audit.Gate(*x.Redis))
+	}
+	if x.Queue != nil {
+		s.Queue = new(audit.Queue(*x.Queue))
 	}
 	return s
 }
@@ -96,7 +100,8 @@ func (a *auditor) audit(ctx context.Context, c *client.Client, id int64, strateg
 		r.API = &got
 	}
 	if a.direct != nil {
-		if got, err := a.direct.Sale(ctx, id, strategy == "redis"); err != nil {
+		// The gate of a redis product; the gate and streams of a queue product (Direct.Queue).
+		if got, err := a.direct.Sale(ctx, id, strategy == "redis" || strategy == queueStrategy); err != nil {
 			r.Errors = append(r.Errors, err.Error())
 		} else {
 			r.Direct = &got

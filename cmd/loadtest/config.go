@@ -15,7 +15,7 @@ import (
 
 // strategies are the purchase strategies of the API, in the order compare runs them by
 // default; fairStrategy is also accepted: a fair dlock product (docs/dlock.md, "The fair lock").
-var strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis"}
+var strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis", queueStrategy}
 
 const fairStrategy = "dlock-fair"
 

@@ -211,22 +211,36 @@ func (s *session) runProduct(ctx context.Context, it item, stock int64) (runRepo
 	r.Buyers.Distinct, r.Buyers.Repeats = b.issued()
 
 	// The audit runs even after an interrupt, so that a stopped run still says what it did.
+	// A queue product's orders are written in the background: the audit waits (bounded) for
+	// its queue to drain, and a queue that did not drain fails the verdict.
+	var drainErr error
+	if strategy == queueStrategy {
+		drainErr = drainQueue(context.WithoutCancel(ctx), c, p.ID, queueDrainTimeout, queueDrainInterval)
+	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	a := s.aud.audit(actx, c, p.ID, strategy)
+	auditNow := func() auditReport {
+		a := s.aud.audit(actx, c, p.ID, strategy)
+		if drainErr != nil {
+			a.Errors = append(a.Errors, drainErr.Error())
+		}
+		return a
+	}
+	a := auditNow()
 	r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
 	if !r.Verdict.OK && r.Stats.Outcomes.unclear() > 0 {
 		// Requests that timed out on our side may still be finishing on the server.
 		time.Sleep(2 * time.Second)
-		a = s.aud.audit(actx, c, p.ID, strategy)
+		a = auditNow()
 		r.Verdict = judge(strategy, r.Stats, a, cfg.expectNaive)
 	}
 	r.Audit = &a
 	if s.obs != nil {
 		s.obs.itemDone(r)
 	}
-	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d, %.0f orders/s, oversold %d, dupes %d: %s\n",
-		name, p.ID, r.Stats.Requests, r.Stats.Outcomes[bought], r.Stats.OrdersPerSec, r.oversold(), r.dupes(), r.Verdict.Label)
+	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d (accepted %d), %.0f orders/s, oversold %d, dupes %d: %s\n",
+		name, p.ID, r.Stats.Requests, r.Stats.buyers(), r.Stats.Outcomes[accepted], r.Stats.OrdersPerSec,
+		r.oversold(), r.dupes(), r.Verdict.Label)
 	return r, nil
 }
 

@@ -12,17 +12,18 @@ import (
 // first-come-first-served sale has none: once a buyer is turned away, nobody who came later
 // buys. Comparing with the last buyer is enough: a sold_out request sent before any buyer's
 // request was also sent before the last one's. The sold_out answers after the sale are left
-// out of the share: they would dilute it without telling anything about the order.
+// out of the share: they would dilute it without telling anything about the order. An
+// accepted answer (queue strategy) counts as bought: its buyer got a unit.
 func inversions(samples []sample) (int64, float64) {
 	lastBought := time.Duration(-1)
 	for _, s := range samples {
-		if s.out == bought {
+		if s.out.admits() {
 			lastBought = max(lastBought, s.at)
 		}
 	}
 	var n, decided int64
 	for _, s := range samples {
-		if (s.out == bought || s.out == soldOut) && s.at <= lastBought {
+		if (s.out.admits() || s.out == soldOut) && s.at <= lastBought {
 			decided++
 		}
 		if s.out == soldOut && labrun.Inverted(s.at, lastBought) {

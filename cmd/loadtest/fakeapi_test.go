@@ -13,7 +13,9 @@ import (
 
 // fakeAPI stands in for the seckill API in the tests of the attack loop and the reports: it
 // speaks the same HTTP contract and keeps its products in memory. Its naive strategy
-// oversells on purpose (it sells twice the stock) so that the verdicts can be tested.
+// oversells on purpose (it sells twice the stock) so that the verdicts can be tested. Its
+// queue strategy answers every other buyer 202 accepted and writes that order later: one
+// queued order per audit request, as consumers drain a stream.
 type fakeAPI struct {
 	mu       sync.Mutex
 	products map[int64]*fakeProduct
@@ -30,6 +32,7 @@ type fakeAPI struct {
 type fakeProduct struct {
 	api.Product
 	buyers map[int64]bool
+	queued int // queue strategy: buyers answered 202 whose order is not written yet
 }
 
 func newFakeAPI(t *testing.T) (*fakeAPI, string) {
@@ -138,6 +141,11 @@ func (f *fakeAPI) purchase(w http.ResponseWriter, r *http.Request) {
 		if p.Stock > 0 && (!naive || len(p.buyers)%2 == 0) { // naive loses every other update
 			p.Stock--
 		}
+		if p.Strategy == queueStrategy && len(p.buyers)%2 == 0 {
+			p.queued++
+			reply(w, http.StatusAccepted, api.Accepted{Status: "accepted", ProductID: p.ID, UserID: body.UserID})
+			return
+		}
 		reply(w, http.StatusCreated, api.Order{ID: int64(len(p.buyers)), ProductID: p.ID, UserID: body.UserID})
 	}
 }
@@ -149,14 +157,21 @@ func (f *fakeAPI) audit(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	orders := len(p.buyers)
+	if p.queued > 0 { // a consumer writes one queued order
+		p.queued--
+	}
+	orders := len(p.buyers) - p.queued // p.Stock is the gate's: PostgreSQL's is p.Stock + p.queued
 	a := api.Audit{
-		ProductID: p.ID, InitialStock: p.InitialStock, Stock: p.Stock, Orders: orders,
-		Sold: p.InitialStock - p.Stock, Oversold: max(0, orders-p.InitialStock),
+		ProductID: p.ID, InitialStock: p.InitialStock, Stock: p.Stock + p.queued, Orders: orders,
+		Sold: p.InitialStock - p.Stock - p.queued, Oversold: max(0, orders-p.InitialStock),
 	}
 	a.Consistent = a.Orders == a.Sold && a.Oversold == 0
 	if p.Strategy == "redis" {
 		a.Redis = &api.GateAudit{Seeded: true, Stock: int64(p.Stock), Buyers: int64(orders), Agrees: true}
+	}
+	if p.Strategy == queueStrategy {
+		a.Queue = &api.QueueAudit{Seeded: true, Stock: int64(p.Stock), Buyers: int64(len(p.buyers)),
+			Queued: int64(p.queued), Agrees: true}
 	}
 	reply(w, http.StatusOK, a)
 }

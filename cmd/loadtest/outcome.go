@@ -10,6 +10,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/order"
 )
 
 // outcome is what one purchase request came to. vegeta alone calls every status >= 400 a
@@ -19,6 +20,7 @@ type outcome uint8
 
 const (
 	bought           outcome = iota // 201
+	accepted                        // 202: queued (queue strategy), its unit taken; the order is written later
 	soldOut                         // 409 sold_out
 	alreadyPurchased                // 409 already_purchased
 	busy                            // 503 busy: the lock was not obtained in time; nothing written
@@ -28,7 +30,7 @@ const (
 	other4xx                        // any other 4xx, including a 409 whose problem code we do not know
 	serverError                     // any other 5xx
 	transportError                  // no HTTP response: refused, reset, timed out
-	unexpected                      // 1xx, 2xx other than 201, 3xx
+	unexpected                      // 1xx, 2xx other than 201 and 202, 3xx
 	numOutcomes
 
 	// noTarget is vegeta's "no targets to attack" result, which a Targeter that runs dry
@@ -39,6 +41,7 @@ const (
 
 var outcomeNames = [numOutcomes]string{
 	bought:           "bought",
+	accepted:         order.OutcomeAccepted,
 	soldOut:          api.CodeSoldOut,
 	alreadyPurchased: api.CodeAlreadyPurchased,
 	busy:             api.CodeBusy,
@@ -68,7 +71,7 @@ func (o outcome) String() string {
 }
 
 // isError reports whether o means something went wrong, as opposed to an answer a flash sale
-// gives on purpose (bought, sold out, already purchased, busy, rate limited). A backing
+// gives on purpose (bought, accepted, sold out, already purchased, busy, rate limited). A backing
 // service that is unavailable, and a purchase whose outcome is unknown, are errors.
 func (o outcome) isError() bool {
 	switch o {
@@ -77,6 +80,11 @@ func (o outcome) isError() bool {
 	}
 	return false
 }
+
+// admits reports whether o admitted the buyer: bought (201), or accepted (202), whose order
+// the queue strategy writes after the answer. Once the queue has drained, every admitted
+// buyer has an order.
+func (o outcome) admits() bool { return o == bought || o == accepted }
 
 // isUnclear reports whether o leaves open whether the purchase created an order: no answer,
 // an unexpected one, or the API saying it does not know.
@@ -97,6 +105,8 @@ func classify(r *vegeta.Result) outcome {
 		return transportError
 	case r.Code == http.StatusCreated:
 		return bought
+	case r.Code == http.StatusAccepted:
+		return accepted
 	case r.Code == http.StatusTooManyRequests:
 		return rateLimited
 	case r.Code < 400:
@@ -137,6 +147,10 @@ func (c counts) total() (n int64) {
 
 // errors is the number of requests whose outcome is an error (see outcome.isError).
 func (c counts) errors() int64 { return c.sum(outcome.isError) }
+
+// admitted is the number of answers that admitted their buyer (see outcome.admits). A queued
+// buyer who asks again is answered 202 again: runStats.buyers counts each buyer once.
+func (c counts) admitted() int64 { return c.sum(outcome.admits) }
 
 // unclear is the number of requests that may or may not have created an order (see
 // outcome.isUnclear).

@@ -21,6 +21,7 @@ func TestClassify(t *testing.T) {
 		want outcome
 	}{
 		{"created", vegeta.Result{Code: 201, Body: []byte(`{"order_id":1}`)}, bought},
+		{"accepted", vegeta.Result{Code: 202, Body: []byte(`{"status":"accepted","product_id":1,"user_id":2}`)}, accepted},
 		{"sold out", vegeta.Result{Code: 409, Body: problem("sold_out"), Error: "409 Conflict"}, soldOut},
 		{"already purchased", vegeta.Result{Code: 409, Body: problem("already_purchased")}, alreadyPurchased},
 		{"unknown 409 code", vegeta.Result{Code: 409, Body: problem("conflict")}, other4xx},
@@ -69,12 +70,12 @@ func TestOutcomeIsError(t *testing.T) {
 func TestCountsJSON(t *testing.T) {
 	t.Parallel()
 	var c counts
-	c[bought], c[soldOut], c[outcomeUnknown], c[transportError] = 3, 40, 2, 1
+	c[bought], c[accepted], c[soldOut], c[outcomeUnknown], c[transportError] = 3, 4, 40, 2, 1
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"bought":3,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,` +
+	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,` +
 		`"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
 	if got := string(b); got != want {
 		t.Fatalf("json = %s\nwant   %s", got, want)
@@ -83,8 +84,11 @@ func TestCountsJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back != c {
 		t.Fatalf("round trip = %v, %v; want %v", back, err, c)
 	}
-	if got, want := c.total(), int64(46); got != want {
+	if got, want := c.total(), int64(50); got != want {
 		t.Errorf("total = %d, want %d", got, want)
+	}
+	if got, want := c.admitted(), int64(7); got != want {
+		t.Errorf("admitted = %d, want %d", got, want)
 	}
 	if got, want := c.errors(), int64(3); got != want {
 		t.Errorf("errors = %d, want %d", got, want)

@@ -47,6 +47,9 @@ func progressLine(name string, elapsed time.Duration, c counts, stockLeft string
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s] %5.1fs  req %d  bought %d  sold_out %d  already %d  busy %d",
 		name, elapsed.Seconds(), c.total(), c[bought], c[soldOut], c[alreadyPurchased], c[busy]+c[rateLimited])
+	if c[accepted] > 0 { // queue strategy only
+		fmt.Fprintf(&b, "  accepted %d", c[accepted])
+	}
 	fmt.Fprintf(&b, "  errors %d  stock %s", c.errors(), stockLeft)
 	return b.String()
 }

@@ -26,6 +26,19 @@ func TestJudge(t *testing.T) {
 		st.Outcomes[o] = n
 		return st
 	}
+	// queueAudit is clean with the queue figures of a drained sale of 10, changed by change.
+	queueAudit := func(change func(*api.QueueAudit)) func() auditReport {
+		return func() auditReport {
+			a := clean()
+			q := api.QueueAudit{Seeded: true, Stock: 0, Buyers: 10, Agrees: true}
+			if change != nil {
+				change(&q)
+			}
+			a.API.Queue, a.Direct.Queue = &q, new(audit.Queue(q))
+			a.Direct.Consistent = q.Agrees
+			return a
+		}
+	}
 	oversold := func() auditReport {
 		a := clean()
 		a.API.Orders, a.API.Oversold, a.API.Consistent = 15, 5, false
@@ -60,7 +73,19 @@ func TestJudge(t *testing.T) {
 			a.Direct.Consistent = false
 			return a
 		}, true, false, "Redis gate (stock 1 seeded=true, buyers 10, pending 0) disagrees"},
-		{"a 201 without an order", "dlock", stats(11, 0), clean, true, false, "11 purchases answered 201 but only 10 orders"},
+		{"queue: 201 and 202 answers are the orders", "queue", withOutcome(stats(4, 0), accepted, 6), queueAudit(nil), true, true, "PASS"},
+		{"queue: a 202 without an order", "queue", withOutcome(stats(4, 0), accepted, 7), queueAudit(nil), true, false,
+			"11 buyers answered 201 or 202 but only 10 orders"},
+		{"queue: a queued buyer answered 202 twice is one buyer", "queue", func() runStats {
+			st := withOutcome(stats(4, 0), accepted, 8)
+			st.Readmitted = 2
+			return st
+		}(), queueAudit(nil), true, true, "PASS"},
+		{"queue: no queue figures", "queue", withOutcome(stats(4, 0), accepted, 6), clean, true, false, "no queue figures"},
+		{"queue: dead-lettered", "queue", withOutcome(stats(4, 0), accepted, 6), queueAudit(func(q *api.QueueAudit) {
+			q.Dead, q.Agrees = 1, false
+		}), true, false, "1 purchases dead-lettered"},
+		{"a 201 without an order", "dlock", stats(11, 0), clean, true, false, "11 buyers answered 201 or 202 but only 10 orders"},
 		{"an order without a 201", "dlock", stats(9, 0), clean, true, false, "10 orders exist but only 9"},
 		{"an order whose answer timed out", "dlock", stats(9, 1), clean, true, true, "PASS"},
 		{"an order whose outcome the API did not know", "dlock", withOutcome(stats(9, 0), outcomeUnknown, 1), clean, true, true, "PASS"},
@@ -99,6 +124,7 @@ func TestPrintTable(t *testing.T) {
 		Summary: []summaryRow{
 			{Name: "dlock", OrdersPerSec: 769, RejectionsPerSec: 9000, P50: 3.2, P99: 45.6, P99Bought: 120, Bought: 100, SoldOut: 5000, OK: true, Verdict: "PASS"},
 			{Name: "naive", OrdersPerSec: 900, P50: 80, P99: 1200, P99Bought: 1300, Bought: 400, Oversold: 300, OK: true, Verdict: "OVERSOLD (expected)"},
+			{Name: "queue", OrdersPerSec: 500, P50: 4, P99: 20, P99Bought: 25, Bought: 40, Accepted: 60, OK: true, Verdict: "PASS"},
 			{Name: soldOutRowName, RejectionsPerSec: 9000, P50: 2.5, P99: 9, SoldOut: 20000, OK: true, Verdict: "PASS"},
 			{Name: ginBaselineName, RejectionsPerSec: 12000, P50: 2, P99: 8, SoldOut: 24000, OK: true, Verdict: "-"},
 		},
@@ -108,7 +134,7 @@ func TestPrintTable(t *testing.T) {
 	out := b.String()
 	lines := strings.Split(out, "\n")
 	header := lines[1]
-	for _, col := range []string{"strategy", "orders/s", "vs bound", "rej/s", "p50", "p99", "p99 buy", "bought", "sold_out",
+	for _, col := range []string{"strategy", "orders/s", "vs bound", "rej/s", "p50", "p99", "p99 buy", "bought", "accepted", "sold_out",
 		"already", "busy", "oversold", "dupes", "errors", "verdict"} {
 		if !strings.Contains(header, col) {
 			t.Errorf("header lacks %q: %s", col, header)
@@ -116,8 +142,9 @@ func TestPrintTable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"medians of 2 runs",
-		"dlock               769       50%       9000   3.20ms  45.6ms  120.0ms  100     5000",
-		"naive               900       59%       -      80.0ms  1.20s   1.30s    400     0         0        0     0.0%  300",
+		"dlock               769       50%       9000   3.20ms  45.6ms  120.0ms  100     0         5000",
+		"naive               900       59%       -      80.0ms  1.20s   1.30s    400     0         0         0        0     0.0%  300",
+		"queue               500       32%       -      4.00ms  20.0ms  25.0ms   40      60        0         0        0     0.0%  0",
 		"sold out (stock 0)  -         -         9000",
 		"against 1538 orders/s",
 		"the API answers 9000 req/s, 75% of a bare gin handler's 12000 req/s",

@@ -102,6 +102,39 @@ func TestCompareShowsNaiveOversell(t *testing.T) {
 	}
 }
 
+// TestRunQueueCountsAccepted: a queue product's 202 answers are their own outcome, accepted, in
+// every report; they count with the 201s against the orders once the queue has drained (the
+// fake writes one queued order per audit request, so the run has to wait for it).
+func TestRunQueueCountsAccepted(t *testing.T) {
+	t.Parallel()
+	_, base := newFakeAPI(t)
+	jsonPath, plotPath := filepath.Join(t.TempDir(), "q.json"), filepath.Join(t.TempDir(), "q.html")
+	out, errOut, err := runFake(t, base, "run", "-strategy=queue", "-stock=20", "-requests=200", "-workers=4",
+		"-repeat-share=0", "-json="+jsonPath, "-plot="+plotPath)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	for _, want := range []string{"bought 10 accepted 10", "orders        20 in", "audit API     initial 20  stock 0  orders 20",
+		"redis queue: stock 0 (seeded yes)  buyers 20  queued 0  dead 0  agrees yes", "verdict       PASS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "bought 20 (accepted 10)") {
+		t.Errorf("stderr lacks the admitted buyers:\n%s", errOut)
+	}
+	rep := readReport(t, jsonPath)
+	if c := rep.Rounds[0][0].Stats.Outcomes; c[bought] != 10 || c[accepted] != 10 || c.errors() != 0 {
+		t.Errorf("json outcomes = %v, want 10 bought, 10 accepted, no error", c)
+	}
+	if s := rep.Summary[0]; s.Bought != 10 || s.Accepted != 10 || !s.OK {
+		t.Errorf("summary = %+v", s)
+	}
+	if html, err := os.ReadFile(plotPath); err != nil || !bytes.Contains(html, []byte("queue: accepted")) {
+		t.Errorf("plot lacks the accepted series (%v)", err)
+	}
+}
+
 func TestCompareFailsWhenASafeStrategyOversells(t *testing.T) {
 	t.Parallel()
 	f, base := newFakeAPI(t)

@@ -210,7 +210,7 @@ func (r *uiRun) sampled(s liveSample) { r.emit("sample", s) }
 func (r *uiRun) itemDone(rep runReport) {
 	v := verdictEvent{Name: rep.Name, OK: rep.Verdict.OK, Label: rep.Verdict.Label, Problems: rep.Verdict.Problems,
 		Oversold: rep.oversold(), Duplicates: rep.dupes(), OrdersPerSec: rep.Stats.OrdersPerSec,
-		P50: rep.Stats.Latency.P50, P99: rep.Stats.Latency.P99, Orders: rep.Stats.Outcomes[bought], Stock: -1}
+		P50: rep.Stats.Latency.P50, P99: rep.Stats.Latency.P99, Orders: rep.Stats.buyers(), Stock: -1}
 	if a := rep.Audit; a != nil && a.Direct != nil {
 		v.Orders, v.Stock = a.Direct.Orders, a.Direct.Stock
 	} else if a != nil && a.API != nil {

@@ -10,8 +10,10 @@ type verdict struct {
 }
 
 // judge decides whether a run kept the promise. A safe strategy must not oversell, sell a
-// user twice or leave an inconsistent audit; every strategy must have one order per bought
-// answer; naive, when expectNaive, must oversell (else the scenario proves nothing).
+// user twice or leave an inconsistent audit; every strategy must have one order per answer
+// that admitted its buyer (201, or 202 once the queue drained); the queue strategy must have
+// Redis agree with PostgreSQL and nothing dead-lettered; naive, when expectNaive, must
+// oversell (else the scenario proves nothing).
 func judge(strategy string, st runStats, a auditReport, expectNaive bool) verdict {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -26,6 +28,18 @@ func judge(strategy string, st runStats, a auditReport, expectNaive bool) verdic
 				int64(x.Orders), int64(x.InitialStock), int64(x.Stock))
 			if strategy == "redis" && (x.Redis == nil || !x.Redis.Agrees) {
 				bad("API audit: Redis gate and PostgreSQL disagree")
+			}
+			if strategy == queueStrategy {
+				switch q := x.Queue; {
+				case q == nil:
+					bad("API audit: no queue figures for a queue product")
+				case !q.Agrees:
+					bad("API audit: Redis queue (stock %d seeded=%v, buyers %d, queued %d, dead %d) and PostgreSQL disagree",
+						q.Stock, q.Seeded, q.Buyers, q.Queued, q.Dead)
+				}
+				if q := x.Queue; q != nil && q.Dead > 0 {
+					bad("API audit: %d purchases dead-lettered", q.Dead)
+				}
 			}
 		}
 	}
@@ -43,16 +57,26 @@ func judge(strategy string, st runStats, a auditReport, expectNaive bool) verdic
 						g.Stock, g.Seeded, g.Buyers, g.Pending, s.Stock, s.Orders)
 				}
 			}
+			if q := s.Queue; q != nil {
+				source = "direct audit (PostgreSQL and the Redis queue)"
+				if !q.Agrees {
+					bad("Redis queue (stock %d seeded=%v, buyers %d, queued %d, dead %d) disagrees with PostgreSQL (stock %d, orders %d)",
+						q.Stock, q.Seeded, q.Buyers, q.Queued, q.Dead, s.Stock, s.Orders)
+				}
+				if q.Dead > 0 {
+					bad("direct audit: %d purchases dead-lettered", q.Dead)
+				}
+			}
 			unsafe(bad, source, s.Oversold, s.DuplicateUsers, s.Consistent, s.Orders, s.InitialStock, s.Stock)
 		}
 	}
 	if orders >= 0 {
-		boughtN, unclear := st.Outcomes[bought], st.Outcomes.unclear()
+		admitted, unclear := st.buyers(), st.Outcomes.unclear()
 		switch {
-		case boughtN > orders:
-			bad("%d purchases answered 201 but only %d orders exist", boughtN, orders)
-		case orders > boughtN+unclear:
-			bad("%d orders exist but only %d purchases answered 201 (and %d had no clear answer)", orders, boughtN, unclear)
+		case admitted > orders:
+			bad("%d buyers answered 201 or 202 but only %d orders exist", admitted, orders)
+		case orders > admitted+unclear:
+			bad("%d orders exist but only %d buyers answered 201 or 202 (and %d had no clear answer)", orders, admitted, unclear)
 		}
 	}
 	v := verdict{Problems: problems}

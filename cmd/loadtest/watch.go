@@ -36,7 +36,7 @@ const (
 type liveSample struct {
 	Name          string           `json:"name"`
 	MS            int64            `json:"ms"`
-	Orders        int64            `json:"orders"` // answers 201
+	Orders        int64            `json:"orders"` // answers 201 or 202 (admitted buyers)
 	Stock         *int64           `json:"stock"`
 	Requests      int64            `json:"requests"`
 	Outcomes      map[string]int64 `json:"outcomes"`
@@ -104,13 +104,13 @@ func follow(ctx context.Context, w watch) (stop func()) {
 	prev, prevAt := counts{}, began
 	look := func(ctx context.Context) {
 		now, c := time.Now(), w.live.snapshot()
-		s := liveSample{Name: w.name, MS: now.Sub(began).Milliseconds(), Orders: c[bought], Requests: c.total(),
+		s := liveSample{Name: w.name, MS: now.Sub(began).Milliseconds(), Orders: c.admitted(), Requests: c.total(),
 			Outcomes: map[string]int64{
-				"bought": c[bought], "sold_out": c[soldOut], "already_purchased": c[alreadyPurchased],
+				"bought": c[bought], "accepted": c[accepted], "sold_out": c[soldOut], "already_purchased": c[alreadyPurchased],
 				"busy": c[busy], "rate_limited": c[rateLimited], "errors": c.errors(),
 			}, Lock: lock.Load(), counts: c}
 		if secs := now.Sub(prevAt).Seconds(); c.total() > prev.total() && secs > 0 {
-			s.OrdersPerSec = new(float64(c[bought]-prev[bought]) / secs)
+			s.OrdersPerSec = new(float64(c.admitted()-prev.admitted()) / secs)
 			s.AnswersPerSec = new(float64(c.total()-prev.total()) / secs)
 		}
 		if l := w.lats.take(); len(l) > 0 {

@@ -1,4 +1,5 @@
-// Package audit reads what PostgreSQL and the Redis gate hold of one product's sale, directly
+// Package audit reads what PostgreSQL and Redis (the redis strategy's gate, the queue
+// strategy's gate and streams) hold of one product's sale, directly
 // and without the service: the load tester (cmd/loadtest) and the fault tests use it to check
 // the service's promises without trusting the service. The service's own view is its audit
 // route (GET /api/v1/products/{id}/audit, internal/order); each figure here has the meaning
@@ -16,8 +17,9 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// Sale is one product's sale as PostgreSQL records it and, when asked, as its Redis gate
-// (redis strategy) holds it.
+// Sale is one product's sale as PostgreSQL records it and, when asked, as Redis holds it: the
+// gate of a redis-strategy (or any other non-queue) product, the gate and streams of a
+// queue-strategy product.
 type Sale struct {
 	ProductID    int64 `json:"product_id"`
 	InitialStock int64 `json:"initial_stock"`
@@ -32,9 +34,10 @@ type Sale struct {
 	// Fence is the newest lock fence that wrote the product (dlock strategy; 0 otherwise).
 	Fence int64 `json:"fence"`
 	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and the
-	// gate agrees when it was read.
-	Consistent bool  `json:"consistent"`
-	Gate       *Gate `json:"gate,omitempty"`
+	// gate (or the queue) agrees when it was read.
+	Consistent bool   `json:"consistent"`
+	Gate       *Gate  `json:"gate,omitempty"`
+	Queue      *Queue `json:"queue,omitempty"`
 }
 
 // Gate is what the Redis gate of a product holds.
@@ -45,6 +48,20 @@ type Gate struct {
 	Pending int64 `json:"pending"` // admissions PostgreSQL has not confirmed yet
 	// Agrees: the gate's stock equals PostgreSQL's and its buyers are the orders; or nobody
 	// has come yet (no gate, no order, stock untouched).
+	Agrees bool `json:"agrees"`
+}
+
+// Queue is what Redis holds of a queue-strategy product (inventory.Queue): its gate and its
+// streams. The fields are those of api.QueueAudit, in its order.
+type Queue struct {
+	Seeded bool  `json:"seeded"` // the gate's stock key exists
+	Stock  int64 `json:"stock"`  // units the gate has left
+	Buyers int64 `json:"buyers"` // users admitted: queued or written
+	Queued int64 `json:"queued"` // XLEN of the stream: purchases admitted, not yet written
+	Dead   int64 `json:"dead"`   // XLEN of the dead-letter stream: purchases never written
+	// Agrees: the gate's stock is PostgreSQL's less the queued purchases, its buyers are the
+	// orders plus the queued purchases, and nothing is dead-lettered; or nobody has come yet
+	// (not seeded, no order, stock untouched).
 	Agrees bool `json:"agrees"`
 }
 
@@ -62,24 +79,33 @@ func New(db *sql.DB, rdb redis.UniversalClient, keys inventory.Keys) *Auditor {
 }
 
 const saleQuery = `
-SELECT p.initial_stock, p.stock, p.fence,
+SELECT p.initial_stock, p.stock, p.fence, p.strategy,
        (SELECT count(*) FROM orders o WHERE o.product_id = p.id),
        (SELECT count(*) FROM (SELECT 1 FROM orders o WHERE o.product_id = p.id
                               GROUP BY o.user_id HAVING count(*) > 1) d)
   FROM products p
  WHERE p.id = $1`
 
-// Sale audits product id in PostgreSQL and, with gate (and a Redis client), its gate.
+// Sale audits product id in PostgreSQL and, with gate (and a Redis client), Redis: the
+// queue (Sale.Queue) of a queue-strategy product, the gate (Sale.Gate) of any other.
 func (a *Auditor) Sale(ctx context.Context, id int64, gate bool) (Sale, error) {
 	s := Sale{ProductID: id}
-	err := a.db.QueryRowContext(ctx, saleQuery, id).Scan(&s.InitialStock, &s.Stock, &s.Fence, &s.Orders, &s.DuplicateUsers)
+	var strategy string
+	err := a.db.QueryRowContext(ctx, saleQuery, id).Scan(&s.InitialStock, &s.Stock, &s.Fence, &strategy, &s.Orders, &s.DuplicateUsers)
 	if err != nil {
 		return Sale{}, fmt.Errorf("audit product %d in PostgreSQL: %w", id, err)
 	}
 	s.Sold = s.InitialStock - s.Stock
 	s.Oversold = max(0, s.Orders-s.InitialStock)
 	s.Consistent = s.Orders == s.Sold && s.Stock >= 0 && s.Oversold == 0 && s.DuplicateUsers == 0
-	if gate && a.rdb != nil {
+	if gate && a.rdb != nil && strategy == string(inventory.StrategyQueue) {
+		q, err := a.queue(ctx, s)
+		if err != nil {
+			return Sale{}, err
+		}
+		s.Queue = &q
+		s.Consistent = s.Consistent && q.Agrees
+	} else if gate && a.rdb != nil {
 		g, err := a.gate(ctx, s)
 		if err != nil {
 			return Sale{}, err
@@ -112,6 +138,18 @@ func (a *Auditor) gate(ctx context.Context, s Sale) (Gate, error) {
 	untouched := !g.Seeded && s.Orders == 0 && s.Stock == s.InitialStock
 	g.Agrees = untouched || g.Seeded && g.Stock == s.Stock && g.Buyers == s.Orders
 	return g, nil
+}
+
+// queue reads the gate and streams of s's queue product and compares them with s.
+func (a *Auditor) queue(ctx context.Context, s Sale) (Queue, error) {
+	st, err := inventory.NewQueue(a.rdb, a.keys).State(ctx, s.ProductID)
+	if err != nil {
+		return Queue{}, fmt.Errorf("audit the queue of product %d: %w", s.ProductID, err)
+	}
+	q := Queue{Seeded: st.Seeded, Stock: st.Stock, Buyers: st.Buyers, Queued: st.Queued, Dead: st.Dead}
+	untouched := !q.Seeded && s.Orders == 0 && s.Stock == s.InitialStock
+	q.Agrees = untouched || q.Seeded && q.Stock == s.Stock-q.Queued && q.Buyers == s.Orders+q.Queued && q.Dead == 0
+	return q, nil
 }
 
 // Buyers returns the users who have an order of product id.

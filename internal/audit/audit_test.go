@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/internal/audit"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
@@ -63,5 +65,62 @@ func TestSale(t *testing.T) {
 	buyers, err := a.Buyers(ctx, 2)
 	if err != nil || len(buyers) != 3 || !buyers[20] || !buyers[22] {
 		t.Errorf("buyers of product 2 = %v, %v", buyers, err)
+	}
+}
+
+// TestSaleQueue: the Redis side of queue products, read in place of the gate: a sale with a
+// purchase still queued, an untouched product, and one with a dead-lettered purchase.
+func TestSaleQueue(t *testing.T) {
+	t.Parallel()
+	gdb := testenv.Postgres(t)
+	rdb, prefix := testenv.Redis(t)
+	keys := inventory.Keys{Prefix: prefix}
+	sqlDB, _ := gdb.DB()
+	a := audit.New(sqlDB, rdb, keys)
+	ctx := context.Background()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if err := gdb.Exec(sql, args...).Error; err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`INSERT INTO products (id, name, stock, initial_stock, strategy, fence) VALUES
+		(1, 'queued', 2, 4, 'queue', 0), (2, 'new', 5, 5, 'queue', 0), (3, 'dead', 1, 2, 'queue', 0)`)
+	exec(`INSERT INTO orders (product_id, user_id) VALUES (1, 10), (1, 11), (3, 30)`)
+	add := func(stream string, user int64) {
+		t.Helper()
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []any{"user", user}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb.Set(ctx, keys.GateStock(1), 1, 0) // 2 in PostgreSQL, less the one queued
+	rdb.SAdd(ctx, keys.GateBuyers(1), 10, 11, 12)
+	add(keys.QueueStream(1), 12)
+	rdb.Set(ctx, keys.GateStock(3), 1, 0)
+	rdb.SAdd(ctx, keys.GateBuyers(3), 30)
+	add(keys.QueueDead(3), 31)
+
+	tests := []struct {
+		id   int64
+		want audit.Queue
+	}{
+		{1, audit.Queue{Seeded: true, Stock: 1, Buyers: 3, Queued: 1, Agrees: true}},
+		{2, audit.Queue{Agrees: true}},
+		{3, audit.Queue{Seeded: true, Stock: 1, Buyers: 1, Dead: 1}},
+	}
+	for _, tt := range tests {
+		got, err := a.Sale(ctx, tt.id, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Gate != nil || got.Queue == nil || *got.Queue != tt.want {
+			t.Errorf("product %d: gate %+v, queue %+v; want no gate, queue %+v", tt.id, got.Gate, got.Queue, tt.want)
+		}
+		if got.Consistent != tt.want.Agrees {
+			t.Errorf("product %d consistent = %v, want %v", tt.id, got.Consistent, tt.want.Agrees)
+		}
+	}
+	if got, _ := a.Sale(ctx, 1, false); got.Queue != nil || got.Gate != nil {
+		t.Errorf("without gate: queue %+v, gate %+v; want neither", got.Queue, got.Gate)
 	}
 }
