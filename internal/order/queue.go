@@ -15,7 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// ErrAccepted: the purchase is admitted and queued (queue strategy) and was not written
+// ErrAccepted means the purchase is admitted and queued (queue strategy) and was not written
 // within Config.QueueWait. Its unit is taken; the order will be written by a consumer, and
 // OrderOf tells once it is.
 var ErrAccepted = errors.New("order: accepted, not written yet")
