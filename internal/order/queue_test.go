@@ -3,6 +3,9 @@ package order_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,6 +123,11 @@ func TestQueueDeadLetter(t *testing.T) {
 	a := drained(t, e, p.ID)
 	if a.Queue.Dead != 1 || a.Queue.Stock != 3 || a.Queue.Buyers != 0 || a.Consistent {
 		t.Fatalf("audit %+v, queue %+v; want one dead letter, its unit back, not consistent", a, a.Queue)
+	}
+	rec := httptest.NewRecorder()
+	e.app.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if want := `seckill_queue_dead_lettered_total{reason="failed"} 1`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 	mustExec(t, e, `DROP TRIGGER refuse ON orders`)
 	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil {
