@@ -129,6 +129,19 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// readyz asks GET /readyz; when want is true it asks again until it answers 200, for 15 s at
+// most: the first connections' handshakes (TLS, AUTH) on a loaded machine, the whole suite
+// under -race, can outlast the 2 s readiness check. It returns the last answer.
+func readyz(t *testing.T, base string, want bool) (int, string) {
+	t.Helper()
+	status, body := get(t, base+"/readyz")
+	for deadline := time.Now().Add(15 * time.Second); want && status != http.StatusOK && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		status, body = get(t, base+"/readyz")
+	}
+	return status, body
+}
+
 // TestShutdownDelayFailsReadiness: on SIGTERM (here: the context ends) with SHUTDOWN_DELAY,
 // /readyz answers 503 while requests are still served, then the server stops cleanly.
 func TestShutdownDelayFailsReadiness(t *testing.T) {

@@ -59,7 +59,7 @@ func TestRedisAuth(t *testing.T) {
 				env[k] = v
 			}
 			base, stop := runAPI(t, env)
-			status, body := get(t, base+"/readyz")
+			status, body := readyz(t, base, tt.ready)
 			answers := body
 			if !tt.ready {
 				if status != http.StatusServiceUnavailable || !strings.Contains(body, `"redis"`) {

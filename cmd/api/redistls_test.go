@@ -56,7 +56,7 @@ func TestRedisTLS(t *testing.T) {
 			api.WaitReady("/healthz") // live: with the other CA, /readyz never answers 200
 			base := api.Base
 			stop := func() string { api.Stop(); return api.Log.String() }
-			status, body := get(t, base+"/readyz")
+			status, body := readyz(t, base, tt.ready)
 			answers := body
 			if tt.ready {
 				if status != http.StatusOK {
