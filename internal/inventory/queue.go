@@ -212,18 +212,5 @@ func (q *Queue) Announce(ctx context.Context, channel string, payload []byte) er
 // Listen calls fn with each payload published on channel until ctx ends; the subscription
 // reconnects by itself after a network error.
 func (q *Queue) Listen(ctx context.Context, channel string, fn func(payload string)) {
-	sub := q.rdb.Subscribe(ctx, channel)
-	defer sub.Close()
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-ch:
-			if !ok {
-				return
-			}
-			fn(msg.Payload)
-		}
-	}
+	listen(ctx, q.rdb, channel, fn)
 }

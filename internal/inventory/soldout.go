@@ -49,7 +49,17 @@ func (s *SoldOut) Mark(ctx context.Context, id int64) {
 
 // Listen applies the marks other processes announce until ctx ends. Run it in a goroutine.
 func (s *SoldOut) Listen(ctx context.Context) {
-	sub := s.rdb.Subscribe(ctx, s.keys.SoldOutChannel())
+	listen(ctx, s.rdb, s.keys.SoldOutChannel(), func(payload string) {
+		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+			s.local.Store(id, struct{}{})
+		}
+	})
+}
+
+// listen calls fn with each payload published on channel until ctx ends; the subscription
+// reconnects by itself after a network error.
+func listen(ctx context.Context, rdb redis.UniversalClient, channel string, fn func(payload string)) {
+	sub := rdb.Subscribe(ctx, channel)
 	defer sub.Close()
 	ch := sub.Channel()
 	for {
@@ -60,9 +70,7 @@ func (s *SoldOut) Listen(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if id, err := strconv.ParseInt(msg.Payload, 10, 64); err == nil {
-				s.local.Store(id, struct{}{})
-			}
+			fn(msg.Payload)
 		}
 	}
 }
