@@ -141,14 +141,7 @@ func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory
 	}
 	backoff := newBackoff()
 	for attempt := 1; ; attempt++ {
-		p, err := s.Products.Meta(ctx, id)
-		var results []result
-		var left int
-		if err == nil {
-			if err = think(ctx, p); err == nil {
-				results, left, err = s.writeBatch(ctx, p, users, 0)
-			}
-		}
+		results, left, err := s.writeQueuedOnce(ctx, id, users)
 		switch {
 		case ctx.Err() != nil:
 			return // closing: the batch stays pending, and another process claims it
@@ -170,6 +163,22 @@ func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory
 			return
 		}
 	}
+}
+
+// writeQueuedOnce is one attempt at a queued batch, bounded by PurchaseTimeout (think_ms
+// included): a PostgreSQL that hangs rather than refuses fails the attempt, which is then
+// retried as an outage (its statements abandoned, COMMIT never sent: nothing written).
+func (s *Service) writeQueuedOnce(ctx context.Context, id int64, users []int64) ([]result, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.PurchaseTimeout)
+	defer cancel()
+	p, err := s.Products.Meta(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := think(ctx, p); err != nil {
+		return nil, 0, err
+	}
+	return s.writeBatch(ctx, p, users, 0)
 }
 
 // settleQueued acknowledges the entries PostgreSQL settled (written, or the buyer had an
