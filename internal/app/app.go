@@ -112,11 +112,11 @@ func New(cfg Config) *App {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
-	listeners.Add(2)
+	listeners.Add(3)
 	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
+	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
 	go func() { listeners.Wait(); close(a.listening) }()
-	go a.startQueues(ctx, cfg.Logger)
 	return a
 }
 
@@ -184,12 +184,12 @@ func (a *App) serving() error {
 
 // Close stops the App's background work. In-flight requests must be done first.
 func (a *App) Close() error {
-	a.Orders.Close()
 	a.stopListening()
 	select {
 	case <-a.listening:
 	case <-time.After(5 * time.Second):
 	}
+	a.Orders.Close() // after startQueues has stopped: no consumer starts once it is closed
 	errs := []error{a.locks.Close(), a.labLocks.Close()}
 	if a.etcdLocks != nil {
 		errs = append(errs, a.etcdLocks.Close(), a.labEtcd.Close())

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,43 +139,68 @@ func appendEntries(out []Entry, msgs []redis.XMessage) ([]Entry, error) {
 	return out, nil
 }
 
+// scriptChunk bounds how many entries one call of ack.lua or deadletter.lua takes: Lua's
+// unpack, and Redis's patience with one script, have limits (BATCH_MAX may be 10,000).
+const scriptChunk = 500
+
 // Ack settles entries of product id's stream: their purchases are in PostgreSQL. They leave
 // the stream.
 func (q *Queue) Ack(ctx context.Context, id int64, entries []Entry) error {
-	if len(entries) == 0 {
-		return nil
+	for chunk := range slices.Chunk(entries, scriptChunk) {
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, QueueGroup)
+		for _, e := range chunk {
+			args = append(args, e.ID)
+		}
+		if err := ackScript.Run(ctx, q.rdb, []string{q.keys.QueueStream(id)}, args...).Err(); err != nil {
+			return fmt.Errorf("ack in queue of product %d: %w", id, err)
+		}
 	}
-	args := make([]any, 0, len(entries)+1)
-	args = append(args, QueueGroup)
-	for _, e := range entries {
-		args = append(args, e.ID)
+	return nil
+}
+
+// Touch resets the idle time of entries consumer holds, so that no other consumer claims
+// them while it is still writing them (XCLAIM ... JUSTID, which counts no delivery).
+func (q *Queue) Touch(ctx context.Context, id int64, consumer string, entries []Entry) error {
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ID
 	}
-	if err := ackScript.Run(ctx, q.rdb, []string{q.keys.QueueStream(id)}, args...).Err(); err != nil {
-		return fmt.Errorf("ack in queue of product %d: %w", id, err)
+	err := q.rdb.XClaimJustID(ctx, &redis.XClaimArgs{Stream: q.keys.QueueStream(id), Group: QueueGroup,
+		Consumer: consumer, Messages: ids}).Err()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("touch entries in queue of product %d: %w", id, err)
 	}
 	return nil
 }
 
 // DeadLetter moves entries of product id's stream that could not be written to its
-// dead-letter stream with reason, and gives their units back when giveBack is set.
-func (q *Queue) DeadLetter(ctx context.Context, id int64, entries []Entry, reason string, giveBack bool) error {
-	if len(entries) == 0 {
-		return nil
-	}
+// dead-letter stream with reason, gives their units back when giveBack is set, and returns
+// the entries it moved: one no longer pending (another consumer wrote it) is left alone.
+func (q *Queue) DeadLetter(ctx context.Context, id int64, entries []Entry, reason string, giveBack bool) ([]Entry, error) {
 	back := "0"
 	if giveBack {
 		back = "1"
 	}
-	args := make([]any, 0, 3+2*len(entries))
-	args = append(args, QueueGroup, reason, back)
-	for _, e := range entries {
-		args = append(args, e.ID, e.User)
-	}
 	keys := []string{q.keys.QueueStream(id), q.keys.QueueDead(id), q.keys.GateStock(id), q.keys.GateBuyers(id)}
-	if err := deadLetterScript.Run(ctx, q.rdb, keys, args...).Err(); err != nil {
-		return fmt.Errorf("dead-letter in queue of product %d: %w", id, err)
+	var moved []Entry
+	for chunk := range slices.Chunk(entries, scriptChunk) {
+		args := make([]any, 0, 3+2*len(chunk))
+		args = append(args, QueueGroup, reason, back)
+		for _, e := range chunk {
+			args = append(args, e.ID, e.User)
+		}
+		ids, err := deadLetterScript.Run(ctx, q.rdb, keys, args...).StringSlice()
+		if err != nil {
+			return moved, fmt.Errorf("dead-letter in queue of product %d: %w", id, err)
+		}
+		for _, e := range chunk {
+			if slices.Contains(ids, e.ID) {
+				moved = append(moved, e)
+			}
+		}
 	}
-	return nil
+	return moved, nil
 }
 
 // QueueState is what Redis holds of a queue product.

@@ -25,7 +25,7 @@ const consumerIdle = time.Minute
 // Service is closed or it has been idle for consumerIdle. It is safe for concurrent use.
 type consumers struct {
 	mu      sync.Mutex
-	running map[int64]bool
+	running map[int64]*int  // a token per running consumer
 	ctx     context.Context // ends when the Service is closed
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -35,36 +35,56 @@ type consumers struct {
 func newConsumers() *consumers {
 	ctx, stop := context.WithCancel(context.Background())
 	host, _ := os.Hostname()
-	return &consumers{running: map[int64]bool{}, ctx: ctx, stop: stop,
+	return &consumers{running: map[int64]*int{}, ctx: ctx, stop: stop,
 		name: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), newToken()[:8])}
 }
 
-// ensure starts the consumer of product id in this process unless it runs.
+// ensure starts the consumer of product id in this process unless it runs. Call it after the
+// purchase is queued: a consumer deciding to stop for idleness decides under the same lock,
+// after looking at the stream, so it either sees the purchase or is replaced.
 func (c *consumers) ensure(s *Service, id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running[id] || c.ctx.Err() != nil {
+	if c.running[id] != nil || c.ctx.Err() != nil {
 		return
 	}
-	c.running[id] = true
+	token := new(int)
+	c.running[id] = token
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		s.consume(c.ctx, id)
+		defer c.done(id, token)
+		s.consume(c.ctx, id, token)
 	}()
 }
 
-// done marks product id's consumer stopped, unless the Service is closing.
-func (c *consumers) done(id int64) {
+// done marks the consumer of product id that token names stopped.
+func (c *consumers) done(id int64, token *int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.running[id] == token {
+		delete(c.running, id)
+	}
+}
+
+// stopIdle stops the consumer token of product id if empty reports the stream empty, under
+// the lock ensure takes; it reports whether it did.
+func (c *consumers) stopIdle(id int64, token *int, empty func() bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[id] != token || !empty() {
+		return false
+	}
 	delete(c.running, id)
+	return true
 }
 
 // close stops every consumer and waits for the batches being written. What they read and
 // did not write stays pending in the streams; other processes claim it (Config.QueueClaimIdle).
 func (c *consumers) close() {
-	c.stop()
+	c.mu.Lock()
+	c.stop() // under the lock: no consumer starts after this
+	c.mu.Unlock()
 	c.wg.Wait()
 }
 
@@ -88,8 +108,7 @@ func (s *Service) StartQueues(ctx context.Context) error {
 // consume is the consumer of product id in this process: it claims purchases another
 // consumer read and left unacknowledged for QueueClaimIdle (a process that died), reads new
 // ones in batches of up to BatchMax, and writes each batch (see writeQueued).
-func (s *Service) consume(ctx context.Context, id int64) {
-	defer s.consumers.done(id)
+func (s *Service) consume(ctx context.Context, id int64, token *int) {
 	name := s.consumers.name
 	var lastClaim, lastWork time.Time
 	lastWork = time.Now()
@@ -115,10 +134,11 @@ func (s *Service) consume(ctx context.Context, id int64) {
 			backoff.wait(ctx)
 			continue
 		case len(entries) == 0:
-			if time.Since(lastWork) > consumerIdle {
-				if st, err := s.Queue.State(ctx, id); err == nil && st.Queued == 0 {
-					return
-				}
+			if time.Since(lastWork) > consumerIdle && s.consumers.stopIdle(id, token, func() bool {
+				st, err := s.Queue.State(ctx, id)
+				return err == nil && st.Queued == 0
+			}) {
+				return
 			}
 			continue
 		}
@@ -139,23 +159,42 @@ func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory
 	for i, e := range entries {
 		users[i] = e.User
 	}
+	p, err := s.Products.Meta(ctx, id)
+	if err == nil {
+		err = think(ctx, p) // once per batch, outside the write's bound
+	}
 	backoff := newBackoff()
 	for attempt := 1; ; attempt++ {
-		results, left, err := s.writeQueuedOnce(ctx, id, users)
+		var results []result
+		var left int
+		if err == nil {
+			s.touch(ctx, id, entries)
+			results, left, err = s.writeQueuedOnce(ctx, p, users)
+		}
 		switch {
-		case ctx.Err() != nil:
-			return // closing: the batch stays pending, and another process claims it
 		case err == nil:
-			s.settleQueued(ctx, id, entries, results)
-			s.soldOutIfZero(ctx, id, left)
+			// Settled whatever happens to ctx now: the batch committed.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			s.settleQueued(sctx, id, entries, results)
+			s.soldOutIfZero(sctx, id, left)
+			cancel()
 			if s.Observer != nil {
 				s.Observer.Batch(len(entries))
 			}
 			return
+		case ctx.Err() != nil:
+			return // closing: the batch stays pending, and another process claims it
 		case IsUnavailable(err) || errors.Is(err, ErrOutcomeUnknown) || attempt < s.cfg.QueueAttempts:
 			s.Logger.Warn("queued batch not written; retrying", "product_id", id, "buyers", len(entries),
 				"attempt", attempt, "err", err)
 			backoff.wait(ctx)
+			if p.ID == 0 { // the product's fields were not read yet
+				if p, err = s.Products.Meta(ctx, id); err == nil {
+					err = think(ctx, p)
+				}
+			} else {
+				err = nil
+			}
 		default:
 			s.Logger.Error("queued batch dead-lettered; its units go back", "product_id", id,
 				"buyers", len(entries), "err", err)
@@ -165,20 +204,22 @@ func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory
 	}
 }
 
-// writeQueuedOnce is one attempt at a queued batch, bounded by PurchaseTimeout (think_ms
-// included): a PostgreSQL that hangs rather than refuses fails the attempt, which is then
-// retried as an outage (its statements abandoned, COMMIT never sent: nothing written).
-func (s *Service) writeQueuedOnce(ctx context.Context, id int64, users []int64) ([]result, int, error) {
+// writeQueuedOnce is one attempt at a queued batch, bounded by PurchaseTimeout: a PostgreSQL
+// that hangs rather than refuses fails the attempt, which is then retried as an outage (its
+// statements abandoned, COMMIT never sent: nothing written).
+func (s *Service) writeQueuedOnce(ctx context.Context, p inventory.Product, users []int64) ([]result, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.PurchaseTimeout)
 	defer cancel()
-	p, err := s.Products.Meta(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := think(ctx, p); err != nil {
-		return nil, 0, err
-	}
 	return s.writeBatch(ctx, p, users, 0)
+}
+
+// touch keeps the batch this process's consumer is writing from being claimed by another
+// (see inventory.Queue.Touch); if it fails, a claim meanwhile only writes the batch twice,
+// which the unique key makes one order.
+func (s *Service) touch(ctx context.Context, id int64, entries []inventory.Entry) {
+	if err := s.Queue.Touch(ctx, id, s.consumers.name, entries); err != nil {
+		s.Logger.Warn("queued batch not touched", "product_id", id, "err", err)
+	}
 }
 
 // settleQueued acknowledges the entries PostgreSQL settled (written, or the buyer had an
@@ -203,33 +244,34 @@ func (s *Service) settleQueued(ctx context.Context, id int64, entries []inventor
 		// Written all the same: a consumer that claims them later finds the orders.
 		s.Logger.Warn("queued purchases written, not acknowledged", "product_id", id, "err", err)
 	}
-	if len(soldOut) > 0 {
-		s.deadLetter(ctx, id, soldOut, deadSoldOut, false)
+	if moved := s.deadLetter(ctx, id, soldOut, deadSoldOut, false); len(moved) > 0 {
 		n.Dead = map[int64]string{}
-		for _, e := range soldOut {
+		for _, e := range moved {
 			n.Dead[e.User] = deadSoldOut
 		}
 	}
 	s.announce(ctx, n)
 }
 
-// deadLetter moves entries to the product's dead-letter stream (see inventory.Queue).
-func (s *Service) deadLetter(ctx context.Context, id int64, entries []inventory.Entry, reason string, giveBack bool) {
-	if err := s.Queue.DeadLetter(ctx, id, entries, reason, giveBack); err != nil {
+// deadLetter moves entries to the product's dead-letter stream (see inventory.Queue) and
+// returns those it moved (not those another consumer wrote meanwhile).
+func (s *Service) deadLetter(ctx context.Context, id int64, entries []inventory.Entry, reason string, giveBack bool) []inventory.Entry {
+	moved, err := s.Queue.DeadLetter(ctx, id, entries, reason, giveBack)
+	if err != nil {
 		s.Logger.Error("dead-lettering failed; the entries stay pending and are claimed again",
 			"product_id", id, "err", err)
-		return
 	}
-	if s.Observer != nil {
-		s.Observer.DeadLettered(reason, len(entries))
+	if s.Observer != nil && len(moved) > 0 {
+		s.Observer.DeadLettered(reason, len(moved))
 	}
-	if reason != deadSoldOut {
+	if reason != deadSoldOut && len(moved) > 0 {
 		n := notice{Product: id, Dead: map[int64]string{}}
-		for _, e := range entries {
+		for _, e := range moved {
 			n.Dead[e.User] = reason
 		}
 		s.announce(ctx, n)
 	}
+	return moved
 }
 
 // backoff is a wait that doubles from 50 ms to 2 s.

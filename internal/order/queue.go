@@ -28,14 +28,14 @@ var ErrAccepted = errors.New("order: accepted, not written yet")
 // buyer goes away. A buyer admitted before waits the same way for that purchase and is
 // answered ErrAlreadyPurchased with its order, or ErrAccepted while it is still queued.
 func (s *Service) buyQueued(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	s.consumers.ensure(s, p.ID)
 	ch, done := s.waiters.add(p.ID, userID)
 	defer done()
 	err := s.enqueue(ctx, p.ID, userID)
+	s.consumers.ensure(s, p.ID) // after the purchase is queued (see consumers.ensure)
 	switch {
 	case errors.Is(err, inventory.ErrAlreadyAdmitted):
 		o, err := orderOf(s.db.WithContext(ctx), p.ID, userID)
-		if errors.Is(err, ErrOrderNotFound) { // queued by an earlier request: wait for it too
+		if err != nil { // queued by an earlier request (or PostgreSQL cannot tell): wait for it too
 			o, err = s.awaitQueued(ctx, p.ID, userID, ch)
 		}
 		if err != nil {
