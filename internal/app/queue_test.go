@@ -13,18 +13,17 @@ import (
 	"github.com/seckill/seckill/internal/order"
 )
 
-// drainedAudit polls the audit of queue product id until its stream is empty (10 s at most).
+// drainedAudit waits (10 s at most) until queue product id's stream is empty and returns the
+// audit.
 func drainedAudit(t *testing.T, s *stack, id int64) api.Audit {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		a := s.audit(t, id)
-		if a.Queue != nil && a.Queue.Queued == 0 {
-			return a
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("product %d's stream not drained after 10s: %+v", id, a.Queue)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := s.API.AwaitDrained(ctx, id, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return a
 }
 
 // TestQueueUnderCrowd: the queue strategy over two API processes, many more buyers than

@@ -151,12 +151,11 @@ func (s *sale) lookUpOrder(via *client.Client, user int64) (bool, error) {
 // admitted is written, or dead-lettered.
 func (s *sale) drain(t *testing.T, via *client.Client) {
 	t.Helper()
-	waitFor(t, 20*time.Second, "the queue's stream drained", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		a, err := via.Audit(ctx, s.id)
-		return err == nil && a.Queue != nil && a.Queue.Queued == 0
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := via.AwaitDrained(ctx, s.id, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s *sale) checkAPIAudit(t *testing.T, via *client.Client, name string) {

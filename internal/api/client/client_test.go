@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
@@ -148,3 +149,15 @@ func TestRequests(t *testing.T) {
 }
 
 func first[T any](_ T, err error) error { return err }
+
+// TestAwaitDrainedNotAQueue: the audit of a product that is not a queue product has no queue
+// figures, and AwaitDrained says so at once instead of waiting out its context.
+func TestAwaitDrainedNotAQueue(t *testing.T) {
+	c := front(t, http.StatusOK, "application/json", "", `{"product_id":3,"consistent":true}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.AwaitDrained(ctx, 3, time.Millisecond); err == nil || ctx.Err() != nil ||
+		!strings.Contains(err.Error(), "no queue figures") {
+		t.Fatalf("AwaitDrained of a product without queue figures = %v (ctx %v)", err, ctx.Err())
+	}
+}
