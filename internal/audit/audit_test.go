@@ -11,22 +11,29 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 )
 
-// TestSale: the figures of a sale as PostgreSQL and the gate hold it, for a consistent sale,
-// an oversold one with a user who bought twice, and a gate that disagrees.
-func TestSale(t *testing.T) {
-	t.Parallel()
+// newAuditor returns an Auditor of a schema and a key prefix of the test's own, their Redis
+// client and keys, and exec, which runs SQL in that schema.
+func newAuditor(t *testing.T) (*audit.Auditor, *redis.Client, inventory.Keys, func(string, ...any)) {
+	t.Helper()
 	gdb := testenv.Postgres(t)
 	rdb, prefix := testenv.Redis(t)
 	keys := inventory.Keys{Prefix: prefix}
 	sqlDB, _ := gdb.DB()
-	a := audit.New(sqlDB, rdb, keys)
-	ctx := context.Background()
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if err := gdb.Exec(sql, args...).Error; err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
+	return audit.New(sqlDB, rdb, keys), rdb, keys, exec
+}
+
+// TestSale: the figures of a sale as PostgreSQL and the gate hold it, for a consistent sale,
+// an oversold one with a user who bought twice, and a gate that disagrees.
+func TestSale(t *testing.T) {
+	t.Parallel()
+	a, rdb, keys, exec := newAuditor(t)
+	ctx := context.Background()
 	exec(`INSERT INTO products (id, name, stock, initial_stock, strategy, fence) VALUES
 		(1, 'ok', 1, 3, 'redis', 0), (2, 'bad', 0, 2, 'naive', 7), (3, 'new', 5, 5, 'redis', 0)`)
 	exec(`INSERT INTO orders (product_id, user_id) VALUES (1, 10), (1, 11), (2, 20), (2, 21), (2, 22)`)
@@ -72,18 +79,8 @@ func TestSale(t *testing.T) {
 // purchase still queued, an untouched product, and one with a dead-lettered purchase.
 func TestSaleQueue(t *testing.T) {
 	t.Parallel()
-	gdb := testenv.Postgres(t)
-	rdb, prefix := testenv.Redis(t)
-	keys := inventory.Keys{Prefix: prefix}
-	sqlDB, _ := gdb.DB()
-	a := audit.New(sqlDB, rdb, keys)
+	a, rdb, keys, exec := newAuditor(t)
 	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if err := gdb.Exec(sql, args...).Error; err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
 	exec(`INSERT INTO products (id, name, stock, initial_stock, strategy, fence) VALUES
 		(1, 'queued', 2, 4, 'queue', 0), (2, 'new', 5, 5, 'queue', 0), (3, 'dead', 1, 2, 'queue', 0)`)
 	exec(`INSERT INTO orders (product_id, user_id) VALUES (1, 10), (1, 11), (3, 30)`)
