@@ -100,7 +100,8 @@ func TestQueuePostgresDown(t *testing.T) {
 //   - Without persistence the stream is gone: the purchases queued and not yet written are
 //     lost. Their buyers were answered 202 and their lookups answer 404 for good; the stock
 //     counter is seeded again from PostgreSQL, so their units are sold to others. The service's
-//     audit cannot see the loss (its record was the stream); the buyers' answers do.
+//     audit cannot see the loss (its record was the stream); the buyers' answers do, and every
+//     other answer still matches PostgreSQL.
 //   - With AOF and appendfsync always, Redis replays every script it acknowledged: nothing is
 //     lost, and every buyer answered 201 or 202 has an order.
 func TestQueueRedisRestart(t *testing.T) {
@@ -145,9 +146,18 @@ func TestQueueRedisRestart(t *testing.T) {
 					t.Errorf("user %d: lost, but the order lookup says found=%v (%v)", u, found, err)
 				}
 			}
-			if pg := s.auditPG(t); !pg.Consistent || pg.Stock != 0 {
+			pg := s.auditPG(t)
+			if !pg.Consistent || pg.Stock != 0 {
 				t.Errorf("PostgreSQL after the loss: %s", pg)
 			}
+			// Every other answer matches PostgreSQL. The service's audit is not asked: after the
+			// loss a batch read before the kill may commit after the gate was seeded again, and
+			// the gate then disagrees with PostgreSQL (sold-out dead letters); it says so.
+			s.lostOK = map[int64]bool{}
+			for _, u := range lost {
+				s.lostOK[u] = true
+			}
+			s.checkAnswers(t, pg, apiClient(apis[1]), noneUnanswered)
 		})
 	}
 }
