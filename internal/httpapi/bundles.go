@@ -21,7 +21,7 @@ func handleBundlePurchase(d Deps) gin.HandlerFunc {
 		}
 		switch {
 		case req.UserID <= 0:
-			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
+			writeError(c, d, errBadUser)
 			return
 		case len(req.ProductIDs) == 0 || len(req.ProductIDs) > order.MaxBundle:
 			writeError(c, d, detailed{fmt.Sprintf("product_ids must name 1 to %d products", order.MaxBundle)})

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,9 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
+
+// errBadUser is the 400 for a user_id that is missing, null or not positive.
+var errBadUser = detailed{"user_id must be a positive 64-bit integer"}
 
 // handleCreateProduct: POST /api/v1/products (admin).
 func handleCreateProduct(d Deps) gin.HandlerFunc {
@@ -44,19 +48,26 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 }
 
 // handleGetProduct: GET /api/v1/products/:id.
-func handleGetProduct(d Deps) gin.HandlerFunc {
+func handleGetProduct(d Deps) gin.HandlerFunc { return handleRead(d, d.Products.Get, productOf) }
+
+// handleAudit: GET /api/v1/products/:id/audit (admin).
+func handleAudit(d Deps) gin.HandlerFunc { return handleRead(d, d.Orders.Audit, auditOf) }
+
+// handleRead answers a GET of one product's record: read at the path's :id, rendered by view
+// (200), or the error's problem.
+func handleRead[T, V any](d Deps, read func(context.Context, int64) (T, error), view func(T) V) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := pathID(c)
 		if err != nil {
 			writeError(c, d, err)
 			return
 		}
-		p, err := d.Products.Get(c.Request.Context(), id)
+		v, err := read(c.Request.Context(), id)
 		if err != nil {
 			writeError(c, d, err)
 			return
 		}
-		c.JSON(http.StatusOK, productOf(p))
+		c.JSON(http.StatusOK, view(v))
 	}
 }
 
@@ -74,7 +85,7 @@ func handlePurchase(d Deps) gin.HandlerFunc {
 			return
 		}
 		if req.UserID <= 0 { // missing and null read as 0
-			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
+			writeError(c, d, errBadUser)
 			return
 		}
 		if err := d.Limiter.Allow(c.Request.Context(), id, req.UserID, c.ClientIP()); err != nil {
@@ -112,7 +123,7 @@ func handleOrderOf(d Deps) gin.HandlerFunc {
 		}
 		user, err := strconv.ParseInt(c.Param("user_id"), 10, 64)
 		if err != nil || user <= 0 {
-			writeError(c, d, detailed{"user_id must be a positive 64-bit integer"})
+			writeError(c, d, errBadUser)
 			return
 		}
 		o, err := d.Orders.OrderOf(c.Request.Context(), id, user)
@@ -121,22 +132,5 @@ func handleOrderOf(d Deps) gin.HandlerFunc {
 			return
 		}
 		c.JSON(http.StatusOK, orderOf(o))
-	}
-}
-
-// handleAudit: GET /api/v1/products/:id/audit (admin).
-func handleAudit(d Deps) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		id, err := pathID(c)
-		if err != nil {
-			writeError(c, d, err)
-			return
-		}
-		a, err := d.Orders.Audit(c.Request.Context(), id)
-		if err != nil {
-			writeError(c, d, err)
-			return
-		}
-		c.JSON(http.StatusOK, auditOf(a))
 	}
 }
