@@ -2,32 +2,12 @@ package inventory
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
-
-var (
-	//go:embed lua/admit.lua
-	admitSrc string
-	//go:embed lua/giveback.lua
-	giveBackSrc string
-	//go:embed lua/confirm.lua
-	confirmSrc string
-	//go:embed lua/expired.lua
-	expiredSrc string
-	//go:embed lua/publish.lua
-	publishSrc string
-
-	admitScript    = redis.NewScript(admitSrc)
-	giveBackScript = redis.NewScript(giveBackSrc)
-	confirmScript  = redis.NewScript(confirmSrc)
-	expiredScript  = redis.NewScript(expiredSrc)
-	publishScript  = redis.NewScript(publishSrc)
 )
 
 // Errors of the gate. Compare with errors.Is.

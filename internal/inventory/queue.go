@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,19 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
-
-var (
-	//go:embed lua/enqueue.lua
-	enqueueSrc string
-	//go:embed lua/ack.lua
-	ackSrc string
-	//go:embed lua/deadletter.lua
-	deadLetterSrc string
-
-	enqueueScript    = redis.NewScript(enqueueSrc)
-	ackScript        = redis.NewScript(ackSrc)
-	deadLetterScript = redis.NewScript(deadLetterSrc)
 )
 
 // QueueGroup is the consumer group of every product's stream: the API processes' writers.
