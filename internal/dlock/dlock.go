@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/keyed"
 )
 
 // Sentinel errors. Compare with errors.Is, never ==: most are returned wrapped
@@ -113,7 +115,7 @@ type Client struct {
 	rdb    redis.UniversalClient // the single Redis; nil under Redlock
 	rl     *redlock              // the Redlock nodes; nil for a single Redis
 	obs    Observer
-	queue  waitQueue
+	queue  keyed.Mutexes
 	notify *notifier
 
 	mu     sync.Mutex // guards closed and bg.Add

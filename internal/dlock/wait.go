@@ -8,66 +8,30 @@ import (
 	"time"
 )
 
-// waitQueue gives one goroutine per key at a time the turn to compete in
-// Redis; the others of the same Client queue on the key's slot, in FIFO order
-// (the order of a channel's blocked senders). A goroutine that wins keeps the
-// turn in its Lock (see Client.obtain). Slots are reference counted and
-// deleted when unused, so the map does not grow with the number of keys.
-type waitQueue struct {
-	mu    sync.Mutex
-	slots map[string]*slot
-}
+// The local queue (Client.queue, a keyed.Mutexes) gives one goroutine per key at a time the
+// turn to compete in Redis; the others of the same Client queue on the key, in FIFO order
+// (the order of a channel's blocked senders). A goroutine that wins keeps the turn in its
+// Lock (see Client.obtain). Keys are dropped when unused, so the queue does not grow with
+// the number of keys.
 
-type slot struct {
-	turn chan struct{} // holds a value while a goroutine has the turn
-	refs int           // goroutines using the slot; guarded by waitQueue.mu
-}
-
-func (q *waitQueue) join(key string) *slot {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.slots == nil {
-		q.slots = make(map[string]*slot)
-	}
-	s := q.slots[key]
-	if s == nil {
-		s = &slot{turn: make(chan struct{}, 1)}
-		q.slots[key] = s
-	}
-	s.refs++
-	return s
-}
-
-func (q *waitQueue) leave(key string, s *slot) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if s.refs--; s.refs == 0 {
-		delete(q.slots, key)
-	}
-}
-
-// enter takes the slot's turn. Without a Wait (expired nil) it does not
-// queue: a goroutine already having the turn means the key is busy.
-func (s *slot) enter(ctx context.Context, expired <-chan time.Time) error {
-	select {
-	case s.turn <- struct{}{}:
-		return nil
-	default:
-	}
+// enterQueue takes the key's turn in c's local queue. Without a Wait (expired nil) it does
+// not queue: a goroutine already having the turn means the key is busy.
+func (c *Client) enterQueue(ctx context.Context, key string, expired <-chan time.Time) error {
 	if expired == nil {
-		return ErrNotObtained
-	}
-	select {
-	case s.turn <- struct{}{}:
+		if !c.queue.TryLock(key) {
+			return ErrNotObtained
+		}
 		return nil
-	case <-ctx.Done():
+	}
+	switch err := c.queue.LockBefore(ctx, key, expired); {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
 		return notObtained(ctx)
-	case <-expired:
+	default:
 		return ErrNotObtained
 	}
 }
-
-func (s *slot) exit() { <-s.turn }
 
 // obtain runs an Obtain: queue locally, then attempt until the lock is
 // taken, Wait runs out, ctx ends, or Redis fails. A lock taken keeps the turn
@@ -80,18 +44,13 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 	}
 	timer, expired := r.waitTimer()
 	defer stopTimer(timer)
-	s := c.queue.join(r.key)
-	if err := s.enter(ctx, expired); err != nil {
-		c.queue.leave(r.key, s)
+	if err := c.enterQueue(ctx, r.key, expired); err != nil {
 		if ctx.Err() == nil {
 			r.obs.Contended(r.key)
 		}
 		return nil, err
 	}
-	passTurn := sync.OnceFunc(func() {
-		s.exit()
-		c.queue.leave(r.key, s)
-	})
+	passTurn := sync.OnceFunc(func() { c.queue.Unlock(r.key) })
 	l, err := c.attempt(ctx, r, expired)
 	if err != nil {
 		passTurn()

@@ -7,7 +7,9 @@ package keyed
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
 )
 
 // Mutexes holds one mutex per key. The zero value is ready; it is safe for concurrent use.
@@ -21,9 +23,18 @@ type entry struct {
 	refs int           // goroutines holding or waiting
 }
 
+// ErrExpired is LockBefore's error when its expired channel delivered first.
+var ErrExpired = errors.New("keyed: wait expired")
+
 // Lock takes key's mutex, waiting until ctx ends: then it returns ctx.Err() and holds
 // nothing. Unlock gives it back.
 func (k *Mutexes) Lock(ctx context.Context, key string) error {
+	return k.LockBefore(ctx, key, nil)
+}
+
+// LockBefore is Lock that also gives up, with ErrExpired, when expired delivers (a timer's
+// channel, say); a nil expired never does.
+func (k *Mutexes) LockBefore(ctx context.Context, key string, expired <-chan time.Time) error {
 	e := k.ref(key)
 	select {
 	case e.ch <- struct{}{}:
@@ -36,6 +47,9 @@ func (k *Mutexes) Lock(ctx context.Context, key string) error {
 	case <-ctx.Done():
 		k.unref(key)
 		return ctx.Err()
+	case <-expired:
+		k.unref(key)
+		return ErrExpired
 	}
 }
 

@@ -2,6 +2,7 @@ package keyed_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,7 +41,7 @@ func TestExclusion(t *testing.T) {
 	}
 }
 
-// TestWaitEnds: a waiter whose context ends holds nothing; TryLock of a held key fails, and
+// TestWaitEnds: a waiter whose context ends, or whose expired channel delivers, holds nothing; TryLock of a held key fails, and
 // succeeds once it is free.
 func TestWaitEnds(t *testing.T) {
 	var k keyed.Mutexes
@@ -51,6 +52,11 @@ func TestWaitEnds(t *testing.T) {
 	defer cancel()
 	if err := k.Lock(ctx, "a"); err != context.DeadlineExceeded {
 		t.Errorf("Lock of a held key = %v, want the deadline", err)
+	}
+	timer := time.NewTimer(20 * time.Millisecond)
+	defer timer.Stop()
+	if err := k.LockBefore(context.Background(), "a", timer.C); !errors.Is(err, keyed.ErrExpired) {
+		t.Errorf("LockBefore of a held key = %v, want ErrExpired", err)
 	}
 	if k.TryLock("a") {
 		t.Error("TryLock of a held key succeeded")
