@@ -20,14 +20,7 @@ import (
 
 // EtcdBin returns the path of etcd, or skips the test.
 func EtcdBin(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{"etcd", "/usr/bin/etcd", "/usr/local/bin/etcd"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	t.Skip("etcd not found: this test starts etcd members of its own (`make up` installs Debian's etcd-server)")
-	return ""
+	return lookBin(t, "etcd", "etcd not found: this test starts etcd members of its own (`make up` installs Debian's etcd-server)")
 }
 
 // Etcd is one etcd member of the test's own, alone (StartEtcd) or in a cluster

@@ -18,14 +18,7 @@ import (
 
 // RedisBin returns the path of redis-server, or skips the test.
 func RedisBin(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{"redis-server", "/usr/bin/redis-server", "/usr/local/bin/redis-server"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	t.Skip("redis-server not found: this test starts servers of its own (`make up` installs it)")
-	return ""
+	return lookBin(t, "redis-server", "redis-server not found: this test starts servers of its own (`make up` installs it)")
 }
 
 // Redis is a redis-server process of the test's own, without persistence. Stop and Start

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -129,4 +130,17 @@ func (p *process) stop(sig syscall.Signal, d time.Duration) bool {
 	_ = p.cmd.Process.Kill()
 	<-p.done
 	return false
+}
+
+// lookBin returns the path of the program name on PATH, in /usr/bin or in /usr/local/bin (where
+// Debian's packages and `make up` put them), or skips the test saying why.
+func lookBin(t testing.TB, name, why string) string {
+	t.Helper()
+	for _, p := range []string{name, "/usr/bin/" + name, "/usr/local/bin/" + name} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	t.Skip(why)
+	return ""
 }
