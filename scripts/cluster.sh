@@ -52,16 +52,20 @@ need_binaries() {
 	fi
 }
 
-bus_port() { # bus_port PORT: the cluster bus port of cluster node PORT
-	local ports=($CLUSTER_PORTS) buses=($CLUSTER_BUS_PORTS) i
+# paired_port PORT "PORTS" "PAIRED" OFFSET: the port paired with PORT, the one at PORT's place
+# in the list PAIRED, or PORT + OFFSET when PAIRED has none there.
+paired_port() {
+	local ports=($2) paired=($3) i
 	for i in "${!ports[@]}"; do
-		if [ "${ports[$i]}" = "$1" ] && [ -n "${buses[$i]:-}" ]; then
-			echo "${buses[$i]}"
+		if [ "${ports[$i]}" = "$1" ] && [ -n "${paired[$i]:-}" ]; then
+			echo "${paired[$i]}"
 			return
 		fi
 	done
-	echo $(($1 + 10000))
+	echo $(($1 + $4))
 }
+
+bus_port() { paired_port "$1" "$CLUSTER_PORTS" "$CLUSTER_BUS_PORTS" 10000; } # of cluster node PORT
 
 # server_args PORT: the redis-server arguments of server PORT (cluster mode for a cluster port).
 server_args() {
@@ -121,16 +125,7 @@ create_cluster() {
 # it is recorded in $STARTED as etcd-PORT.
 is_etcd() { [[ " $ETCD_CLUSTER_PORTS " == *" $1 "* ]]; }
 
-peer_port() { # peer_port PORT: the peer port of etcd member PORT
-	local ports=($ETCD_CLUSTER_PORTS) peers=($ETCD_CLUSTER_PEER_PORTS) i
-	for i in "${!ports[@]}"; do
-		if [ "${ports[$i]}" = "$1" ] && [ -n "${peers[$i]:-}" ]; then
-			echo "${peers[$i]}"
-			return
-		fi
-	done
-	echo $(($1 + 10))
-}
+peer_port() { paired_port "$1" "$ETCD_CLUSTER_PORTS" "$ETCD_CLUSTER_PEER_PORTS" 10; } # of etcd member PORT
 
 start_member() { # start_member PORT: start etcd member PORT (on its data, if it has any)
 	local port=$1 dir=$CLUSTER_DIR/etcd-$1 state=new p initial=
@@ -207,16 +202,9 @@ up() {
 }
 
 stop_server() { # stop_server PORT [SIGNAL]: a Redis server or an etcd member
-	local pidfile=$CLUSTER_DIR/$1/redis.pid pid i
+	local pidfile=$CLUSTER_DIR/$1/redis.pid
 	[ ! -d "$CLUSTER_DIR/etcd-$1" ] || pidfile=$CLUSTER_DIR/etcd-$1/etcd.pid
-	[ -f "$pidfile" ] || return 0
-	pid=$(cat "$pidfile")
-	kill -"${2:-TERM}" "$pid" 2>/dev/null || true
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	rm -f "$pidfile"
+	stop_pidfile "$pidfile" "${2:-TERM}"
 }
 
 down() {

@@ -172,17 +172,7 @@ up() {
 		"ETCD_ENDPOINTS=http://127.0.0.1:$ETCD_PORT"
 }
 
-stop_etcd() { # SIGTERM, and wait up to 10s for it to exit
-	local pid i
-	[ -f "$STATE/etcd.pid" ] || return 0
-	pid=$(cat "$STATE/etcd.pid")
-	kill "$pid" 2>/dev/null || true
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	rm -f "$STATE/etcd.pid"
-}
+stop_etcd() { stop_pidfile "$STATE/etcd.pid"; } # SIGTERM, and wait up to 10s for it to exit
 
 down() {
 	[ -f "$STARTED" ] || { say "nothing to stop: make up started nothing"; return 0; }

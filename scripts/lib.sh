@@ -8,6 +8,20 @@ die() { say "error: $*"; exit 1; }
 # port_taken PORT: something listens on TCP PORT.
 port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
+# stop_pidfile PIDFILE [SIGNAL]: send SIGNAL (TERM) to the process in PIDFILE, wait up to 10s
+# for it to exit, and remove PIDFILE. Nothing when there is no PIDFILE.
+stop_pidfile() {
+	local pid i
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1")
+	kill -"${2:-TERM}" "$pid" 2>/dev/null || true
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	rm -f "$1"
+}
+
 # redis_pings PORT: a Redis on 127.0.0.1:PORT replies to PING (no redis-cli needed).
 redis_pings() {
 	local reply
