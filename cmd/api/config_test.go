@@ -11,6 +11,16 @@ func parseEnv(env map[string]string) (config, error) {
 	return parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
 }
 
+// mustParseEnv is parseEnv for an environment the test means to be valid: an error fails t.
+func mustParseEnv(t *testing.T, env map[string]string) config {
+	t.Helper()
+	cfg, err := parseEnv(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func TestAdminTokenLength(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -29,22 +39,30 @@ func TestAdminTokenLength(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := parseEnv(map[string]string{"ADMIN_TOKEN": tt.token})
-			if tt.ok {
-				if err != nil || cfg.adminToken != tt.token {
-					t.Fatalf("ADMIN_TOKEN of %d characters: token %q, err %v; want it accepted",
-						len([]rune(tt.token)), cfg.adminToken, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN") {
-				t.Fatalf("ADMIN_TOKEN of %d characters: err %v, want one naming ADMIN_TOKEN", len([]rune(tt.token)), err)
-			}
-			if strings.Contains(err.Error(), tt.token) {
+			err := checkSetting(t, "ADMIN_TOKEN", tt.token, tt.ok, func(cfg config) string { return cfg.adminToken })
+			if err != nil && strings.Contains(err.Error(), tt.token) {
 				t.Fatalf("the error echoes the token: %v", err)
 			}
 		})
 	}
+}
+
+// checkSetting parses the environment key=value alone and fails t unless the value is
+// accepted, with field(cfg) == value, or refused with an error naming key, as ok says. It
+// returns the error of a refusal.
+func checkSetting(t *testing.T, key, value string, ok bool, field func(config) string) error {
+	t.Helper()
+	cfg, err := parseEnv(map[string]string{key: value})
+	if ok {
+		if err != nil || field(cfg) != value {
+			t.Fatalf("%s %q: got %q, err %v; want it accepted", key, value, field(cfg), err)
+		}
+		return nil
+	}
+	if err == nil || !strings.Contains(err.Error(), key) {
+		t.Fatalf("%s %q: err %v, want one naming %s", key, value, err, key)
+	}
+	return err
 }
 
 // TestAdminTokenFlag: the flag is held to the same rule as the variable.

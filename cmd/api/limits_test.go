@@ -17,43 +17,11 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 )
 
-// runAPI is startAPI that also returns stop, which stops the program, waits for it to
-// return and hands back everything it logged.
-func runAPI(t *testing.T, env map[string]string) (base string, stop func() string) {
-	t.Helper()
-	addr := testenv.FreeAddr(t)
-	env["HTTP_ADDR"] = addr
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testenv.Buffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs) }()
-	stopped := false
-	stop = func() string {
-		if !stopped {
-			stopped = true
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run returned %v", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Errorf("run did not return after cancel")
-			}
-		}
-		return logs.String()
-	}
-	t.Cleanup(func() { stop() })
-	base = "http://" + addr
-	waitHTTP(t, base+"/healthz", done, logs)
-	return base, stop
-}
-
 // TestRequestLimits runs the real server (its http.Server settings, not httptest's) and
 // checks the header size limit and the read time limits.
 func TestRequestLimits(t *testing.T) {
 	t.Parallel()
-	base, _ := runAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t)})
+	base := startAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t)}).base
 	addr := strings.TrimPrefix(base, "http://")
 	t.Run("headers under the limit", func(t *testing.T) {
 		t.Parallel()
@@ -146,8 +114,8 @@ func TestRateLimitConfig(t *testing.T) {
 
 	rdb, prefix := testenv.Redis(t) // its cleanup removes the server's keys but the limiter's
 	const rateToken = "rate-limit-admin-token"
-	base, _ := runAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
-		"REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": rateToken, "RATE_LIMIT_USER": "1/h"})
+	base := startAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
+		"REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": rateToken, "RATE_LIMIT_USER": "1/h"}).base
 	id := createProduct(t, base, rateToken)
 	t.Cleanup(func() { rdb.Del(context.Background(), fmt.Sprintf("rate:%s:rl:u:%d:9", prefix, id)) })
 	for i, want := range []int{http.StatusCreated, http.StatusTooManyRequests} {
@@ -168,14 +136,14 @@ func TestRateLimitConfig(t *testing.T) {
 func TestSecretsNotLogged(t *testing.T) {
 	t.Parallel()
 	token, guess := testenv.Name("secret-token-"), testenv.Name("guessed-token-")
-	base, stop := runAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
+	api := startAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
 		"ADMIN_TOKEN": token, "LOG_LEVEL": "debug"})
-	id := createProduct(t, base, token)
-	postJSON(t, base+"/api/v1/products", guess, `{"name":"x","stock":1}`)
-	postJSON(t, base+"/api/v1/products", "", `{"name":`)
-	postJSON(t, fmt.Sprintf("%s/api/v1/products/%d/purchase", base, id), "", `{"user_id":1}`)
-	get(t, base+"/readyz")
-	logs := stop()
+	id := createProduct(t, api.base, token)
+	postJSON(t, api.base+"/api/v1/products", guess, `{"name":"x","stock":1}`)
+	postJSON(t, api.base+"/api/v1/products", "", `{"name":`)
+	postJSON(t, fmt.Sprintf("%s/api/v1/products/%d/purchase", api.base, id), "", `{"user_id":1}`)
+	get(t, api.base+"/readyz")
+	logs := api.stop()
 	if !strings.Contains(logs, "product created") {
 		t.Fatalf("the log misses events, so the test proves nothing:\n%s", logs)
 	}

@@ -36,16 +36,7 @@ func TestPprofAddrLoopbackOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := parseEnv(map[string]string{"PPROF_ADDR": tt.addr})
-			if tt.ok {
-				if err != nil || cfg.pprofAddr != tt.addr {
-					t.Fatalf("PPROF_ADDR %q: addr %q, err %v; want it accepted", tt.addr, cfg.pprofAddr, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), "PPROF_ADDR") {
-				t.Fatalf("PPROF_ADDR %q: err %v, want one naming PPROF_ADDR", tt.addr, err)
-			}
+			checkSetting(t, "PPROF_ADDR", tt.addr, tt.ok, func(cfg config) string { return cfg.pprofAddr })
 		})
 	}
 }
@@ -68,7 +59,7 @@ func TestPprofRefusedStopsRun(t *testing.T) {
 func TestPprofServesOnLoopback(t *testing.T) {
 	t.Parallel()
 	pprofAddr := testenv.FreeAddr(t)
-	_, stop := runAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
+	api := startAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t),
 		"PPROF_ADDR": pprofAddr})
 	var status int
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -82,7 +73,7 @@ func TestPprofServesOnLoopback(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("GET /debug/pprof/ on %s = %d, want 200", pprofAddr, status)
 	}
-	stop()
+	api.stop()
 	if conn, err := net.DialTimeout("tcp", pprofAddr, time.Second); err == nil {
 		conn.Close()
 		t.Fatalf("pprof still listens on %s after run returned", pprofAddr)

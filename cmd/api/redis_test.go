@@ -25,7 +25,7 @@ func TestRedisTopologyConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseConfig(nil, func(k string) string { return tt.env[k] }, io.Discard)
+			cfg, err := parseEnv(tt.env)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want one naming %s", err, tt.err)

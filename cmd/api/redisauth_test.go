@@ -58,8 +58,8 @@ func TestRedisAuth(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			base, stop := runAPI(t, env)
-			status, body := readyz(t, base, tt.ready)
+			api := startAPI(t, env)
+			status, body := readyz(t, api.base, tt.ready)
 			answers := body
 			if !tt.ready {
 				if status != http.StatusServiceUnavailable || !strings.Contains(body, `"redis"`) {
@@ -70,10 +70,10 @@ func TestRedisAuth(t *testing.T) {
 					t.Fatalf("GET /readyz = %d %s, want 200", status, body)
 				}
 				for _, strategy := range []string{"redis", "dlock"} {
-					answers += buyOnce(t, base, strategy)
+					answers += buyOnce(t, api.base, strategy)
 				}
 			}
-			logs := stop()
+			logs := api.stop()
 			if !strings.Contains(logs, "redis topology") {
 				t.Fatalf("the log misses the start-up lines, so the test proves nothing:\n%s", logs)
 			}

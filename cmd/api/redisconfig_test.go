@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,109 +13,103 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestRedisAddressForms: host:port and redis:// or rediss:// URLs parse to the options the
-// clients get, and REDIS_USERNAME and REDIS_PASSWORD apply where a URL names no credentials.
+// TestRedisAddressForms: host:port and redis:// or rediss:// URLs, alone or in a cluster list,
+// parse to the options the clients get, and REDIS_USERNAME and REDIS_PASSWORD apply where a URL
+// names no credentials.
 func TestRedisAddressForms(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name string
-		env  map[string]string
-		want redisNode
+		name    string
+		env     map[string]string
+		want    redisNode   // REDIS_ADDR of one node
+		cluster []redisNode // else the cluster's nodes
 	}{
-		{"host:port", map[string]string{"REDIS_ADDR": "10.0.0.1:6379"},
-			redisNode{addr: "10.0.0.1:6379"}},
-		{"REDIS_PASSWORD", map[string]string{"REDIS_ADDR": "10.0.0.1:6379", "REDIS_PASSWORD": "env-pw"},
-			redisNode{addr: "10.0.0.1:6379", password: "env-pw"}},
-		{"REDIS_USERNAME", map[string]string{"REDIS_ADDR": "10.0.0.1:6379", "REDIS_USERNAME": "alice", "REDIS_PASSWORD": "env-pw"},
-			redisNode{addr: "10.0.0.1:6379", username: "alice", password: "env-pw"}},
-		{"redis URL with db", map[string]string{"REDIS_ADDR": "redis://10.0.0.1:6380/2", "REDIS_PASSWORD": "env-pw"},
-			redisNode{addr: "10.0.0.1:6380", password: "env-pw", db: 2}},
-		{"rediss URL", map[string]string{"REDIS_ADDR": "rediss://cache.example.com:6380"},
-			redisNode{addr: "cache.example.com:6380", tls: true}},
-		{"default port", map[string]string{"REDIS_ADDR": "redis://cache.example.com"},
-			redisNode{addr: "cache.example.com:6379"}},
-		{"IPv6", map[string]string{"REDIS_ADDR": "redis://[::1]:6379"},
-			redisNode{addr: "[::1]:6379"}},
-		{"URL credentials win", map[string]string{"REDIS_ADDR": "rediss://bob:url-pw@h:1/3",
+		{name: "host:port", env: map[string]string{"REDIS_ADDR": "10.0.0.1:6379"},
+			want: redisNode{addr: "10.0.0.1:6379"}},
+		{name: "REDIS_PASSWORD", env: map[string]string{"REDIS_ADDR": "10.0.0.1:6379", "REDIS_PASSWORD": "env-pw"},
+			want: redisNode{addr: "10.0.0.1:6379", password: "env-pw"}},
+		{name: "REDIS_USERNAME", env: map[string]string{"REDIS_ADDR": "10.0.0.1:6379", "REDIS_USERNAME": "alice", "REDIS_PASSWORD": "env-pw"},
+			want: redisNode{addr: "10.0.0.1:6379", username: "alice", password: "env-pw"}},
+		{name: "redis URL with db", env: map[string]string{"REDIS_ADDR": "redis://10.0.0.1:6380/2", "REDIS_PASSWORD": "env-pw"},
+			want: redisNode{addr: "10.0.0.1:6380", password: "env-pw", db: 2}},
+		{name: "rediss URL", env: map[string]string{"REDIS_ADDR": "rediss://cache.example.com:6380"},
+			want: redisNode{addr: "cache.example.com:6380", tls: true}},
+		{name: "default port", env: map[string]string{"REDIS_ADDR": "redis://cache.example.com"},
+			want: redisNode{addr: "cache.example.com:6379"}},
+		{name: "IPv6", env: map[string]string{"REDIS_ADDR": "redis://[::1]:6379"},
+			want: redisNode{addr: "[::1]:6379"}},
+		{name: "URL credentials win", env: map[string]string{"REDIS_ADDR": "rediss://bob:url-pw@h:1/3",
 			"REDIS_USERNAME": "alice", "REDIS_PASSWORD": "env-pw"},
-			redisNode{addr: "h:1", username: "bob", password: "url-pw", db: 3, tls: true}},
-		{"URL password alone wins over both", map[string]string{"REDIS_ADDR": "redis://:url-pw@h:1",
+			want: redisNode{addr: "h:1", username: "bob", password: "url-pw", db: 3, tls: true}},
+		{name: "URL password alone wins over both", env: map[string]string{"REDIS_ADDR": "redis://:url-pw@h:1",
 			"REDIS_USERNAME": "alice", "REDIS_PASSWORD": "env-pw"},
-			redisNode{addr: "h:1", password: "url-pw"}},
-		{"percent-encoded password", map[string]string{"REDIS_ADDR": "redis://u:p%40ss%2Cw%3A@h:1"},
-			redisNode{addr: "h:1", username: "u", password: "p@ss,w:"}},
-		{"a comma in a URL's password is no cluster", map[string]string{"REDIS_ADDR": "redis://u:a,b@h:1"},
-			redisNode{addr: "h:1", username: "u", password: "a,b"}},
+			want: redisNode{addr: "h:1", password: "url-pw"}},
+		{name: "percent-encoded password", env: map[string]string{"REDIS_ADDR": "redis://u:p%40ss%2Cw%3A@h:1"},
+			want: redisNode{addr: "h:1", username: "u", password: "p@ss,w:"}},
+		{name: "a comma in a URL's password is no cluster", env: map[string]string{"REDIS_ADDR": "redis://u:a,b@h:1"},
+			want: redisNode{addr: "h:1", username: "u", password: "a,b"}},
+		{name: "REDIS_CLUSTER_ADDRS of rediss URLs", env: map[string]string{"REDIS_CLUSTER_ADDRS": "rediss://u:pw@a:1, rediss://u:pw@b:2"},
+			cluster: []redisNode{{addr: "a:1", username: "u", password: "pw", tls: true}, {addr: "b:2", username: "u", password: "pw", tls: true}}},
+		{name: "REDIS_ADDR list of URLs", env: map[string]string{"REDIS_ADDR": "redis://a:1,redis://b:2", "REDIS_PASSWORD": "env-pw"},
+			cluster: []redisNode{{addr: "a:1", password: "env-pw"}, {addr: "b:2", password: "env-pw"}}},
+		{name: "host:port list with REDIS_PASSWORD", env: map[string]string{"REDIS_CLUSTER_ADDRS": "a:1,b:2", "REDIS_PASSWORD": "env-pw"},
+			cluster: []redisNode{{addr: "a:1", password: "env-pw"}, {addr: "b:2", password: "env-pw"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := parseEnv(tt.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cfg.redis != tt.want || len(cfg.redisCluster) != 0 {
-				t.Fatalf("redis %+v, cluster %v; want %+v and no cluster", cfg.redis, cfg.redisCluster, tt.want)
+			cfg := mustParseEnv(t, tt.env)
+			if cfg.redis != tt.want || !slices.Equal(cfg.redisCluster, tt.cluster) {
+				t.Fatalf("redis %+v, cluster %+v; want %+v, cluster %+v", cfg.redis, cfg.redisCluster, tt.want, tt.cluster)
 			}
 			client := newRedisClient(cfg)
 			defer client.Close()
-			opt := client.(*redis.Client).Options()
-			if got, want := opt.TLSConfig != nil, tt.want.tls; got != want {
-				t.Fatalf("client TLS = %v, want %v", got, want)
+			nodes := tt.cluster
+			if nodes == nil {
+				nodes = []redisNode{tt.want}
 			}
-			if opt.Addr != tt.want.addr || opt.Username != tt.want.username || opt.Password != tt.want.password ||
-				opt.DB != tt.want.db || !opt.ContextTimeoutEnabled || opt.MaxRetries != 1 || opt.DialerRetries != 1 {
-				t.Fatalf("client options %+v do not match %+v or lost cmd/api's settings", opt, tt.want)
+			w := nodes[0] // a cluster's nodes share credentials and TLS
+			want := clientSettings{cluster: tt.cluster != nil, addrs: addrs(nodes), username: w.username,
+				password: w.password, db: w.db, tls: w.tls, contextTimeout: true, maxRetries: 1, dialerRetries: 1}
+			if got := settingsOf(client); !reflect.DeepEqual(got, want) {
+				t.Fatalf("client settings %+v, want %+v: they do not match the address or lost cmd/api's settings", got, want)
 			}
 		})
 	}
 }
 
-func TestRedisClusterAddressForms(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		env  map[string]string
-		want []redisNode
-	}{
-		{"REDIS_CLUSTER_ADDRS of rediss URLs", map[string]string{"REDIS_CLUSTER_ADDRS": "rediss://u:pw@a:1, rediss://u:pw@b:2"},
-			[]redisNode{{addr: "a:1", username: "u", password: "pw", tls: true}, {addr: "b:2", username: "u", password: "pw", tls: true}}},
-		{"REDIS_ADDR list of URLs", map[string]string{"REDIS_ADDR": "redis://a:1,redis://b:2", "REDIS_PASSWORD": "env-pw"},
-			[]redisNode{{addr: "a:1", password: "env-pw"}, {addr: "b:2", password: "env-pw"}}},
-		{"host:port list with REDIS_PASSWORD", map[string]string{"REDIS_CLUSTER_ADDRS": "a:1,b:2", "REDIS_PASSWORD": "env-pw"},
-			[]redisNode{{addr: "a:1", password: "env-pw"}, {addr: "b:2", password: "env-pw"}}},
+// clientSettings are the options cmd/api gives a Redis client, single or cluster.
+type clientSettings struct {
+	cluster                   bool
+	addrs                     []string
+	username, password        string
+	db                        int
+	tls, contextTimeout       bool
+	maxRetries, dialerRetries int
+}
+
+// settingsOf reads the clientSettings back from the options of client, a *redis.Client or
+// a *redis.ClusterClient.
+func settingsOf(client redis.UniversalClient) clientSettings {
+	switch c := client.(type) {
+	case *redis.Client:
+		o := c.Options()
+		return clientSettings{addrs: []string{o.Addr}, username: o.Username, password: o.Password, db: o.DB,
+			tls: o.TLSConfig != nil, contextTimeout: o.ContextTimeoutEnabled, maxRetries: o.MaxRetries, dialerRetries: o.DialerRetries}
+	case *redis.ClusterClient:
+		o := c.Options()
+		return clientSettings{cluster: true, addrs: o.Addrs, username: o.Username, password: o.Password,
+			tls: o.TLSConfig != nil, contextTimeout: o.ContextTimeoutEnabled, maxRetries: o.MaxRetries, dialerRetries: o.DialerRetries}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, err := parseEnv(tt.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(cfg.redisCluster, tt.want) {
-				t.Fatalf("cluster %+v, want %+v", cfg.redisCluster, tt.want)
-			}
-			client := newRedisClient(cfg)
-			defer client.Close()
-			w := tt.want[0]
-			opt := client.(*redis.ClusterClient).Options()
-			if !slices.Equal(opt.Addrs, addrs(tt.want)) || opt.Username != w.username || opt.Password != w.password ||
-				(opt.TLSConfig != nil) != w.tls || !opt.ContextTimeoutEnabled || opt.MaxRetries != 1 {
-				t.Fatalf("cluster client options %+v do not match %+v or lost cmd/api's settings", opt, tt.want)
-			}
-		})
-	}
+	panic(fmt.Sprintf("settingsOf: a %T", client))
 }
 
 // TestRedlockNodeCredentials: each Redlock node takes the credentials of its own URL, or
 // REDIS_USERNAME and REDIS_PASSWORD, and keeps the node timeouts.
 func TestRedlockNodeCredentials(t *testing.T) {
 	t.Parallel()
-	cfg, err := parseEnv(map[string]string{"REDLOCK_ADDRS": "redis://:p1@a:1,rediss://u2:p2@b:2/1,c:3",
+	cfg := mustParseEnv(t, map[string]string{"REDLOCK_ADDRS": "redis://:p1@a:1,rediss://u2:p2@b:2/1,c:3",
 		"REDIS_USERNAME": "env-user", "REDIS_PASSWORD": "env-pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []redisNode{{addr: "a:1", password: "p1"}, {addr: "b:2", username: "u2", password: "p2", db: 1, tls: true},
 		{addr: "c:3", username: "env-user", password: "env-pw"}}
 	if !slices.Equal(cfg.redlock, want) {
@@ -151,11 +147,8 @@ func TestRedisFlags(t *testing.T) {
 // TestRedisTopologyLogHasNoCredentials: the start-up line names hosts and ports only.
 func TestRedisTopologyLogHasNoCredentials(t *testing.T) {
 	t.Parallel()
-	cfg, err := parseEnv(map[string]string{"REDIS_ADDR": "rediss://user-x:pw-in-url@h:1/2",
+	cfg := mustParseEnv(t, map[string]string{"REDIS_ADDR": "rediss://user-x:pw-in-url@h:1/2",
 		"REDLOCK_ADDRS": "redis://:pw-of-node@a:1,b:2,c:3", "REDIS_PASSWORD": "pw-from-env"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
 	logRedisTopology(slog.New(slog.NewJSONHandler(&buf, nil)), cfg)
 	line := buf.String()

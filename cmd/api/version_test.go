@@ -35,14 +35,14 @@ func TestVersionFlag(t *testing.T) {
 // "listening" line.
 func TestBuildInfoReported(t *testing.T) {
 	t.Parallel()
-	base, stop := runAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t)})
+	api := startAPI(t, map[string]string{"DATABASE_URL": testenv.Schema(t), "REDIS_ADDR": testenv.RedisAddr(t)})
 	b := buildinfo.Read()
-	_, body := get(t, base+"/metrics")
+	_, body := get(t, api.base+"/metrics")
 	want := fmt.Sprintf(`seckill_build_info{go_version=%q,revision=%q,version=%q} 1`, b.GoVersion, b.Revision, b.Version)
 	if !strings.Contains(body, want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
-	logs := stop()
+	logs := api.stop()
 	for line := range strings.Lines(logs) {
 		var rec struct {
 			Msg   string

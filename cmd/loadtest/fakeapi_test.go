@@ -65,6 +65,13 @@ func newFakeEtcdAPI(t *testing.T) (*fakeAPI, string) {
 	return f, base
 }
 
+// setOversells says whether the fake's strategy oversells from now on.
+func (f *fakeAPI) setOversells(strategy string, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.oversells[strategy] = on
+}
+
 // problem answers the contract's problem for code.
 func problem(w http.ResponseWriter, code string) {
 	p := api.NewProblem(code, "")

@@ -138,9 +138,7 @@ func TestRunQueueCountsAccepted(t *testing.T) {
 func TestCompareFailsWhenASafeStrategyOversells(t *testing.T) {
 	t.Parallel()
 	f, base := newFakeAPI(t)
-	f.mu.Lock()
-	f.oversells["optimistic"] = true
-	f.mu.Unlock()
+	f.setOversells("optimistic", true)
 	out, _, err := runFake(t, base, "compare", "-strategies=dlock,optimistic", "-stock=10", "-requests=100",
 		"-workers=4", "-baseline=false", "-expect-naive-oversell=false")
 	if !errors.Is(err, errAuditFailed) || exitCode(err) != exitAuditFailed {
@@ -154,9 +152,7 @@ func TestCompareFailsWhenASafeStrategyOversells(t *testing.T) {
 func TestCompareFailsWhenNaiveDoesNotOversell(t *testing.T) {
 	t.Parallel()
 	f, base := newFakeAPI(t)
-	f.mu.Lock()
-	f.oversells["naive"] = false
-	f.mu.Unlock()
+	f.setOversells("naive", false)
 	out, _, err := runFake(t, base, "compare", "-strategies=naive", "-stock=10", "-requests=50", "-workers=2", "-baseline=false")
 	if exitCode(err) != exitAuditFailed || !strings.Contains(out, "naive did not oversell") {
 		t.Fatalf("compare = %v, want naive to fail for not overselling\n%s", err, out)
