@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestGateAdmissions: an admission belongs to one purchase attempt. The same attempt asking
@@ -16,13 +15,8 @@ import (
 // that holds the admission can give its unit back; a confirmed buyer is a buyer for good.
 func TestGateAdmissions(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := testenv.Redis(t)
-	keys := inventory.Keys{Prefix: prefix}
-	g := inventory.NewGate(rdb, keys)
+	g, _, _ := seededGate(t, 2)
 	ctx := context.Background()
-	if _, err := g.StartSeeding(1).Publish(ctx, inventory.SeedInit, 2); err != nil {
-		t.Fatal(err)
-	}
 	state := func() inventory.GateState {
 		t.Helper()
 		s, err := g.State(ctx, 1)
@@ -68,12 +62,8 @@ func TestGateAdmissions(t *testing.T) {
 // still give it back. Another attempt of the same user takes it over.
 func TestGateExpiredAdmissions(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := testenv.Redis(t)
-	g := inventory.NewGate(rdb, inventory.Keys{Prefix: prefix})
+	g, _, _ := seededGate(t, 2)
 	ctx := context.Background()
-	if _, err := g.StartSeeding(1).Publish(ctx, inventory.SeedInit, 2); err != nil {
-		t.Fatal(err)
-	}
 	for _, u := range []int64{7, 8} {
 		if err := g.Admit(ctx, 1, u, "dead", 20*time.Millisecond); err != nil {
 			t.Fatal(err)
@@ -103,12 +93,8 @@ func TestGateExpiredAdmissions(t *testing.T) {
 // PostgreSQL) takes its unit now; one with no unit left to take says the gate needs a sync.
 func TestGateConfirmBatch(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := testenv.Redis(t)
-	g := inventory.NewGate(rdb, inventory.Keys{Prefix: prefix})
+	g, _, _ := seededGate(t, 3)
 	ctx := context.Background()
-	if _, err := g.StartSeeding(1).Publish(ctx, inventory.SeedInit, 3); err != nil {
-		t.Fatal(err)
-	}
 	for _, u := range []int64{7, 8, 9} {
 		if err := g.Admit(ctx, 1, u, "t", time.Minute); err != nil {
 			t.Fatal(err)

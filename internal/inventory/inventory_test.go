@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 func TestValidate(t *testing.T) {
@@ -49,17 +48,10 @@ func TestValidate(t *testing.T) {
 
 func TestDecrement(t *testing.T) {
 	t.Parallel()
-	gdb := testenv.Postgres(t)
-	s := inventory.NewStore(gdb)
-	ctx := context.Background()
-	p, err := s.Create(ctx, inventory.NewProduct{Name: "p", Stock: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, s, tx := createProduct(t, inventory.NewProduct{Name: "p", Stock: 3})
 	if p.ID == 0 || p.Stock != 3 || p.InitialStock != 3 || p.Strategy != inventory.StrategyDlock || p.CreatedAt.IsZero() {
 		t.Fatalf("created %+v", p)
 	}
-	tx := gdb.WithContext(ctx)
 	steps := []struct {
 		name    string
 		do      func(*gorm.DB) (int, error)
@@ -81,7 +73,7 @@ func TestDecrement(t *testing.T) {
 			t.Fatalf("%s = %d, %v; want %d, %v", st.name, left, err, st.left, st.wantErr)
 		}
 	}
-	if _, err := s.Get(ctx, p.ID+1000); !errors.Is(err, inventory.ErrNotFound) {
+	if _, err := s.Get(context.Background(), p.ID+1000); !errors.Is(err, inventory.ErrNotFound) {
 		t.Fatalf("Get unknown = %v", err)
 	}
 }
@@ -101,14 +93,7 @@ func TestKeysShareHashSlot(t *testing.T) {
 // the write is the plain lost update the lab shows.
 func TestClaimStockFences(t *testing.T) {
 	t.Parallel()
-	gdb := testenv.Postgres(t)
-	s := inventory.NewStore(gdb)
-	ctx := context.Background()
-	p, err := s.Create(ctx, inventory.NewProduct{Name: "lab", Stock: 5, Strategy: inventory.StrategyLab, LabLock: "dlock"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx := gdb.WithContext(ctx)
+	p, _, tx := createProduct(t, inventory.NewProduct{Name: "lab", Stock: 5, Strategy: inventory.StrategyLab, LabLock: "dlock"})
 	old, err := inventory.ClaimStock(tx, p.ID, 1) // the older holder reads, then is paused
 	if err != nil || old != 5 {
 		t.Fatalf("ClaimStock(fence 1) = %d, %v", old, err)

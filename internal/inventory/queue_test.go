@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestQueueClaimAndDeadLetter: an entry a consumer keeps touching is not claimed by another;
@@ -15,13 +14,9 @@ import (
 // buyer who has an order.
 func TestQueueClaimAndDeadLetter(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := testenv.Redis(t)
-	keys := inventory.Keys{Prefix: prefix}
+	_, rdb, keys := seededGate(t, 2)
 	q := inventory.NewQueue(rdb, keys)
 	ctx := context.Background()
-	if _, err := inventory.NewGate(rdb, keys).StartSeeding(1).Publish(ctx, inventory.SeedInit, 2); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := q.Enqueue(ctx, 1, 7); err != nil {
 		t.Fatal(err)
 	}

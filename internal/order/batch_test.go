@@ -3,40 +3,12 @@ package order_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
-
-// buyAll sends one purchase per entry of users at once and returns the outcome of each.
-func buyAll(t *testing.T, e *env, id int64, users []int64) []string {
-	t.Helper()
-	out := make([]string, len(users))
-	var wg sync.WaitGroup
-	for i, u := range users {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := e.app.Orders.Purchase(context.Background(), id, u)
-			out[i] = order.Outcome(err)
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-func count(outcomes []string, want string) int {
-	n := 0
-	for _, o := range outcomes {
-		if o == want {
-			n++
-		}
-	}
-	return n
-}
 
 // batchCfg makes every batch wait until it is full, so a test decides what one batch holds.
 func batchCfg(size int) order.Config {
@@ -50,16 +22,14 @@ func TestBatchStraddlesSellOut(t *testing.T) {
 	e := newEnv(t, batchCfg(10))
 	p := e.product(t, 4, inventory.StrategyDlock, 0)
 	users := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	out := buyAll(t, e, p.ID, users)
+	out := buyAll(e.app.Orders, p.ID, users)
 	if got := count(out, order.OutcomeBought); got != 4 {
 		t.Fatalf("bought = %d, want 4: %v", got, out)
 	}
 	if got := count(out, order.OutcomeSoldOut); got != 6 {
 		t.Fatalf("sold out = %d, want 6: %v", got, out)
 	}
-	if a := e.audit(t, p.ID); a.Orders != 4 || a.Stock != 0 || !a.Consistent {
-		t.Fatalf("audit = %+v", a)
-	}
+	e.wantAudit(t, p.ID, 4, 0)
 }
 
 // TestBatchWithRepeatBuyers: a batch holds a user twice and a user who bought before; each
@@ -69,20 +39,15 @@ func TestBatchWithRepeatBuyers(t *testing.T) {
 	e := newEnv(t, batchCfg(6))
 	p := e.product(t, 10, inventory.StrategyDlock, 0)
 	// user 100 bought before (written directly: a lone buyer would wait out the linger)
-	if err := e.db.Exec(`WITH o AS (INSERT INTO orders (product_id, user_id) VALUES (?, 100))
-		UPDATE products SET stock = stock - 1 WHERE id = ?`, p.ID, p.ID).Error; err != nil {
-		t.Fatal(err)
-	}
-	out := buyAll(t, e, p.ID, []int64{1, 2, 2, 100, 3, 3})
+	writeOrders(t, e.db, p.ID, 100, 100)
+	out := buyAll(e.app.Orders, p.ID, []int64{1, 2, 2, 100, 3, 3})
 	if got, want := count(out, order.OutcomeBought), 3; got != want {
 		t.Fatalf("bought = %d, want %d: %v", got, want, out)
 	}
 	if got, want := count(out, order.OutcomeAlreadyPurchased), 3; got != want {
 		t.Fatalf("already purchased = %d, want %d: %v", got, want, out)
 	}
-	if a := e.audit(t, p.ID); a.Orders != 4 || a.Stock != 6 || !a.Consistent {
-		t.Fatalf("audit = %+v", a)
-	}
+	e.wantAudit(t, p.ID, 4, 6)
 }
 
 // TestBatchLostLockWritesNothing: the lock of a batch is lost while it thinks; the whole
@@ -96,20 +61,16 @@ func TestBatchLostLockWritesNothing(t *testing.T) {
 	p := e.product(t, 10, inventory.StrategyDlock, 1500)
 	users := []int64{1, 2, 3, 4, 5}
 	done := make(chan []string)
-	go func() { done <- buyAll(t, e, p.ID, users) }()
+	go func() { done <- buyAll(e.app.Orders, p.ID, users) }()
 	ctx := context.Background()
-	waitFor(t, func() bool { return e.rdb.Exists(ctx, e.app.Keys.Lock(p.ID)).Val() == 1 })
+	eventually(t, "the batch's lock", func() bool { return e.rdb.Exists(ctx, e.app.Keys.Lock(p.ID)).Val() == 1 })
 	time.Sleep(100 * time.Millisecond) // the batch is thinking
 	e.rdb.Del(ctx, e.app.Keys.Lock(p.ID))
 	out := <-done
 	if count(out, order.OutcomeBusy) == 0 || count(out, order.OutcomeBusy)+count(out, order.OutcomeBought) != len(users) {
 		t.Fatalf("outcomes = %v, want the lost batch busy and any later one bought", out)
 	}
-	for i, u := range users {
-		if has := e.hasOrder(t, p.ID, u); has != (out[i] == order.OutcomeBought) {
-			t.Errorf("user %d answered %s, has an order: %v", u, out[i], has)
-		}
-	}
+	e.checkAnswers(t, p.ID, users, out)
 	if a := e.audit(t, p.ID); a.Orders != count(out, order.OutcomeBought) || !a.Consistent {
 		t.Fatalf("audit = %+v", a)
 	}
@@ -126,13 +87,12 @@ func TestBatchBuyerWhoLeaves(t *testing.T) {
 			p := e.product(t, 10, strategy, 0)
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
-			errc := make(chan error, 1)
-			go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 1); errc <- err }() // leads, lingers
+			lead := goPurchase(ctx, e.app.Orders, p.ID, 1) // leads, lingers
 			time.Sleep(50 * time.Millisecond)
-			go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 2); errc <- err }() // leaves at 200ms
+			leaver := goPurchase(ctx, e.app.Orders, p.ID, 2) // leaves at 200ms
 			time.Sleep(300 * time.Millisecond)
-			out := buyAll(t, e, p.ID, []int64{3, 4}) // fill the batch: 1, 3, 4
-			if first, second := <-errc, <-errc; !errors.Is(second, context.DeadlineExceeded) && !errors.Is(first, context.DeadlineExceeded) {
+			out := buyAll(e.app.Orders, p.ID, []int64{3, 4}) // fill the batch: 1, 3, 4
+			if first, second := <-lead, <-leaver; !errors.Is(second, context.DeadlineExceeded) && !errors.Is(first, context.DeadlineExceeded) {
 				t.Fatalf("the buyer who left got %v / %v, want a deadline error", first, second)
 			}
 			if count(out, order.OutcomeBought) != 2 {

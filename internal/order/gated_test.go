@@ -3,7 +3,6 @@ package order_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -11,25 +10,21 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
-// serviceOn wires another API process's Service on e's database and key prefix, with its
-// own Redis client rdb and a log of its own.
-func serviceOn(t *testing.T, e *env, rdb redis.UniversalClient, log *testenv.Buffer, cfg order.Config) *order.Service {
+// seededProduct creates a product of stock units sold by the redis strategy and seeds its
+// gate with a purchase by user 1, which leaves stock-1 units.
+func (e *env) seededProduct(t *testing.T, stock int) inventory.Product {
 	t.Helper()
-	keys := inventory.Keys{Prefix: e.prefix}
-	locks := dlock.New(rdb, nil)
-	t.Cleanup(func() { locks.Close() })
-	logger := slog.New(slog.NewJSONHandler(log, nil))
-	return order.NewService(order.Deps{
-		Products: inventory.NewStore(e.db), Locks: locks, Gate: inventory.NewGate(rdb, keys),
-		SoldOut: inventory.NewSoldOut(rdb, keys, logger), Keys: keys, Logger: logger,
-	}, cfg)
+	p := e.product(t, stock, inventory.StrategyRedis, 0)
+	if _, err := e.app.Orders.Purchase(context.Background(), p.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestGateReconcilesStrandedAdmissions: a process died between its buyers' admissions and
@@ -40,21 +35,15 @@ func serviceOn(t *testing.T, e *env, rdb redis.UniversalClient, log *testenv.Buf
 func TestGateReconcilesStrandedAdmissions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
-	p := e.product(t, 3, inventory.StrategyRedis, 0)
+	p := e.seededProduct(t, 3)
 	ctx := context.Background()
-	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil { // seeds the gate
-		t.Fatal(err)
-	}
-	gate := inventory.NewGate(e.rdb, inventory.Keys{Prefix: e.prefix})
 	for _, u := range []int64{100, 101} { // the dead process's admissions
-		if err := gate.Admit(ctx, p.ID, u, "dead", 50*time.Millisecond); err != nil {
+		if err := e.app.Orders.Gate.Admit(ctx, p.ID, u, "dead", 50*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := e.db.Exec(`WITH o AS (INSERT INTO orders (product_id, user_id) VALUES (?, 101))
-		UPDATE products SET stock = stock - 1 WHERE id = ?`, p.ID, p.ID).Error; err != nil {
-		t.Fatal(err) // user 101's purchase committed, the process died before confirming it
-	}
+	// user 101's purchase committed, the process died before confirming it
+	writeOrders(t, e.db, p.ID, 101, 101)
 	time.Sleep(100 * time.Millisecond) // the admissions expire
 	var bought []int64
 	for u := int64(2); u <= 10; u++ {
@@ -69,9 +58,7 @@ func TestGateReconcilesStrandedAdmissions(t *testing.T) {
 	if len(bought) != 1 {
 		t.Errorf("bought after the reconciliation: %v, want one buyer (user 100's unit)", bought)
 	}
-	if a := e.audit(t, p.ID); a.Orders != 3 || a.Stock != 0 || !a.Consistent {
-		t.Fatalf("audit = %+v (redis %+v), want sold out with the gate agreeing", a, a.Redis)
-	}
+	e.wantAudit(t, p.ID, 3, 0) // sold out, the gate agreeing
 }
 
 // TestGateSeedsOnceInChunks: a product with 25 orders whose gate is missing meets a crowd
@@ -82,13 +69,10 @@ func TestGateSeedsOnceInChunks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
 	p := e.product(t, 100, inventory.StrategyRedis, 0)
-	if err := e.db.Exec(`WITH o AS (INSERT INTO orders (product_id, user_id) SELECT ?, g FROM generate_series(1, 25) g)
-		UPDATE products SET stock = stock - 25 WHERE id = ?`, p.ID, p.ID).Error; err != nil {
-		t.Fatal(err)
-	}
+	writeOrders(t, e.db, p.ID, 1, 25)
 	logs := &testenv.Buffer{}
 	cfg := order.Config{SeedChunk: 4}
-	services := []*order.Service{serviceOn(t, e, e.rdb, logs, cfg), serviceOn(t, e, e.rdb, logs, cfg)}
+	services := []*order.Service{newService(t, e, process{log: logs}, cfg), newService(t, e, process{log: logs}, cfg)}
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for u := int64(1001); u <= 1020; u++ {
@@ -121,21 +105,20 @@ func TestGateSeedsOnceInChunks(t *testing.T) {
 func TestAdmitReplyLost(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
-	p := e.product(t, 5, inventory.StrategyRedis, 0)
+	p := e.seededProduct(t, 5)
 	ctx := context.Background()
-	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil { // seeds the gate
-		t.Fatal(err)
-	}
 	px := faultproxy.New(t, "", testenv.RedisAddr(t))
 	slow := redis.NewClient(&redis.Options{Addr: px.Addr(), ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { slow.Close() })
-	s := serviceOn(t, e, slow, &testenv.Buffer{}, order.Config{})
+	s := newService(t, e, process{rdb: slow}, order.Config{})
 	px.SetReplyLatency(time.Second)
 	if _, err := s.Purchase(ctx, p.ID, 2); !errors.Is(err, order.ErrUnavailable) {
 		t.Fatalf("purchase whose admission reply was lost = %v, want ErrUnavailable", err)
 	}
-	gate := inventory.NewGate(e.rdb, inventory.Keys{Prefix: e.prefix})
-	waitFor(t, func() bool { g, _ := gate.State(ctx, p.ID); return g.Stock == 4 && g.Pending == 0 })
+	eventually(t, "the unit back at the gate", func() bool {
+		g, _ := e.app.Orders.Gate.State(ctx, p.ID)
+		return g.Stock == 4 && g.Pending == 0
+	})
 	if _, err := e.app.Orders.Purchase(ctx, p.ID, 2); err != nil {
 		t.Fatalf("the same buyer once Redis answers again: %v", err)
 	}

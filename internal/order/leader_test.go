@@ -3,13 +3,11 @@ package order_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
@@ -25,18 +23,6 @@ func (panicky) Settled(string)                                      {}
 func (panicky) Reconciled(int, int)                                 {}
 func (panicky) DeadLettered(string, int)                            {}
 
-// newService wires a Service by hand, for observers and pools the app does not use.
-func newService(t *testing.T, e *env, obs order.Observer, cfg order.Config) *order.Service {
-	t.Helper()
-	keys := inventory.Keys{Prefix: e.prefix}
-	locks := dlock.New(e.rdb, nil)
-	t.Cleanup(func() { locks.Close() })
-	return order.NewService(order.Deps{
-		Products: inventory.NewStore(e.db), Locks: locks, Gate: inventory.NewGate(e.rdb, keys),
-		SoldOut: inventory.NewSoldOut(e.rdb, keys, slog.New(slog.DiscardHandler)), Keys: keys, Observer: obs,
-	}, cfg)
-}
-
 // TestLeaderPanicAnswersEveryBuyer: the leader of a batch panics after its batch committed
 // and before it answered anyone. The panic is its own bug: every buyer of the batch still
 // gets an answer, and the true one (201 with the order that committed), nobody waits for
@@ -44,25 +30,11 @@ func newService(t *testing.T, e *env, obs order.Observer, cfg order.Config) *ord
 func TestLeaderPanicAnswersEveryBuyer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
-	s := newService(t, e, panicky{}, batchCfg(4))
+	s := newService(t, e, process{obs: panicky{}}, batchCfg(4))
 	p := e.product(t, 10, inventory.StrategyDlock, 0)
 	users := []int64{1, 2, 3, 4}
-	outcomes := make([]string, len(users))
-	var wg sync.WaitGroup
-	for i, u := range users {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := s.Purchase(context.Background(), p.ID, u)
-			outcomes[i] = order.Outcome(err)
-		}()
-	}
-	wg.Wait()
-	for i, u := range users {
-		if has := e.hasOrder(t, p.ID, u); has != (outcomes[i] == order.OutcomeBought) {
-			t.Errorf("user %d answered %s, has an order: %v", u, outcomes[i], has)
-		}
-	}
+	outcomes := buyAll(s, p.ID, users)
+	e.checkAnswers(t, p.ID, users, outcomes)
 	if count(outcomes, order.OutcomeBought) != len(users) {
 		t.Errorf("outcomes = %v, want all bought: the batch committed before the panic", outcomes)
 	}
@@ -134,7 +106,7 @@ func TestSlowProductLeavesConnections(t *testing.T) {
 	}
 	t.Cleanup(func() { sqlDB, _ := gdb.DB(); sqlDB.Close() })
 	e.db, e.store = gdb, inventory.NewStore(gdb)
-	s := newService(t, e, nil, order.Config{ProductConns: 2, PurchaseTimeout: time.Second})
+	s := newService(t, e, process{}, order.Config{ProductConns: 2, PurchaseTimeout: time.Second})
 	slow := e.product(t, 1000, inventory.StrategyPessimistic, 200)
 	other := e.product(t, 100, inventory.StrategyOptimistic, 0)
 	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)

@@ -87,28 +87,31 @@ const (
 
 // Outcome names the result of a purchase that returned err.
 func Outcome(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return OutcomeBought
-	case errors.Is(err, ErrAccepted):
-		return OutcomeAccepted
-	case errors.Is(err, ErrOutcomeUnknown):
-		return OutcomeUnknown
-	case errors.Is(err, ErrCanceled):
-		return OutcomeCanceled
-	case errors.Is(err, inventory.ErrSoldOut):
-		return OutcomeSoldOut
-	case errors.Is(err, ErrAlreadyPurchased):
-		return OutcomeAlreadyPurchased
-	case errors.Is(err, ErrBusy):
-		return OutcomeBusy
-	case errors.Is(err, inventory.ErrNotFound):
-		return OutcomeNotFound
-	case errors.Is(err, ErrUnavailable):
-		return OutcomeUnavailable
-	default:
-		return OutcomeError
 	}
+	for _, o := range outcomes {
+		if errors.Is(err, o.err) {
+			return o.name
+		}
+	}
+	return OutcomeError
+}
+
+// outcomes names the errors a purchase returns, in the order Outcome tries them (a wrapped
+// error may match more than one: the first wins).
+var outcomes = []struct {
+	err  error
+	name string
+}{
+	{ErrAccepted, OutcomeAccepted},
+	{ErrOutcomeUnknown, OutcomeUnknown},
+	{ErrCanceled, OutcomeCanceled},
+	{inventory.ErrSoldOut, OutcomeSoldOut},
+	{ErrAlreadyPurchased, OutcomeAlreadyPurchased},
+	{ErrBusy, OutcomeBusy},
+	{inventory.ErrNotFound, OutcomeNotFound},
+	{ErrUnavailable, OutcomeUnavailable},
 }
 
 // insertOrder records user's order of product in tx, or returns a *PurchasedError with the

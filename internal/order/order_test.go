@@ -8,60 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
-	"github.com/seckill/seckill/internal/testenv"
 )
-
-type env struct {
-	db     *gorm.DB
-	rdb    *redis.Client
-	prefix string
-	app    *app.App
-	store  *inventory.Store
-}
-
-func newEnv(t *testing.T, cfg order.Config) *env {
-	t.Helper()
-	gdb := testenv.Postgres(t)
-	rdb, prefix := testenv.Redis(t)
-	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg})
-	t.Cleanup(func() { a.Close() })
-	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: inventory.NewStore(gdb)}
-}
-
-func (e *env) product(t *testing.T, stock int, s inventory.Strategy, thinkMS int) inventory.Product {
-	t.Helper()
-	p, err := e.store.Create(context.Background(), inventory.NewProduct{Name: "p", Stock: stock, Strategy: s, ThinkMS: thinkMS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func (e *env) audit(t *testing.T, id int64) order.Audit {
-	t.Helper()
-	a, err := e.app.Orders.Audit(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
-// hasOrder reports whether user has an order of product id in PostgreSQL.
-func (e *env) hasOrder(t *testing.T, id, user int64) bool {
-	t.Helper()
-	var n int64
-	if err := e.db.Raw(`SELECT count(*) FROM orders WHERE product_id = ? AND user_id = ?`, id, user).Scan(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n > 0
-}
 
 // TestLockLostMidTransaction: the watchdog finds the holder's lock gone while it is inside
 // its transaction (here the key is deleted from outside, as when a lease expires); the
@@ -72,19 +25,15 @@ func TestLockLostMidTransaction(t *testing.T) {
 	p := e.product(t, 10, inventory.StrategyDlock, 1500)
 	ctx := context.Background()
 
-	errc := make(chan error, 1)
-	go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 1); errc <- err }()
+	errc := goPurchase(ctx, e.app.Orders, p.ID, 1)
 	lockKey := e.app.Keys.Lock(p.ID)
-	waitFor(t, func() bool { return e.rdb.Exists(ctx, lockKey).Val() == 1 })
+	eventually(t, "the lock to be taken", func() bool { return e.rdb.Exists(ctx, lockKey).Val() == 1 })
 	e.rdb.Del(ctx, lockKey) // the lease is gone while the holder thinks
 
 	if err := <-errc; !errors.Is(err, order.ErrBusy) {
 		t.Fatalf("purchase whose lock was lost = %v, want ErrBusy", err)
 	}
-	a := e.audit(t, p.ID)
-	if a.Orders != 0 || a.Stock != 10 || !a.Consistent {
-		t.Fatalf("after the lost purchase audit = %+v, want nothing written", a)
-	}
+	e.wantAudit(t, p.ID, 0, 10) // nothing written
 }
 
 // TestStaleFenceCannotWrite: a holder paused past its lease (no watchdog) wakes up after
@@ -149,9 +98,7 @@ func TestSaleSurvivesRedisDataLoss(t *testing.T) {
 			if _, err := e.app.Orders.Purchase(ctx, p.ID, 4); !errors.Is(err, inventory.ErrSoldOut) {
 				t.Fatalf("purchase beyond stock = %v, want ErrSoldOut", err)
 			}
-			if a := e.audit(t, p.ID); a.Orders != 3 || a.Stock != 0 || !a.Consistent {
-				t.Fatalf("audit = %+v (redis %+v)", a, a.Redis)
-			}
+			e.wantAudit(t, p.ID, 3, 0)
 		})
 	}
 }
@@ -181,32 +128,7 @@ func TestGateGivesBackOnFailedWrite(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if a := e.audit(t, p.ID); a.Orders != 2 || a.Stock != 0 || !a.Consistent {
-		t.Fatalf("audit = %+v (redis %+v)", a, a.Redis)
-	}
-}
-
-func flushPrefix(t *testing.T, rdb *redis.Client, prefix string) {
-	t.Helper()
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+":*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) > 0 {
-		rdb.Del(ctx, keys...)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	e.wantAudit(t, p.ID, 2, 0)
 }
 
 // TestGateLostMidPurchase: Redis loses its data while an admitted buyer is still writing to
@@ -221,9 +143,8 @@ func TestGateLostMidPurchase(t *testing.T) {
 			e := newEnv(t, order.Config{})
 			p := e.product(t, 5, inventory.StrategyRedis, 400)
 			ctx := context.Background()
-			errc := make(chan error, 1)
-			go func() { _, err := e.app.Orders.Purchase(ctx, p.ID, 1); errc <- err }()
-			waitFor(t, func() bool { return e.rdb.SIsMember(ctx, e.app.Keys.GateBuyers(p.ID), 1).Val() })
+			errc := goPurchase(ctx, e.app.Orders, p.ID, 1)
+			eventually(t, "buyer 1's admission", func() bool { return e.rdb.SIsMember(ctx, e.app.Keys.GateBuyers(p.ID), 1).Val() })
 			flushPrefix(t, e.rdb, e.prefix) // buyer 1 is thinking: admitted, not written
 			if !reseedFirst {
 				if err := <-errc; err != nil {
@@ -238,9 +159,7 @@ func TestGateLostMidPurchase(t *testing.T) {
 					t.Fatalf("the in-flight purchase: %v", err)
 				}
 			}
-			if a := e.audit(t, p.ID); a.Orders != 2 || a.Stock != 3 || !a.Consistent {
-				t.Fatalf("audit = %+v (redis %+v), want the gate to agree", a, a.Redis)
-			}
+			e.wantAudit(t, p.ID, 2, 3) // the gate agrees
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,18 +44,11 @@ func TestQueueCrowd(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
 	p := e.product(t, 20, inventory.StrategyQueue, 0)
-	const buyers = 60
-	outcomes := make([]string, buyers)
-	var wg sync.WaitGroup
-	for i := range buyers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := e.app.Orders.Purchase(context.Background(), p.ID, int64(i+1))
-			outcomes[i] = order.Outcome(err)
-		}()
+	users := make([]int64, 60)
+	for i := range users {
+		users[i] = int64(i + 1)
 	}
-	wg.Wait()
+	outcomes := buyAll(e.app.Orders, p.ID, users)
 	a := drained(t, e, p.ID)
 	admitted := 0
 	for i, o := range outcomes {
@@ -113,9 +105,9 @@ func TestQueueDeadLetter(t *testing.T) {
 	e := newEnv(t, order.Config{QueueWait: 5 * time.Second, QueueAttempts: 2})
 	p := e.product(t, 3, inventory.StrategyQueue, 0)
 	ctx := context.Background()
-	mustExec(t, e, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+	mustExec(t, e.db, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'orders refused by the test'; END $$`)
-	mustExec(t, e, `CREATE TRIGGER refuse BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION refuse()`)
+	mustExec(t, e.db, `CREATE TRIGGER refuse BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION refuse()`)
 	_, err := e.app.Orders.Purchase(ctx, p.ID, 1)
 	if !errors.Is(err, order.ErrBusy) {
 		t.Fatalf("purchase whose write keeps failing = %v, want ErrBusy", err)
@@ -129,7 +121,7 @@ func TestQueueDeadLetter(t *testing.T) {
 	if want := `seckill_queue_dead_lettered_total{reason="failed"} 1`; !strings.Contains(rec.Body.String(), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
-	mustExec(t, e, `DROP TRIGGER refuse ON orders`)
+	mustExec(t, e.db, `DROP TRIGGER refuse ON orders`)
 	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil {
 		t.Fatalf("purchase once the fault is gone = %v", err)
 	}
@@ -143,9 +135,8 @@ func TestQueueClaim(t *testing.T) {
 	e := newEnv(t, order.Config{QueueClaimIdle: 300 * time.Millisecond})
 	p := e.product(t, 5, inventory.StrategyQueue, 0)
 	ctx := context.Background()
-	q := inventory.NewQueue(e.rdb, inventory.Keys{Prefix: e.prefix})
-	gate := inventory.NewGate(e.rdb, inventory.Keys{Prefix: e.prefix})
-	if _, err := gate.StartSeeding(p.ID).Publish(ctx, inventory.SeedInit, 5); err != nil {
+	q := e.app.Orders.Queue
+	if _, err := e.app.Orders.Gate.StartSeeding(p.ID).Publish(ctx, inventory.SeedInit, 5); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []int64{1, 2} {
@@ -166,13 +157,6 @@ func TestQueueClaim(t *testing.T) {
 	waitOrder(t, e, p.ID, 2)
 	if a := drained(t, e, p.ID); a.Orders != 2 || !a.Consistent {
 		t.Fatalf("audit %+v, queue %+v", a, a.Queue)
-	}
-}
-
-func mustExec(t *testing.T, e *env, sql string) {
-	t.Helper()
-	if err := e.db.Exec(sql).Error; err != nil {
-		t.Fatal(err)
 	}
 }
 

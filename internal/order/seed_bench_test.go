@@ -33,10 +33,7 @@ func BenchmarkSeedGate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := gdb.Exec(`WITH o AS (INSERT INTO orders (product_id, user_id) SELECT ?, g FROM generate_series(1, ?) g)
-				UPDATE products SET stock = stock - ? WHERE id = ?`, p.ID, n, n, p.ID).Error; err != nil {
-				b.Fatal(err)
-			}
+			writeOrders(b, gdb, p.ID, 1, int64(n))
 			var (
 				slowest time.Duration
 				peak    uint64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 
 	"github.com/seckill/seckill/internal/inventory"
@@ -51,7 +52,7 @@ func TestSellStatement(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if got := outcomes(rs); left != st.left || !equal(got, st.want) {
+		if got := outcomes(rs); left != st.left || !slices.Equal(got, st.want) {
 			t.Fatalf("%s: %v left %d, want %v left %d", st.name, got, left, st.want, st.left)
 		}
 	}
@@ -60,16 +61,4 @@ func TestSellStatement(t *testing.T) {
 	if orders != 3 {
 		t.Fatalf("orders = %d, want 3", orders)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -201,22 +201,20 @@ func explain(ctx, pctx context.Context, err error) error {
 }
 
 func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	switch p.Strategy {
-	case inventory.StrategyNaive:
-		return s.buyNaive(ctx, p, userID)
-	case inventory.StrategyPessimistic:
-		return s.buyPessimistic(ctx, p, userID)
-	case inventory.StrategyOptimistic:
-		return s.buyOptimistic(ctx, p, userID)
-	case inventory.StrategyRedis:
-		return s.buyGated(ctx, p, userID)
-	case inventory.StrategyQueue:
-		return s.buyQueued(ctx, p, userID)
-	case inventory.StrategyLab:
-		return s.buyLab(ctx, p, userID)
-	default:
-		return s.buyLocked(ctx, p, userID)
+	if buy, ok := buyers[p.Strategy]; ok {
+		return buy(s, ctx, p, userID)
 	}
+	return s.buyLocked(ctx, p, userID) // dlock, the default
+}
+
+// buyers are the purchase paths of the strategies other than dlock.
+var buyers = map[inventory.Strategy]func(*Service, context.Context, inventory.Product, int64) (Order, error){
+	inventory.StrategyNaive:       (*Service).buyNaive,
+	inventory.StrategyPessimistic: (*Service).buyPessimistic,
+	inventory.StrategyOptimistic:  (*Service).buyOptimistic,
+	inventory.StrategyRedis:       (*Service).buyGated,
+	inventory.StrategyQueue:       (*Service).buyQueued,
+	inventory.StrategyLab:         (*Service).buyLab,
 }
 
 func (s *Service) observe(strategy inventory.Strategy, err error, start time.Time) {

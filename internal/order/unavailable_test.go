@@ -142,11 +142,18 @@ func checkRedisCase(t *testing.T, addr string, admin *redis.Client, c redisCase)
 	gateErr := gate.Admit(ctx, 1, 7, "attempt", time.Minute)
 	lift()
 	for _, err := range []error{lockErr, redlockErr, gateErr} {
-		if err == nil || !slices.ContainsFunc(strings.Split(c.want, "|"), func(w string) bool { return strings.Contains(err.Error(), w) }) {
-			t.Errorf("err = %v, want one with %q", err, c.want)
-		} else if !order.IsUnavailable(err) {
-			t.Errorf("IsUnavailable(%q) = false, want true", err)
-		}
+		checkUnavailable(t, err, c.want, true)
+	}
+}
+
+// checkUnavailable fails the test unless err carries want in its text ("a|b": either) and
+// IsUnavailable(err) is unavailable.
+func checkUnavailable(t *testing.T, err error, want string, unavailable bool) {
+	t.Helper()
+	if err == nil || !slices.ContainsFunc(strings.Split(want, "|"), func(w string) bool { return strings.Contains(err.Error(), w) }) {
+		t.Errorf("err = %v, want one with %q", err, want)
+	} else if order.IsUnavailable(err) != unavailable {
+		t.Errorf("IsUnavailable(%q) = %v, want %v", err, !unavailable, unavailable)
 	}
 }
 
@@ -176,11 +183,7 @@ func TestIsUnavailableNotForBugs(t *testing.T) {
 		{"BUSYKEY ", rdb.Restore(ctx, "k", 0, dump).Err()},
 		{"context canceled", rdb.Get(canceledCtx(), "k").Err()},
 	} {
-		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
-			t.Errorf("err = %v, want one with %q", c.err, c.want)
-		} else if order.IsUnavailable(c.err) {
-			t.Errorf("IsUnavailable(%q) = true, want false", c.err)
-		}
+		checkUnavailable(t, c.err, c.want, false)
 	}
 	if order.IsUnavailable(nil) || order.IsUnavailable(errors.New("OOPS")) {
 		t.Error("IsUnavailable of nil or a plain error = true")
@@ -210,18 +213,6 @@ func waitReply(t *testing.T, rdb *redis.Client, prefix string) {
 		err := rdb.Ping(context.Background()).Err()
 		return err != nil && strings.HasPrefix(err.Error(), prefix)
 	})
-}
-
-// eventually polls cond until it holds, failing the test after 5s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 5s waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // TestIsUnavailableClosedLockClient: the lock client, closed at shutdown, is unavailable too.
