@@ -108,9 +108,7 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 // skipTopology skips with -short and without redis-server.
 func skipTopology(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts Redis servers and three API processes; skipped with -short")
-	}
+	testenv.SkipShort(t, "Redis servers and three API processes")
 	testenv.DatabaseURL(t)
 	testenv.RedisAddr(t)
 	servers.RedisBin(t)

@@ -97,9 +97,7 @@ func compareOn(t *testing.T, token string, targets []string, dsn string, extra .
 // backend of API processes of the test's own.
 func ownBackend(t *testing.T) (dsn, redisAddr, prefix string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts three API processes; skipped with -short")
-	}
+	testenv.SkipShort(t, "three API processes")
 	_, prefix = testenv.Redis(t)
 	return testenv.Schema(t), testenv.RedisAddr(t), prefix
 }

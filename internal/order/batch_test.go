@@ -8,6 +8,7 @@ import (
 
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // batchCfg makes every batch wait until it is full, so a test decides what one batch holds.
@@ -63,7 +64,7 @@ func TestBatchLostLockWritesNothing(t *testing.T) {
 	done := make(chan []string)
 	go func() { done <- buyAll(e.app.Orders, p.ID, users) }()
 	ctx := context.Background()
-	eventually(t, "the batch's lock", func() bool { return e.rdb.Exists(ctx, e.app.Keys.Lock(p.ID)).Val() == 1 })
+	testenv.Eventually(t, 5*time.Second, "the batch's lock", func() bool { return e.rdb.Exists(ctx, e.app.Keys.Lock(p.ID)).Val() == 1 })
 	time.Sleep(100 * time.Millisecond) // the batch is thinking
 	e.rdb.Del(ctx, e.app.Keys.Lock(p.ID))
 	out := <-done

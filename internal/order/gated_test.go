@@ -115,7 +115,7 @@ func TestAdmitReplyLost(t *testing.T) {
 	if _, err := s.Purchase(ctx, p.ID, 2); !errors.Is(err, order.ErrUnavailable) {
 		t.Fatalf("purchase whose admission reply was lost = %v, want ErrUnavailable", err)
 	}
-	eventually(t, "the unit back at the gate", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the unit back at the gate", func() bool {
 		g, _ := e.app.Orders.Gate.State(ctx, p.ID)
 		return g.Stock == 4 && g.Pending == 0
 	})

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
@@ -179,17 +178,5 @@ func flushPrefix(t *testing.T, rdb *redis.Client, prefix string) {
 	}
 	if len(keys) > 0 {
 		rdb.Del(ctx, keys...)
-	}
-}
-
-// eventually polls cond until it holds, failing the test after 5s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 5s waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

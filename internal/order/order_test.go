@@ -14,6 +14,7 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestLockLostMidTransaction: the watchdog finds the holder's lock gone while it is inside
@@ -27,7 +28,7 @@ func TestLockLostMidTransaction(t *testing.T) {
 
 	errc := goPurchase(ctx, e.app.Orders, p.ID, 1)
 	lockKey := e.app.Keys.Lock(p.ID)
-	eventually(t, "the lock to be taken", func() bool { return e.rdb.Exists(ctx, lockKey).Val() == 1 })
+	testenv.Eventually(t, 5*time.Second, "the lock to be taken", func() bool { return e.rdb.Exists(ctx, lockKey).Val() == 1 })
 	e.rdb.Del(ctx, lockKey) // the lease is gone while the holder thinks
 
 	if err := <-errc; !errors.Is(err, order.ErrBusy) {
@@ -144,7 +145,7 @@ func TestGateLostMidPurchase(t *testing.T) {
 			p := e.product(t, 5, inventory.StrategyRedis, 400)
 			ctx := context.Background()
 			errc := goPurchase(ctx, e.app.Orders, p.ID, 1)
-			eventually(t, "buyer 1's admission", func() bool { return e.rdb.SIsMember(ctx, e.app.Keys.GateBuyers(p.ID), 1).Val() })
+			testenv.Eventually(t, 5*time.Second, "buyer 1's admission", func() bool { return e.rdb.SIsMember(ctx, e.app.Keys.GateBuyers(p.ID), 1).Val() })
 			flushPrefix(t, e.rdb, e.prefix) // buyer 1 is thinking: admitted, not written
 			if !reseedFirst {
 				if err := <-errc; err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -21,9 +22,7 @@ import (
 // when nodes disagree on a slot's owner mid-reshard: TestRedisErrorRepliesCluster met it);
 // CROSSSLOT is a bug.
 func TestIsUnavailableCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Redis Cluster; skipped with -short")
-	}
+	testenv.SkipShort(t, "a Redis Cluster")
 	t.Parallel()
 	keys := inventory.Keys{Prefix: "cluster"}
 	lockAndGate := func(t *testing.T, addr, want string) {

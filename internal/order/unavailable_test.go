@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -71,7 +72,7 @@ func TestIsUnavailableRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustDo(t, admin, "BGSAVE")
-			eventually(t, "the snapshot to fail", func() bool {
+			testenv.Eventually(t, 5*time.Second, "the snapshot to fail", func() bool {
 				info, _ := admin.Info(context.Background(), "persistence").Result()
 				return strings.Contains(info, "rdb_last_bgsave_status:err")
 			})
@@ -101,7 +102,7 @@ func TestIsUnavailableRedis(t *testing.T) {
 			fault: func(t *testing.T, admin, rdb *redis.Client) func() {
 				blocked := make(chan struct{})
 				go func() { defer close(blocked); rdb.BLPop(context.Background(), 5*time.Second, "wake") }()
-				eventually(t, "the only connection to block", func() bool { return rdb.PoolStats().IdleConns == 0 && rdb.PoolStats().TotalConns == 1 })
+				testenv.Eventually(t, 5*time.Second, "the only connection to block", func() bool { return rdb.PoolStats().IdleConns == 0 && rdb.PoolStats().TotalConns == 1 })
 				time.Sleep(20 * time.Millisecond) // BLPOP is on the wire
 				return func() { admin.LPush(context.Background(), "wake", 1); <-blocked }
 			}},
@@ -209,7 +210,7 @@ func mustDo(t *testing.T, rdb *redis.Client, args ...any) {
 // waitReply waits until PING gets a reply starting with prefix.
 func waitReply(t *testing.T, rdb *redis.Client, prefix string) {
 	t.Helper()
-	eventually(t, "a "+prefix+"reply", func() bool {
+	testenv.Eventually(t, 5*time.Second, "a "+prefix+"reply", func() bool {
 		err := rdb.Ping(context.Background()).Err()
 		return err != nil && strings.HasPrefix(err.Error(), prefix)
 	})

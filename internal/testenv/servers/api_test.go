@@ -24,15 +24,8 @@ func apiEnv(t *testing.T) map[string]string {
 		"REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": "servers-test-token", "LOG_LEVEL": "info"}
 }
 
-func skipShort(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds cmd/api and starts processes; skipped with -short")
-	}
-}
-
 func TestBuildAPIOnce(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	t.Parallel()
 	first, second := servers.BuildAPI(t), servers.BuildAPI(t)
 	if first != second {
@@ -46,7 +39,7 @@ func TestBuildAPIOnce(t *testing.T) {
 // TestAPIStop: a ready process answers, pauses and goes on, exits 0 on Stop, and its whole
 // log lands in SERVERS_LOGDIR when the test ends.
 func TestAPIStop(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	dir := t.TempDir()
 	t.Setenv("SERVERS_LOGDIR", dir)
 	var api *servers.API
@@ -75,7 +68,7 @@ func TestAPIStop(t *testing.T) {
 
 // TestAPIKill: a killed process is gone at once, and its cleanup asks nothing of it.
 func TestAPIKill(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	t.Parallel()
 	apis := servers.StartAPIs(t, 2, apiEnv(t))
 	if apis[0].Name != "api1" || apis[1].Name != "api2" || apis[0].Base == apis[1].Base {
@@ -93,7 +86,7 @@ func TestAPIKill(t *testing.T) {
 // TestPostgresStopFastAndStart: the cluster accepts connections, refuses them once stopped,
 // and accepts them again on the same port once started.
 func TestPostgresStopFastAndStart(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	t.Parallel()
 	pg := servers.StartPostgres(t)
 	accepts := func() bool {

@@ -15,7 +15,7 @@ import (
 // TestEtcdStopStart: a member keeps its data across a crash, and a paused one answers nothing
 // until it is resumed.
 func TestEtcdStopStart(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	t.Parallel()
 	m := servers.StartEtcd(t)
 	if !m.Healthy() {
@@ -49,7 +49,7 @@ func TestEtcdStopStart(t *testing.T) {
 // TestEtcdClusterLeaderKill: when the leader of three members is killed, the other two elect
 // one of them, and the old leader rejoins when it is started again.
 func TestEtcdClusterLeaderKill(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	t.Parallel()
 	start := time.Now()
 	members := servers.StartEtcdCluster(t, 3)
@@ -82,7 +82,7 @@ func TestEtcdClusterLeaderKill(t *testing.T) {
 // TestEtcdClusterQuorumLoss: a member started while the others are down only listens; with a
 // second one back the two are healthy again.
 func TestEtcdClusterQuorumLoss(t *testing.T) {
-	skipShort(t)
+	testenv.SkipShort(t, "processes of its own")
 	t.Parallel()
 	members := servers.StartEtcdCluster(t, 3)
 	for _, m := range members {
