@@ -57,6 +57,27 @@ func (b backend) startAPI(t *testing.T, name string, env map[string]string) *api
 	return servers.LaunchAPI(t, name, b.apiEnv(env))
 }
 
+// startPair starts two API processes with env (see apiEnv), the first named name on the
+// PostgreSQL at dsn, the second named "other" on b's, and waits until both are ready.
+func (b backend) startPair(t *testing.T, name, dsn string, env map[string]string) (*apiProc, *apiProc) {
+	t.Helper()
+	first := b.startAPI(t, name, withEnv(env, "DATABASE_URL", dsn))
+	other := b.startAPI(t, "other", withEnv(env, "DATABASE_URL", b.dsn))
+	first.WaitReady("/readyz")
+	other.WaitReady("/readyz")
+	return first, other
+}
+
+// withEnv returns a copy of env with key set to value.
+func withEnv(env map[string]string, key, value string) map[string]string {
+	e := maps.Clone(env)
+	if e == nil {
+		e = map[string]string{}
+	}
+	e[key] = value
+	return e
+}
+
 // exitCode is the exit status of a finished process, -1 if it died of a signal.
 func exitCode(err error) int {
 	var ee *exec.ExitError

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,8 +146,6 @@ func (s *sale) lookUpOrder(via *client.Client, user int64) (bool, error) {
 	return false, err
 }
 
-// checkAPIAudit asserts that the API's audit, asked through via (the process named name),
-// says consistent, and for the redis strategy that the gate agrees with PostgreSQL.
 // drain waits (20 s at most) until the queue product's stream holds no purchase: every one
 // admitted is written, or dead-lettered.
 func (s *sale) drain(t *testing.T, via *client.Client) {
@@ -158,6 +157,8 @@ func (s *sale) drain(t *testing.T, via *client.Client) {
 	}
 }
 
+// checkAPIAudit asserts that the API's audit, asked through via (the process named name),
+// says consistent, and for the redis strategy that the gate agrees with PostgreSQL.
 func (s *sale) checkAPIAudit(t *testing.T, via *client.Client, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -176,6 +177,32 @@ func (s *sale) checkAPIAudit(t *testing.T, via *client.Client, name string) {
 	}
 	if s.strategy == "queue" && (a.Queue == nil || !a.Queue.Agrees) {
 		t.Errorf("%s: Redis's side of the queue and PostgreSQL disagree: %s", s.strategy, body)
+	}
+}
+
+// finishAll sells out each of sales through apis (see finish), then verifies each in a
+// subtest named for its strategy, through apis[1], with every request answered.
+func finishAll(t *testing.T, log func(string, ...any), sales []*sale, apis []*apiProc) {
+	t.Helper()
+	for _, s := range sales {
+		s.finish(t, apis...)
+	}
+	log("sold out")
+	for _, s := range sales {
+		t.Run(s.strategy, func(t *testing.T) { s.verify(t, apis[1], noneUnanswered) })
+	}
+}
+
+// noErrorsLogged fails the test for each of apis that logged at ERROR (each a 500 or worse),
+// and logs how many 'dependency unavailable' warnings (the 503s) each logged.
+func noErrorsLogged(t *testing.T, apis ...*apiProc) {
+	t.Helper()
+	for _, p := range apis {
+		if lines := p.ErrorLines(); len(lines) > 0 {
+			t.Errorf("%s logged %d errors (each a 500 or worse), first: %s", p.Name, len(lines), lines[0])
+		}
+		t.Logf("%s logged %d 'dependency unavailable' warnings (the 503s)", p.Name,
+			strings.Count(p.Log.String(), `"msg":"dependency unavailable"`))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/faultproxy"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // backend is the PostgreSQL and Redis a test's API processes run on, both the test's own: a
@@ -27,8 +28,40 @@ type backend struct {
 // with a client of that Redis.
 func sharedBackend(t *testing.T) (backend, *redis.Client) {
 	t.Helper()
+	return sharedRedisBackend(t, testenv.Schema(t))
+}
+
+// sharedRedisBackend is the PostgreSQL at dsn and a key prefix on the shared Redis, with a
+// client of that Redis.
+func sharedRedisBackend(t *testing.T, dsn string) (backend, *redis.Client) {
+	t.Helper()
 	rdb, prefix := testenv.Redis(t)
-	return backend{dsn: testenv.Schema(t), redis: testenv.RedisAddr(t), prefix: prefix}, rdb
+	return backend{dsn: dsn, redis: testenv.RedisAddr(t), prefix: prefix}, rdb
+}
+
+// ownPostgres starts a PostgreSQL cluster of the test's own (servers.StartPostgres) and
+// returns it with a backend on it and a key prefix on the shared Redis, and a client of that
+// Redis.
+func ownPostgres(t *testing.T) (backend, *redis.Client, *servers.Postgres) {
+	t.Helper()
+	pg := servers.StartPostgres(t)
+	b, rdb := sharedRedisBackend(t, pg.DSN())
+	return b, rdb, pg
+}
+
+// ownRedis starts a redis-server of the test's own with args (servers.StartRedis) and returns
+// it with a backend on it (see onRedis).
+func ownRedis(t *testing.T, args ...string) (backend, *servers.Redis) {
+	t.Helper()
+	red := servers.StartRedis(t, args...)
+	return onRedis(t, red.Addr), red
+}
+
+// onRedis is a backend of a schema of the shared PostgreSQL and a key prefix on the test's
+// own Redis at addr (a server, or a cluster's nodes separated by commas).
+func onRedis(t *testing.T, addr string) backend {
+	t.Helper()
+	return backend{dsn: testenv.Schema(t), redis: addr, prefix: testenv.Name("chaos")}
 }
 
 // keys names the Redis keys of b's products, as the API processes do.
@@ -45,6 +78,15 @@ func (b backend) proxyPostgres(t *testing.T) (*faultproxy.Proxy, string) {
 	px := faultproxy.New(t, testenv.FreeAddr(t), u.Host)
 	u.Host = px.Addr()
 	return px, u.String()
+}
+
+// startProxiedAPIs starts n API processes on b with env (see startAPIs) whose PostgreSQL is
+// reached through a fault proxy of the test's (see proxyPostgres), and returns the proxy
+// with them.
+func (b backend) startProxiedAPIs(t *testing.T, n int, env map[string]string) (*faultproxy.Proxy, []*apiProc) {
+	t.Helper()
+	px, proxied := b.proxyPostgres(t)
+	return px, b.startAPIs(t, n, withEnv(env, "DATABASE_URL", proxied))
 }
 
 // withParam returns dsn with the query parameter key set to value.

@@ -29,16 +29,21 @@ func etcdEnv(endpoints []string, env map[string]string) map[string]string {
 	return e
 }
 
-// lockHolder returns the fence of the lock named key in cli's etcd, as the API processes
-// write it (EtcdFenceBase + the create revision of the holder's key, the first created under
-// key/), or 0 when no one holds it.
-func lockHolder(t *testing.T, cli *clientv3.Client, key string) int64 {
+// etcdLock is a product's lock in an etcd, read as the API processes write it.
+type etcdLock struct {
+	cli *clientv3.Client
+	key string
+}
+
+// fence returns the lock's fence, as the API processes write it (EtcdFenceBase + the create
+// revision of the holder's key, the first created under key/), or 0 when no one holds it.
+func (l etcdLock) fence(t *testing.T) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	resp, err := cli.Get(ctx, key+"/", clientv3.WithFirstCreate()...)
+	resp, err := l.cli.Get(ctx, l.key+"/", clientv3.WithFirstCreate()...)
 	if err != nil {
-		t.Fatalf("etcd: read lock %s: %v", key, err)
+		t.Fatalf("etcd: read lock %s: %v", l.key, err)
 	}
 	if len(resp.Kvs) == 0 {
 		return 0
@@ -46,20 +51,38 @@ func lockHolder(t *testing.T, cli *clientv3.Client, key string) int64 {
 	return order.EtcdFenceBase + resp.Kvs[0].CreateRevision
 }
 
-// startEtcdPair starts two API processes whose product locks live in the etcd at endpoints,
-// the first named name on PostgreSQL at dsn, the second named "other" on b's, and waits
-// until both are ready. A buyer may wait long for a lock (LOCK_WAIT 10s: a holder's lease
-// runs out meanwhile), and is answered within PURCHASE_TIMEOUT 9s, before the test's client
-// gives up.
-func (b backend) startEtcdPair(t *testing.T, endpoints []string, name, dsn string) (*apiProc, *apiProc) {
+// waitExpired waits until etcd has expired the lease of the lock's holder with fence, frozen
+// at stopped, and logs how long that took.
+func (l etcdLock) waitExpired(t *testing.T, log func(string, ...any), fence int64, stopped time.Time) {
 	t.Helper()
-	env := map[string]string{"LOCK_WAIT": "10s", "PURCHASE_TIMEOUT": "9s", "DATABASE_URL": dsn}
-	first := b.startAPI(t, name, etcdEnv(endpoints, env))
-	env["DATABASE_URL"] = b.dsn
-	other := b.startAPI(t, "other", etcdEnv(endpoints, env))
-	first.WaitReady("/readyz")
-	other.WaitReady("/readyz")
-	return first, other
+	testenv.Eventually(t, 10*time.Second, "the frozen holder's lease to expire", func() bool { return l.fence(t) != fence })
+	log("its lease expired %v after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
+}
+
+// startEtcdPair starts two API processes whose product locks live in the shared etcd, the
+// first named name on PostgreSQL at dsn, the second named "other" on b's, waits until both
+// are ready, and puts a dlock product of 20 units with thinkMS on sale through the other; it
+// returns them with the sale and the product's lock. A buyer may wait long for a lock
+// (LOCK_WAIT 10s: a holder's lease runs out meanwhile), and is answered within
+// PURCHASE_TIMEOUT 9s, before the test's client gives up.
+func (b backend) startEtcdPair(t *testing.T, name, dsn string, thinkMS int) (*apiProc, *apiProc, *sale, etcdLock) {
+	t.Helper()
+	endpoints := testenv.EtcdEndpoints(t)
+	first, other := b.startPair(t, name, dsn, etcdEnv(endpoints, map[string]string{"LOCK_WAIT": "10s", "PURCHASE_TIMEOUT": "9s"}))
+	s := newSale(t, other, b.dsn, product{strategy: "dlock", stock: 20, thinkMS: thinkMS})
+	return first, other, s, etcdLock{testenv.Etcd(t, endpoints...), b.keys().Lock(s.id)}
+}
+
+// etcdClusterSale starts an etcd cluster of the test's own (three members) and n API
+// processes on a shared backend (see sharedBackend) whose product locks live in it, with
+// LOCK_WAIT 1s, and puts a dlock product of stock units (think_ms 5) on sale through the
+// first.
+func etcdClusterSale(t *testing.T, n, stock int) ([]*servers.Etcd, []*apiProc, *sale) {
+	t.Helper()
+	members := servers.StartEtcdCluster(t, 3)
+	b, _ := sharedBackend(t)
+	apis := b.startAPIs(t, n, etcdEnv(servers.EtcdEndpoints(members), map[string]string{"LOCK_WAIT": "1s"}))
+	return members, apis, newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: stock, thinkMS: 5})
 }
 
 // readiness is p's GET /readyz: its status (0: no answer within 5 s) and checks.
@@ -101,8 +124,7 @@ func (s *sale) countsBy(keep func(answer) bool, key func(answer) string) map[str
 // ETCD_ENDPOINTS, keys under the test's own prefix): three API processes, a crowd of buyers
 // far larger than the stock, no fault. The audit must hold as it does with Redis locks.
 func TestEtcdSale(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	faultTest(t)
 	b, _ := sharedBackend(t)
 	apis := b.startAPIs(t, 3, etcdEnv(testenv.EtcdEndpoints(t), nil))
 	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 40, thinkMS: 2})
@@ -120,13 +142,8 @@ func TestEtcdSale(t *testing.T) {
 // those buyers get 503 busy or unavailable with Retry-After, never a 500. Then the sale goes
 // on: orders are made after the kill, and it sells out on two members, without an oversell.
 func TestEtcdLeaderKilled(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
-	members := servers.StartEtcdCluster(t, 3)
-	b, _ := sharedBackend(t)
-	apis := b.startAPIs(t, 3, etcdEnv(servers.EtcdEndpoints(members), map[string]string{"LOCK_WAIT": "1s"}))
-	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 300, thinkMS: 5})
+	log := faultTest(t)
+	members, apis, s := etcdClusterSale(t, 3, 300)
 	s.start(9, apis...)
 	s.waitBought(t, 30)
 

@@ -25,16 +25,11 @@ import (
 // The control: a batch held and let go in the same way under a valid lock is answered with
 // its order row, so the test would see a late write that sold.
 func TestEtcdLateWriteIsFenced(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
-	endpoints := testenv.EtcdEndpoints(t)
+	log := faultTest(t)
 	b, _ := sharedBackend(t)
 	px, dsn := b.proxyPostgres(t)
-	frozen, other := b.startEtcdPair(t, endpoints, "held", dsn)
+	frozen, other, s, lock := b.startEtcdPair(t, "held", dsn, 0)
 	apis := []*apiProc{frozen, other}
-	s := newSale(t, other, b.dsn, product{strategy: "dlock", stock: 20, thinkMS: 0})
-	cli, key := testenv.Etcd(t, endpoints...), b.keys().Lock(s.id)
 	s.start(2, apis...)
 	s.waitBought(t, 4)
 	s.stopAll()
@@ -53,19 +48,14 @@ func TestEtcdLateWriteIsFenced(t *testing.T) {
 	h = px.HoldNext(batch)
 	g = s.start(1, frozen)
 	h.Await(t, 10*time.Second)
-	fence := lockHolder(t, cli, key)
-	frozen.Signal(syscall.SIGSTOP)
-	stopped := time.Now()
-	victims := s.inflightUsers(frozen.Name)
-	if len(victims) != 1 || fence == 0 {
-		t.Fatalf("users in flight on the frozen process = %v, lock fence %d: want one user, and the lock held", victims, fence)
+	fence := lock.fence(t)
+	if fence == 0 {
+		t.Fatalf("no one holds the lock while %s's batch is held back: want it held", frozen.Name)
 	}
-	log("%s frozen (SIGSTOP) holding the lock with fence %d, its batch for buyer %d held back", frozen.Name, fence, victims[0])
-	waitFor(t, 10*time.Second, "the frozen holder's lease to expire", func() bool { return lockHolder(t, cli, key) != fence })
-	log("its lease expired %v after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
-	o := s.start(2, other)
-	waitFor(t, 20*time.Second, other.Name+" sells under a newer fence", func() bool { return o.bought.Load() >= 2 })
-	o.stop() // the late transaction will hold the row until the frozen process resumes
+	stopped, victim := s.freeze(t, frozen)
+	log("%s frozen (SIGSTOP) holding the lock with fence %d, its batch for buyer %d held back", frozen.Name, fence, victim)
+	lock.waitExpired(t, log, fence, stopped)
+	s.sellsNewer(t, other).stop() // the late transaction will hold the row until the frozen process resumes
 	before := s.auditPG(t)
 	if before.Fence <= fence {
 		t.Fatalf("fence on the row %d, want more than the frozen holder's %d", before.Fence, fence)
@@ -81,7 +71,7 @@ func TestEtcdLateWriteIsFenced(t *testing.T) {
 	frozen.Signal(syscall.SIGCONT)
 	g.stop()
 
-	a := s.lateBuyerBusy(t, victims[0])
+	a := s.lateBuyerBusy(t, victim)
 	after := s.auditPG(t)
 	if after.Fence != before.Fence || after.Stock != before.Stock {
 		t.Errorf("the late write landed: before %s; after %s", before, after)
@@ -111,7 +101,7 @@ func batch(chunk []byte) bool { return chunk[0] == 'P' || chunk[0] == 'B' }
 func sellAnswer(t *testing.T, h *faultproxy.Hold) (sold, fenced bool) {
 	t.Helper()
 	var answer []byte
-	waitFor(t, 10*time.Second, "PostgreSQL's answer to the held batch", func() bool {
+	testenv.Eventually(t, 10*time.Second, "PostgreSQL's answer to the held batch", func() bool {
 		answer = h.Answer()
 		return bytes.Contains(answer, sellRow)
 	})

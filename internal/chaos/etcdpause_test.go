@@ -20,39 +20,22 @@ import (
 // and the batch ends before its transaction, or its statement runs and the fence, older than
 // the one on the row, makes it write nothing. Its buyer is answered 503 busy, and has no order.
 func TestEtcdPausedHolderIsFenced(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
-	endpoints := testenv.EtcdEndpoints(t)
+	log := faultTest(t)
 	b, _ := sharedBackend(t)
 	app := testenv.Name("etcdpause") // names the paused process's sessions in pg_stat_activity
-	paused, other := b.startEtcdPair(t, endpoints, "paused", withParam(t, b.dsn, "application_name", app))
+	paused, other, s, lock := b.startEtcdPair(t, "paused", withParam(t, b.dsn, "application_name", app), 500)
 	apis := []*apiProc{paused, other}
-	s := newSale(t, other, b.dsn, product{strategy: "dlock", stock: 20, thinkMS: 500})
-	cli, key := testenv.Etcd(t, endpoints...), b.keys().Lock(s.id)
 
 	// One buyer at a time through the process to pause: a new holder's key is that buyer's
 	// purchase entering its critical section.
 	first := s.start(1, paused)
 	s.waitBought(t, 1)
-	prev := lockHolder(t, cli, key)
-	var fence int64
-	waitFor(t, 10*time.Second, "a new lock holder on "+paused.Name, func() bool {
-		fence = lockHolder(t, cli, key)
-		return fence != 0 && fence != prev
-	})
-	paused.Signal(syscall.SIGSTOP)
-	stopped := time.Now()
-	victims := s.inflightUsers(paused.Name)
-	if len(victims) != 1 {
-		t.Fatalf("users in flight on the paused process = %v, want exactly one", victims)
-	}
-	log("%s frozen holding the lock with fence %d, buyer %d in flight", paused.Name, fence, victims[0])
-	waitFor(t, 10*time.Second, "the paused holder's lease to expire", func() bool { return lockHolder(t, cli, key) != fence })
-	log("its lease expired %v after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
+	fence := waitNewHolder(t, "a new lock holder on "+paused.Name, func() int64 { return lock.fence(t) })
+	stopped, victim := s.freeze(t, paused)
+	log("%s frozen holding the lock with fence %d, buyer %d in flight", paused.Name, fence, victim)
+	lock.waitExpired(t, log, fence, stopped)
 
-	second := s.start(2, other)
-	waitFor(t, 20*time.Second, other.Name+" sells under a newer fence", func() bool { return second.bought.Load() >= 2 })
+	s.sellsNewer(t, other)
 	newer := s.auditPG(t).Fence
 	if newer <= fence {
 		t.Fatalf("fence on the row %d, want more than the paused holder's %d", newer, fence)
@@ -63,7 +46,7 @@ func TestEtcdPausedHolderIsFenced(t *testing.T) {
 	log("%s resumed after %v; %s wrote fence %d meanwhile", paused.Name, time.Since(stopped).Round(time.Millisecond), other.Name, newer)
 	first.stop()
 
-	a := s.lateBuyerBusy(t, victims[0])
+	a := s.lateBuyerBusy(t, victim)
 	// How far its batch got, from its sessions' last statements since SIGCONT: none, or only
 	// the ping of a connection taken from the pool, means the loss ended the batch before its
 	// transaction; TestEtcdLateWriteIsFenced shows the fence when the statements do run.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/api"
-	"github.com/seckill/seckill/internal/testenv/servers"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestEtcdQuorumLost: the product locks of two API processes live in an etcd cluster of the
@@ -20,13 +20,8 @@ import (
 // is back (two of three: a quorum) the sale resumes, and once both are it sells out with the
 // audit holding. The test logs how long after the quorum returned the first 201 came.
 func TestEtcdQuorumLost(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
-	members := servers.StartEtcdCluster(t, 3)
-	b, _ := sharedBackend(t)
-	apis := b.startAPIs(t, 2, etcdEnv(servers.EtcdEndpoints(members), map[string]string{"LOCK_WAIT": "1s"}))
-	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 150, thinkMS: 5})
+	log := faultTest(t)
+	members, apis, s := etcdClusterSale(t, 2, 150)
 	s.start(6, apis...)
 	s.waitBought(t, 20)
 
@@ -43,7 +38,7 @@ func TestEtcdQuorumLost(t *testing.T) {
 	withoutQuorum := func(before time.Time) func(answer) bool {
 		return func(a answer) bool { return !a.sent.Before(since) && a.done.Before(before) }
 	}
-	waitFor(t, 30*time.Second, "12 answers to purchases sent without quorum", func() bool {
+	testenv.Eventually(t, 30*time.Second, "12 answers to purchases sent without quorum", func() bool {
 		return total(s.countsOf(withoutQuorum(time.Now()))) >= 12
 	})
 	for _, p := range apis {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestKillOneAPI: one of three API processes is killed with SIGKILL while it holds the
@@ -16,8 +18,7 @@ import (
 // not committed dies with its connections, its lock expires after LOCK_TTL (nobody can
 // release it), and the two others finish the sale. Its buyers in flight get no answer.
 func TestKillOneAPI(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	faultTest(t)
 	b, rdb := sharedBackend(t)
 	apis := b.startAPIs(t, 3, map[string]string{"LOCK_TTL": "500ms", "LOCK_WAIT": "1s"})
 	victim, rest := apis[0], apis[1:]
@@ -32,7 +33,7 @@ func TestKillOneAPI(t *testing.T) {
 	ctx := context.Background()
 	key := b.keys().Lock(s.id)
 	var token string
-	waitFor(t, 10*time.Second, "the victim holds the product's lock", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the victim holds the product's lock", func() bool {
 		token, _ = rdb.Get(ctx, key).Result()
 		return token != ""
 	})
@@ -40,7 +41,7 @@ func TestKillOneAPI(t *testing.T) {
 	killed := time.Now()
 	s.start(6, rest...)
 
-	waitFor(t, 10*time.Second, "the killed holder's lock to expire", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the killed holder's lock to expire", func() bool {
 		v, err := rdb.Get(ctx, key).Result()
 		return errors.Is(err, redis.Nil) || v != token
 	})

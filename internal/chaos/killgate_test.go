@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestKillMidSaleRedisGate: one of three API processes is killed with SIGKILL mid-sale of a
@@ -17,9 +19,7 @@ import (
 // expired ones with PostgreSQL (confirmed if the order committed, else given back), and the
 // sale sells out exactly.
 func TestKillMidSaleRedisGate(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
+	log := faultTest(t)
 	b, rdb := sharedBackend(t)
 	apis := b.startAPIs(t, 3, map[string]string{"PURCHASE_TIMEOUT": "1s"})
 	victim, rest := apis[0], apis[1:]
@@ -32,7 +32,7 @@ func TestKillMidSaleRedisGate(t *testing.T) {
 	g := s.start(6, victim)
 	ctx := context.Background()
 	pendingKey := b.keys().GatePending(s.id)
-	waitFor(t, 10*time.Second, "buyers admitted by the victim, not yet written", func() bool {
+	testenv.Eventually(t, 10*time.Second, "buyers admitted by the victim, not yet written", func() bool {
 		return rdb.HLen(ctx, pendingKey).Val() >= 3
 	})
 	victim.Kill()

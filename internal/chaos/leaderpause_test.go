@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestPausedLeaderAfterStatement: a batch leader is frozen (SIGSTOP) after its statements
@@ -20,19 +22,12 @@ import (
 // its buyers get 201, or it is abandoned before COMMIT and they get 503 with nothing
 // written. Either way every answer must match PostgreSQL.
 func TestPausedLeaderAfterStatement(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
+	log := faultTest(t)
 	b, _ := sharedBackend(t)
 	px, proxied := b.proxyPostgres(t)
 	px.SetReplyLatency(300 * time.Millisecond)
-	env := map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "3s"}
-	env["DATABASE_URL"] = withParam(t, proxied, "application_name", "victim")
-	victim := b.startAPI(t, "victim", env)
-	env["DATABASE_URL"] = b.dsn
-	other := b.startAPI(t, "other", env)
-	victim.WaitReady("/readyz")
-	other.WaitReady("/readyz")
+	victim, other := b.startPair(t, "victim", withParam(t, proxied, "application_name", "victim"),
+		map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "3s"})
 	// Stock enough for both rounds: the other process's buyers sell while the victim is
 	// frozen and until they are halted, and a round without stock left never reaches the
 	// sell statement (a CI run sold 60 in round 1).
@@ -45,7 +40,7 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 			t.Fatalf("round %d: sold out before the round; the test needs more stock", round)
 		}
 		g := s.start(2, victim)
-		waitFor(t, 20*time.Second, "a batch of the victim between its statements and their answer", func() bool {
+		testenv.Eventually(t, 20*time.Second, "a batch of the victim between its statements and their answer", func() bool {
 			return sellAnswerPending(t, s)
 		})
 		victim.Signal(syscall.SIGSTOP)
@@ -62,7 +57,7 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 			a, _ := s.answerOf(u)
 			log("round %d: frozen batch's buyer %d answered %s, has an order: %v", round, u, a.outcome(), pg.buyers[u])
 		}
-		waitFor(t, 20*time.Second, "the victim ready again after SIGCONT", func() bool { return ready(victim) == nil })
+		testenv.Eventually(t, 20*time.Second, "the victim ready again after SIGCONT", func() bool { return ready(victim) == nil })
 	}
 	s.finish(t, other) // the victim's replies are slowed by the proxy: selling the rest there takes minutes
 	log("sold out: %s", s.summary())

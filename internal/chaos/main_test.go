@@ -5,27 +5,17 @@ package chaos_test
 import (
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
-// skipShort skips fault tests under -short: they start processes and servers.
-func skipShort(t *testing.T) {
+// faultTest is how every fault test begins: it skips the test under -short (it starts
+// processes and servers), runs it in parallel with the others, and returns its timeline.
+func faultTest(t *testing.T) func(format string, args ...any) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("fault test: starts API processes and servers; skipped with -short")
-	}
-}
-
-// waitFor polls cond every few milliseconds until it holds, failing the test with what
-// after timeout. The timeout only bounds a hung test; nothing is asserted about speed.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testenv.SkipShort(t, "API processes and servers (a fault test)")
+	t.Parallel()
+	return timeline(t)
 }
 
 // timeline returns a function that logs what happened with the time since timeline was

@@ -18,14 +18,9 @@ import (
 // COMMITs in flight; the test cuts until that has happened a few times (bounded), then checks
 // that every answer matches PostgreSQL and that every sale sells out.
 func TestPostgresConnectionsCut(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
+	log := faultTest(t)
 	b, _ := sharedBackend(t)
-	px, proxied := b.proxyPostgres(t)
-	apis := b.startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": proxied, "LOCK_TTL": "500ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s",
-	})
+	px, apis := b.startProxiedAPIs(t, 2, map[string]string{"LOCK_TTL": "500ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s"})
 	var sales []*sale
 	for _, strategy := range []string{"dlock", "pessimistic", "optimistic", "redis"} {
 		sales = append(sales, newSale(t, apis[0], b.dsn, product{strategy: strategy, stock: 400}))
@@ -65,10 +60,5 @@ func TestPostgresConnectionsCut(t *testing.T) {
 	if settled() == 0 {
 		t.Errorf("no cut in %d caught a COMMIT in flight: the settle path went untested", cuts)
 	}
-	for _, s := range sales {
-		s.finish(t, apis...)
-	}
-	for _, s := range sales {
-		t.Run(s.strategy, func(t *testing.T) { s.verify(t, apis[1], noneUnanswered) })
-	}
+	finishAll(t, log, sales, apis)
 }

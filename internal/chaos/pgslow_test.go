@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestPostgresSlowMidBatch: two API processes reach PostgreSQL through a TCP proxy of the
@@ -23,15 +22,9 @@ import (
 // has read) and runs to its end. Whatever the timing, every answer must be true: a 201 has
 // its order, and no error answer hides one.
 func TestPostgresSlowMidBatch(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
-	red := servers.StartRedis(t)
-	b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
-	px, proxied := b.proxyPostgres(t)
-	apis := b.startAPIs(t, 2, map[string]string{
-		"DATABASE_URL": proxied, "LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s",
-	})
+	log := faultTest(t)
+	b, red := ownRedis(t)
+	px, apis := b.startProxiedAPIs(t, 2, map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "1s", "PURCHASE_TIMEOUT": "2s"})
 	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 400, thinkMS: 0})
 	s.start(8, apis...)
 	s.waitBought(t, 10)
@@ -43,7 +36,7 @@ func TestPostgresSlowMidBatch(t *testing.T) {
 	red.Pause()
 	time.Sleep(time.Second) // the fault: leases (300ms) run out mid-statement
 	red.Resume()
-	waitFor(t, 20*time.Second, "answers after the lease fault", answeredSince(s, before, 8))
+	testenv.Eventually(t, 20*time.Second, "answers after the lease fault", answeredSince(s, before, 8))
 	log("lease lost mid-statement: %s", diff(s.counts(), before))
 
 	before = s.counts()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // pendingOf is how many queued purchases of product id a consumer has read and not yet
@@ -30,18 +29,12 @@ func pendingOf(rdb redis.UniversalClient, keys inventory.Keys, id int64) int64 {
 // process's consumer claims them once they have been idle QUEUE_CLAIM_IDLE (1s) and writes them
 // once. Every buyer answered 201 or 202 has exactly one order when the sale is over.
 func TestKillQueueConsumer(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
+	log := faultTest(t)
 	b, rdb := sharedBackend(t)
-	env := map[string]string{"QUEUE_CLAIM_IDLE": "1s"}
-	victim := b.startAPI(t, "victim", env)
-	other := b.startAPI(t, "other", env)
-	victim.WaitReady("/readyz")
-	other.WaitReady("/readyz")
+	victim, other := b.startPair(t, "victim", b.dsn, map[string]string{"QUEUE_CLAIM_IDLE": "1s"})
 	s := newSale(t, victim, b.dsn, product{strategy: "queue", stock: 40, thinkMS: 1500})
 	g := s.start(4, victim) // only the victim has sold this product: its consumer reads it all
-	waitFor(t, 10*time.Second, "queued purchases read by the victim's consumer, not written", func() bool {
+	testenv.Eventually(t, 10*time.Second, "queued purchases read by the victim's consumer, not written", func() bool {
 		return pendingOf(rdb, b.keys(), s.id) >= 3
 	})
 	held := pendingOf(rdb, b.keys(), s.id)
@@ -50,7 +43,7 @@ func TestKillQueueConsumer(t *testing.T) {
 	killed := time.Now()
 	log("killed %s holding %d queued purchases; PostgreSQL orders %d", victim.Name, held, s.auditPG(t).Orders)
 	s.start(4, other)
-	waitFor(t, 20*time.Second, "the dead consumer's purchases claimed and written", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the dead consumer's purchases claimed and written", func() bool {
 		return pendingOf(rdb, b.keys(), s.id) == 0 && s.auditPG(t).Orders >= int64(held)
 	})
 	log("the dead consumer's purchases written %v after the kill", time.Since(killed).Round(100*time.Millisecond))
@@ -63,12 +56,8 @@ func TestKillQueueConsumer(t *testing.T) {
 // consumers hold their batches and retry; once PostgreSQL is back the backlog is written, and
 // every buyer answered 201 or 202 has an order. No answer is a 500.
 func TestQueuePostgresDown(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	log := timeline(t)
-	rdb, prefix := testenv.Redis(t)
-	pg := servers.StartPostgres(t)
-	b := backend{dsn: pg.DSN(), redis: testenv.RedisAddr(t), prefix: prefix}
+	log := faultTest(t)
+	b, rdb, pg := ownPostgres(t)
 	apis := b.startAPIs(t, 2, nil)
 	s := newSale(t, apis[0], b.dsn, product{strategy: "queue", stock: 200, thinkMS: 0})
 	s.start(4, apis...)
@@ -77,7 +66,7 @@ func TestQueuePostgresDown(t *testing.T) {
 	log("PostgreSQL stopped (fast) after %d admitted", s.bought.Load())
 	before := s.bought.Load()
 	time.Sleep(2 * time.Second) // the outage: the fault, not an assertion
-	waitFor(t, 20*time.Second, "purchases queued while PostgreSQL is down", func() bool {
+	testenv.Eventually(t, 20*time.Second, "purchases queued while PostgreSQL is down", func() bool {
 		return s.counts()["202"] >= 10 && rdb.XLen(context.Background(), b.keys().QueueStream(s.id)).Val() >= 10
 	})
 	backlog := rdb.XLen(context.Background(), b.keys().QueueStream(s.id)).Val()
@@ -87,11 +76,7 @@ func TestQueuePostgresDown(t *testing.T) {
 	s.finish(t, apis...)
 	log("sold out")
 	s.verify(t, apis[1], noneUnanswered)
-	for _, p := range apis {
-		if lines := p.ErrorLines(); len(lines) > 0 {
-			t.Errorf("%s logged %d errors (each a 500 or worse), first: %s", p.Name, len(lines), lines[0])
-		}
-	}
+	noErrorsLogged(t, apis...)
 }
 
 // TestQueueRedisRestart: the Redis server of two API processes is killed mid-sale of a queue
@@ -105,8 +90,7 @@ func TestQueuePostgresDown(t *testing.T) {
 //   - With AOF and appendfsync always, Redis replays every script it acknowledged: nothing is
 //     lost, and every buyer answered 201 or 202 has an order.
 func TestQueueRedisRestart(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	faultTest(t)
 	for _, tc := range []struct {
 		name  string
 		extra []string
@@ -115,15 +99,13 @@ func TestQueueRedisRestart(t *testing.T) {
 		{"aof always", []string{"--appendonly", "yes", "--appendfsync", "always"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			log := timeline(t)
-			red := servers.StartRedis(t, tc.extra...)
-			b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
+			log := faultTest(t)
+			b, red := ownRedis(t, tc.extra...)
 			apis := b.startAPIs(t, 2, nil)
 			s := newSale(t, apis[0], b.dsn, product{strategy: "queue", stock: 80, thinkMS: 300})
 			rdb := red.Client()
 			s.start(8, apis...)
-			waitFor(t, 20*time.Second, "a backlog in the stream", func() bool {
+			testenv.Eventually(t, 20*time.Second, "a backlog in the stream", func() bool {
 				return rdb.XLen(context.Background(), b.keys().QueueStream(s.id)).Val() >= 5
 			})
 			backlog := rdb.XLen(context.Background(), b.keys().QueueStream(s.id)).Val()

@@ -25,10 +25,9 @@ import (
 // TRYAGAIN (the products' slots are being migrated to the other node with only some of each
 // script's keys still on the source; lifted by completing the migration, as a reshard does).
 func TestRedisErrorRepliesCluster(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	faultTest(t)
 	nodes := servers.StartRedisCluster(t, 2)
-	b := backend{dsn: testenv.Schema(t), redis: strings.Join(servers.Addrs(nodes), ","), prefix: testenv.Name("chaos")}
+	b := onRedis(t, strings.Join(servers.Addrs(nodes), ","))
 	apis := b.startAPIs(t, 2, nil)
 	e := newReplyEnv(t, apis, b.dsn)
 	c := &clusterSlots{nodes: nodes}
@@ -112,7 +111,7 @@ func (c *clusterSlots) served() bool {
 func (c *clusterSlots) downFault() replyFault {
 	slots := func(t *testing.T, sub string) {
 		for _, p := range c.products {
-			do(t, p.client, "CLUSTER", sub, p.slot)
+			p.src.Do(t, 0, "CLUSTER", sub, p.slot)
 		}
 	}
 	return replyFault{
@@ -121,7 +120,7 @@ func (c *clusterSlots) downFault() replyFault {
 		start: func(t *testing.T) (<-chan struct{}, func() error) { slots(t, "DELSLOTS"); return nil, nil },
 		lift: func(t *testing.T) {
 			slots(t, "ADDSLOTS")
-			waitFor(t, 20*time.Second, "the products' slots served again", c.served)
+			testenv.Eventually(t, 20*time.Second, "the products' slots served again", c.served)
 		},
 	}
 }
@@ -136,8 +135,8 @@ func (c *clusterSlots) migratingFault() replyFault {
 		probe: c.probe("TRYAGAIN"),
 		start: func(t *testing.T) (<-chan struct{}, func() error) {
 			for _, p := range c.products {
-				do(t, p.dst.Client(), "CLUSTER", "SETSLOT", p.slot, "IMPORTING", nodeID(t, p.src))
-				do(t, p.client, "CLUSTER", "SETSLOT", p.slot, "MIGRATING", nodeID(t, p.dst))
+				p.dst.Do(t, 0, "CLUSTER", "SETSLOT", p.slot, "IMPORTING", nodeID(t, p.src))
+				p.src.Do(t, 0, "CLUSTER", "SETSLOT", p.slot, "MIGRATING", nodeID(t, p.dst))
 				if p.moved != "" {
 					migrate(t, p, p.moved)
 				}
@@ -161,11 +160,11 @@ func (c *clusterSlots) migratingFault() replyFault {
 				// The target's config epoch first becomes the cluster's newest, so that its claim
 				// wins over any older gossip of the source: without it, a loaded run once left
 				// the two nodes each redirecting the slot to the other.
-				do(t, p.dst.Client(), "CLUSTER", "BUMPEPOCH")
-				do(t, p.dst.Client(), "CLUSTER", "SETSLOT", p.slot, "NODE", nodeID(t, p.dst))
-				do(t, p.client, "CLUSTER", "SETSLOT", p.slot, "NODE", nodeID(t, p.dst))
+				p.dst.Do(t, 0, "CLUSTER", "BUMPEPOCH")
+				p.dst.Do(t, 0, "CLUSTER", "SETSLOT", p.slot, "NODE", nodeID(t, p.dst))
+				p.src.Do(t, 0, "CLUSTER", "SETSLOT", p.slot, "NODE", nodeID(t, p.dst))
 			}
-			waitFor(t, 20*time.Second, "both nodes agree that the target owns the products' slots", c.migrated)
+			testenv.Eventually(t, 20*time.Second, "both nodes agree that the target owns the products' slots", c.migrated)
 		},
 	}
 }
@@ -211,9 +210,10 @@ func migrate(t *testing.T, p productSlot, keys ...string) {
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	do(t, p.client, args...)
+	p.src.Do(t, 0, args...)
 }
 
+// nodeID is node's cluster node ID (CLUSTER MYID).
 func nodeID(t *testing.T, node *servers.Redis) string {
 	t.Helper()
 	id, err := node.Client().ClusterMyID(context.Background()).Result()
@@ -221,14 +221,4 @@ func nodeID(t *testing.T, node *servers.Redis) string {
 		t.Fatal(err)
 	}
 	return id
-}
-
-// do runs one command, failing the test if it fails.
-func do(t *testing.T, rdb *redis.Client, args ...any) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rdb.Do(ctx, args...).Err(); err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -21,11 +20,9 @@ import (
 // nothing is logged at ERROR; afterwards both processes are ready and both sales sell out
 // with PostgreSQL consistent. TestRedisErrorRepliesCluster covers CLUSTERDOWN and TRYAGAIN.
 func TestRedisErrorReplies(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	faultTest(t)
 	// DEBUG (Redis 7 disables it by default) makes the LOADING fault: see loadingFault.
-	red := servers.StartRedis(t, "--enable-debug-command", "yes")
-	b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
+	b, red := ownRedis(t, "--enable-debug-command", "yes")
 	apis := b.startAPIs(t, 2, nil)
 	e := newReplyEnv(t, apis, b.dsn)
 	prober := red.Client()

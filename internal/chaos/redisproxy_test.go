@@ -17,8 +17,7 @@ import (
 // 409 or a clean 503 busy / unavailable with Retry-After — never a 500, never a hang — and
 // once Redis is back both processes are ready again and the sale finishes.
 func TestRedisSlowOrUnreachable(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	faultTest(t)
 	b, _ := sharedBackend(t)
 	px := faultproxy.New(t, testenv.FreeAddr(t), b.redis)
 	apis := b.startAPIs(t, 2, map[string]string{"REDIS_ADDR": px.Addr(), "LOCK_TTL": "300ms", "LOCK_WAIT": "1s"})
@@ -29,7 +28,7 @@ func TestRedisSlowOrUnreachable(t *testing.T) {
 	phase := func(name string, fault func(), settle func() bool) {
 		before, start := s.counts(), time.Now()
 		fault()
-		waitFor(t, 10*time.Second, "answers while Redis is "+name, settle)
+		testenv.Eventually(t, 10*time.Second, "answers while Redis is "+name, settle)
 		t.Logf("while Redis was %s: %s; slowest answer %v", name, diff(s.counts(), before), s.slowest(start))
 	}
 	answered := func(n int) func() bool {
@@ -40,7 +39,7 @@ func TestRedisSlowOrUnreachable(t *testing.T) {
 	phase("unreachable (connections cut, new ones refused)", px.Down, more(s, outcomeUnavailable, 6))
 	px.SetLatency(0)
 	px.Up(t)
-	waitFor(t, 20*time.Second, "both APIs ready again", func() bool {
+	testenv.Eventually(t, 20*time.Second, "both APIs ready again", func() bool {
 		for _, p := range apis {
 			if ready(p) != nil {
 				return false

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestRedisRestart: the Redis server of two API processes is killed mid-sale and started
@@ -21,14 +18,11 @@ import (
 // Redis's clock), the gate is re-seeded from PostgreSQL, and both sales finish without an
 // oversell or a buyer sold twice.
 func TestRedisRestart(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
-	red := servers.StartRedis(t)
-	b := backend{dsn: testenv.Schema(t), redis: red.Addr, prefix: testenv.Name("chaos")}
+	log := faultTest(t)
+	b, red := ownRedis(t)
 	apis := b.startAPIs(t, 2, map[string]string{"LOCK_TTL": "300ms", "LOCK_WAIT": "1s"})
 	dlock := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 30, thinkMS: 250})
 	gated := newSale(t, apis[0], b.dsn, product{strategy: "redis", stock: 60, thinkMS: 200})
-	log := timeline(t)
 	dlock.start(6, apis...)
 	dlock.waitBought(t, 8)
 	gated.start(6, apis...)
@@ -39,11 +33,7 @@ func TestRedisRestart(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: red.Addr})
 	defer rdb.Close()
 	key, ctx := b.keys().Lock(dlock.id), context.Background()
-	prev, _ := rdb.Get(ctx, key).Result()
-	waitFor(t, 10*time.Second, "a new dlock holder", func() bool {
-		v, _ := rdb.Get(ctx, key).Result()
-		return v != "" && v != prev
-	})
+	waitNewHolder(t, "a new dlock holder", func() string { return rdb.Get(ctx, key).Val() })
 	red.Stop()
 	time.Sleep(100 * time.Millisecond) // the restart's gap: the fault, not an assertion
 	red.Start()

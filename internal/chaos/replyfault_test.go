@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // The fault phases of TestRedisErrorReplies and TestRedisErrorRepliesCluster: Redis answers
@@ -70,7 +71,7 @@ func (e *replyEnv) run(t *testing.T, f replyFault) {
 		s.start(2, e.apis...)
 	}
 	if ended == nil {
-		waitFor(t, 20*time.Second, f.class+" answers from every API", func() bool { return e.faulted(start) })
+		testenv.Eventually(t, 20*time.Second, f.class+" answers from every API", func() bool { return e.faulted(start) })
 		e.halt()
 		f.lift(t)
 	} else {
@@ -103,7 +104,7 @@ func (e *replyEnv) run(t *testing.T, f replyFault) {
 func (e *replyEnv) waitReply(t *testing.T, f replyFault) string {
 	t.Helper()
 	var last error
-	waitFor(t, 10*time.Second, "the server to answer "+f.class, func() bool {
+	testenv.Eventually(t, 10*time.Second, "the server to answer "+f.class, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		last = f.probe(ctx)
@@ -186,20 +187,8 @@ const promptly = time.Second
 // finish sells both products out and verifies the sales and the APIs' logs.
 func (e *replyEnv) finish(t *testing.T) {
 	t.Helper()
-	for _, s := range e.sales {
-		s.finish(t, e.apis...)
-	}
-	e.log("sold out")
-	for _, s := range e.sales {
-		t.Run(s.strategy, func(t *testing.T) { s.verify(t, e.apis[1], noneUnanswered) })
-	}
-	for _, p := range e.apis {
-		if lines := p.ErrorLines(); len(lines) > 0 {
-			t.Errorf("%s logged %d errors, first: %s", p.Name, len(lines), lines[0])
-		}
-		t.Logf("%s logged %d 'dependency unavailable' warnings (the 503s)", p.Name,
-			strings.Count(p.Log.String(), `"msg":"dependency unavailable"`))
-	}
+	finishAll(t, e.log, e.sales, e.apis)
+	noErrorsLogged(t, e.apis...)
 }
 
 // since returns the answers to purchases sent at or after start.

@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/audit"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 const (
@@ -106,7 +107,7 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 // waitBought waits until at least n units are sold (answered 201) by the whole sale.
 func (s *sale) waitBought(t *testing.T, n int64) {
 	t.Helper()
-	waitFor(t, 30*time.Second, fmt.Sprintf("%d units of the %s product sold", n, s.strategy), func() bool {
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%d units of the %s product sold", n, s.strategy), func() bool {
 		if s.soldOut.Load() {
 			t.Fatalf("%s product sold out before the fault: raise its stock", s.strategy)
 		}

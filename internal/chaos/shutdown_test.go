@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestGracefulShutdown: an API process gets SIGTERM while purchases are in flight on it —
@@ -17,22 +19,20 @@ import (
 // locks were released, not left to expire: LOCK_TTL is 10s here, so a leaked lock would
 // still be there). Another process then finishes the sale.
 func TestGracefulShutdown(t *testing.T) {
-	skipShort(t)
-	t.Parallel()
+	log := faultTest(t)
 	b, rdb := sharedBackend(t)
 	apis := b.startAPIs(t, 2, map[string]string{"LOCK_TTL": "10s", "LOCK_WAIT": "5s", "SHUTDOWN_TIMEOUT": "5s"})
 	leaving, staying := apis[0], apis[1]
 	s := newSale(t, staying, b.dsn, product{strategy: "dlock", stock: 24, thinkMS: 300})
 	ctx, key := context.Background(), b.keys().Lock(s.id)
-	log := timeline(t)
 
 	g := s.startFresh(5, leaving) // a new connection per request: accepted or refused, never lost
 	s.waitBought(t, 3)
-	waitFor(t, 10*time.Second, "purchases in flight and the lock held", func() bool {
+	testenv.Eventually(t, 10*time.Second, "purchases in flight and the lock held", func() bool {
 		return len(s.inflightUsers(leaving.Name)) >= 3 && rdb.Exists(ctx, key).Val() == 1
 	})
 	g.halt()
-	waitFor(t, 10*time.Second, "the requests in flight fully sent", func() bool { return g.unwritten.Load() == 0 })
+	testenv.Eventually(t, 10*time.Second, "the requests in flight fully sent", func() bool { return g.unwritten.Load() == 0 })
 	// A request the kernel took but the server had not accepted yet when its listener closed
 	// is reset: that is not an in-flight purchase. Give the server time to accept them all.
 	time.Sleep(100 * time.Millisecond)
