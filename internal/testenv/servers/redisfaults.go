@@ -59,7 +59,7 @@ func (s *Redis) Do(t testing.TB, db int, args ...any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, DB: db, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer rdb.Close()
 	if err := rdb.Do(ctx, args...).Err(); err != nil {
 		t.Fatalf("%v on %s: %v", args, s.Addr, err)
