@@ -60,11 +60,15 @@ func BenchmarkBareScripts(b *testing.B) {
 
 // BenchmarkObtainRelease is one uncontended Obtain and Release.
 func BenchmarkObtainRelease(b *testing.B) {
-	ctx := context.Background()
 	rdb := newRedis(b)
-	c := newClient(b, rdb, nil)
-	key := testKey(b, rdb, "bench")
-	benchWithFloor(b, rdb, func() error {
+	benchObtainRelease(b, rdb, newClient(b, rdb, nil), testKey(b, rdb, "bench"))
+}
+
+// benchObtainRelease is benchWithFloor of one uncontended Obtain and Release
+// of key on c, with PINGs to floor.
+func benchObtainRelease(b *testing.B, floor redis.UniversalClient, c *dlock.Client, key string) {
+	ctx := context.Background()
+	benchWithFloor(b, floor, func() error {
 		l, err := c.Obtain(ctx, key, time.Second, nil)
 		if err != nil {
 			return err
@@ -108,9 +112,7 @@ func BenchmarkContended(b *testing.B) {
 // BenchmarkContendedFair is BenchmarkContended with ObtainFair: every waiter asks Redis and
 // keeps its place in the key's queue, instead of queueing behind its Client's first waiter.
 func BenchmarkContendedFair(b *testing.B) {
-	if os.Getenv(redlockEnv) == "1" {
-		b.Skip("fair locks are not available under Redlock")
-	}
+	skipRedlockSuite(b)
 	for _, n := range []int{1, 4} {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchContended(b, n, (*dlock.Client).ObtainFair) })
 	}
@@ -132,33 +134,43 @@ func benchContended(b *testing.B, nclients int, obtain obtainFunc) {
 // benchHandoffs has 64 goroutines, spread over clients, take turns on key.
 func benchHandoffs(b *testing.B, clients []*dlock.Client, key string, obtain obtainFunc) {
 	ctx := context.Background()
-	nclients := len(clients)
 	var (
-		left      atomic.Int64
 		released  atomic.Int64 // ns since base when the last Release began
 		handoffs  atomic.Int64
 		handoffNs atomic.Int64
 		base      = time.Now()
-		wg        sync.WaitGroup
 	)
-	left.Store(int64(b.N))
 	opt := &dlock.Options{Wait: time.Minute}
+	spreadOps(b, 64, func(g int) error {
+		l, err := obtain(clients[g%len(clients)], ctx, key, 5*time.Second, opt)
+		if err != nil {
+			return err
+		}
+		if r := released.Load(); r != 0 {
+			handoffs.Add(1)
+			handoffNs.Add(int64(time.Since(base)) - r)
+		}
+		released.Store(int64(time.Since(base)))
+		return l.Release(ctx)
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+	if n := handoffs.Load(); n > 0 {
+		b.ReportMetric(float64(handoffNs.Load())/float64(n)/1e6, "ms/handoff")
+	}
+}
+
+// spreadOps runs op b.N times in all, spread over n goroutines (op is given
+// the index of the one that runs it), between b.ResetTimer and b.StopTimer. A
+// goroutine stops at op's first error, which fails the benchmark.
+func spreadOps(b *testing.B, n int, op func(g int) error) {
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	var wg sync.WaitGroup
 	b.ResetTimer()
-	for i := range 64 {
+	for g := range n {
 		wg.Go(func() {
-			c := clients[i%nclients]
 			for left.Add(-1) >= 0 {
-				l, err := obtain(c, ctx, key, 5*time.Second, opt)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if r := released.Load(); r != 0 {
-					handoffs.Add(1)
-					handoffNs.Add(int64(time.Since(base)) - r)
-				}
-				released.Store(int64(time.Since(base)))
-				if err := l.Release(ctx); err != nil {
+				if err := op(g); err != nil {
 					b.Error(err)
 					return
 				}
@@ -167,10 +179,6 @@ func benchHandoffs(b *testing.B, clients []*dlock.Client, key string, obtain obt
 	}
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
-	if n := handoffs.Load(); n > 0 {
-		b.ReportMetric(float64(handoffNs.Load())/float64(n)/1e6, "ms/handoff")
-	}
 }
 
 // BenchmarkObtainMulti is one uncontended ObtainMulti and Release of 1, 3 and 10 keys: a
@@ -201,35 +209,19 @@ func BenchmarkObtainMulti(b *testing.B) {
 // one key in a loop: readers do not exclude each other, so the rate grows with them until
 // Redis or the client saturates. One op is one RLock + Release.
 func BenchmarkRWReaders(b *testing.B) {
-	if os.Getenv(redlockEnv) == "1" {
-		b.Skip("read-write locks are not available under Redlock")
-	}
+	skipRedlockSuite(b)
 	for _, n := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			rdb := newRedis(b)
 			m := newClient(b, rdb, nil).RW(testKey(b, rdb, "rw"))
-			var left atomic.Int64
-			left.Store(int64(b.N))
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			for range n {
-				wg.Go(func() {
-					for left.Add(-1) >= 0 {
-						l, err := m.RLock(ctx, 5*time.Second, &dlock.Options{Wait: time.Minute})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						if err := l.Release(ctx); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			b.StopTimer()
+			spreadOps(b, n, func(int) error {
+				l, err := m.RLock(ctx, 5*time.Second, &dlock.Options{Wait: time.Minute})
+				if err != nil {
+					return err
+				}
+				return l.Release(ctx)
+			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "locks/s")
 		})
 	}

@@ -3,6 +3,7 @@ package dlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,11 +13,8 @@ import (
 var errBoom = errors.New("boom")
 
 func TestDoRunsUnderLockAndReleases(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "do")
-	c := newClient(t, rdb, nil)
+	rdb, key, c := oneKey(t, "do")
 	err := c.Do(ctx, key, time.Second, nil, func(ctx context.Context, l *dlock.Lock) error {
 		if got, _ := rdb.Get(ctx, key).Result(); got != l.Token() {
 			t.Errorf("inside Do the key holds %q, want the token", got)
@@ -35,11 +33,8 @@ func TestDoRunsUnderLockAndReleases(t *testing.T) {
 }
 
 func TestDoReleasesOnPanic(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "panic")
-	c := newClient(t, rdb, nil)
+	rdb, key, c := oneKey(t, "panic")
 	func() {
 		defer func() {
 			if r := recover(); r != errBoom {
@@ -54,12 +49,10 @@ func TestDoReleasesOnPanic(t *testing.T) {
 }
 
 func TestDoReportsLoss(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	c := newClient(t, rdb, nil)
-	for _, fnErr := range []error{nil, errBoom} {
-		key := testKey(t, rdb, "lost")
+	rdb, base, c := oneKey(t, "lost")
+	for i, fnErr := range []error{nil, errBoom} {
+		key := fmt.Sprintf("%s:%d", base, i)
 		err := c.Do(ctx, key, 200*time.Millisecond, nil, func(ctx context.Context, _ *dlock.Lock) error {
 			rdb.Del(ctx, key)
 			waitDone(t, ctx, lossBound)
@@ -72,18 +65,12 @@ func TestDoReportsLoss(t *testing.T) {
 }
 
 func TestDoNotObtained(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "busy")
-	c := newClient(t, rdb, nil)
-	l, err := c.Obtain(ctx, key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, key, c := oneKey(t, "busy")
+	l := mustObtain(t, c, key, time.Minute, nil)
 	defer l.Release(ctx)
 	called := false
-	err = c.Do(ctx, key, time.Second, nil, func(context.Context, *dlock.Lock) error { called = true; return nil })
+	err := c.Do(ctx, key, time.Second, nil, func(context.Context, *dlock.Lock) error { called = true; return nil })
 	if !errors.Is(err, dlock.ErrNotObtained) || called {
 		t.Fatalf("Do on a held key = %v (fn called: %v), want ErrNotObtained", err, called)
 	}
@@ -91,11 +78,9 @@ func TestDoNotObtained(t *testing.T) {
 
 // A caller whose context ends while fn runs still gets the lock released.
 func TestDoReleasesAfterCallerCancels(t *testing.T) {
-	t.Parallel()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "cancel")
+	rdb, key, c := oneKey(t, "cancel")
 	ctx, cancel := context.WithCancel(context.Background())
-	err := newClient(t, rdb, nil).Do(ctx, key, time.Minute, nil, func(ctx context.Context, _ *dlock.Lock) error {
+	err := c.Do(ctx, key, time.Minute, nil, func(ctx context.Context, _ *dlock.Lock) error {
 		cancel()
 		<-ctx.Done()
 		return ctx.Err()
@@ -109,10 +94,8 @@ func TestDoReleasesAfterCallerCancels(t *testing.T) {
 }
 
 func TestDoWhenFnReleases(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	err := newClient(t, rdb, nil).Do(ctx, testKey(t, rdb, "self"), time.Second, nil, func(ctx context.Context, l *dlock.Lock) error {
+	_, key, c := oneKey(t, "self")
+	err := c.Do(context.Background(), key, time.Second, nil, func(ctx context.Context, l *dlock.Lock) error {
 		return l.Release(ctx)
 	})
 	if err != nil {

@@ -3,7 +3,6 @@ package dlock_test
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -13,12 +12,18 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 )
 
-// skipRedlockSuite skips a fair-lock test when the suite runs every Client as Redlock.
-func skipRedlockSuite(t *testing.T) {
+// fairHeld starts a parallel test of a fair key (skipped under Redlock): it
+// returns a client of the suite's Redis, the key, and a dlock Client that
+// holds the key with ObtainFair for 5 s.
+func fairHeld(t *testing.T) (redis.UniversalClient, string, *dlock.Client, *dlock.Lock) {
 	t.Helper()
-	if os.Getenv("DLOCK_TEST_REDLOCK") == "1" {
-		t.Skip("fair locks are not available under Redlock (ErrFairRedlock)")
+	skipRedlockSuite(t)
+	rdb, key, c := oneKey(t, "fair")
+	holder, err := c.ObtainFair(context.Background(), key, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return rdb, key, c, holder
 }
 
 // queued waits until key's fair queue holds n waiters.
@@ -37,16 +42,9 @@ func queued(t *testing.T, rdb redis.UniversalClient, key string, n int64) {
 // far as Redis can tell) get a held fair key in the order they started waiting, and each
 // lock has a newer fence than the one before.
 func TestFairOrderAcrossClients(t *testing.T) {
-	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "fair")
-	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
-	holder, err := clients[0].ObtainFair(ctx, key, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c, holder := fairHeld(t)
+	clients := []*dlock.Client{c, newClient(t, rdb, nil), newClient(t, rdb, nil)}
 	const n = 9
 	type grant struct {
 		waiter int
@@ -72,9 +70,7 @@ func TestFairOrderAcrossClients(t *testing.T) {
 		})
 		queued(t, rdb, key, int64(i+1)) // the next one starts only once this one has its place
 	}
-	if err := holder.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRelease(t, holder)
 	last := holder.Fence()
 	for want := range n {
 		g := <-grants
@@ -90,16 +86,8 @@ func TestFairOrderAcrossClients(t *testing.T) {
 // at most the queue timeout (1 s): the live waiter behind it gets the key long before its
 // own 30 s wait would end.
 func TestFairVanishedWaiter(t *testing.T) {
-	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "fair")
-	live := newClient(t, rdb, nil)
-	holder, err := live.ObtainFair(ctx, key, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, live, holder := fairHeld(t)
 	ghostRdb := dialRedis(t)
 	ghost := dlock.New(ghostRdb, nil)
 	ghostDone := make(chan error, 1)
@@ -128,9 +116,7 @@ func TestFairVanishedWaiter(t *testing.T) {
 	})
 	queued(t, rdb, key, 2)
 	released := time.Now()
-	if err := holder.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRelease(t, holder)
 	if <-got < 0 {
 		return
 	}
@@ -145,16 +131,8 @@ func TestFairVanishedWaiter(t *testing.T) {
 // TestFairGiveUpLeavesQueue: a waiter whose context ends, or whose Wait runs out, leaves
 // the queue at once, so nobody waits behind it; and under Redlock ObtainFair is refused.
 func TestFairGiveUpLeavesQueue(t *testing.T) {
-	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "fair")
-	c := newClient(t, rdb, nil)
-	holder, err := c.ObtainFair(ctx, key, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c, holder := fairHeld(t)
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
@@ -183,16 +161,8 @@ func TestFairGiveUpLeavesQueue(t *testing.T) {
 // TestFairNextWaiterSince: a fair lock knows when the waiter queued behind it started
 // waiting, in this process's clock, and knows when nobody is.
 func TestFairNextWaiterSince(t *testing.T) {
-	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "fair")
-	c := newClient(t, rdb, nil)
-	holder, err := c.ObtainFair(ctx, key, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c, holder := fairHeld(t)
 	if _, ok := holder.NextWaiterSince(); ok {
 		t.Error("the first holder has a waiter behind it")
 	}

@@ -24,10 +24,8 @@ func cycle(t *testing.T, c *dlock.Client, key string) int64 {
 }
 
 func TestFencesIncreaseAcrossClients(t *testing.T) {
-	t.Parallel()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "fences")
-	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
+	rdb, key, c := oneKey(t, "fences")
+	clients := []*dlock.Client{c, newClient(t, rdb, nil), newClient(t, rdb, nil)}
 	var last int64
 	for i := range 60 {
 		f := cycle(t, clients[i%len(clients)], key)
@@ -39,14 +37,12 @@ func TestFencesIncreaseAcrossClients(t *testing.T) {
 }
 
 func TestFenceFollowsServerClock(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	now, err := rdb.Time(ctx).Result()
+	rdb, key, c := oneKey(t, "clock")
+	now, err := rdb.Time(context.Background()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := cycle(t, newClient(t, rdb, nil), testKey(t, rdb, "clock"))
+	f := cycle(t, c, key)
 	if d := time.Duration(f-now.UnixMicro()) * time.Microsecond; d < 0 || d > 5*time.Second {
 		t.Fatalf("fence %d is %v from the server's clock in µs", f, d)
 	}
@@ -55,11 +51,9 @@ func TestFenceFollowsServerClock(t *testing.T) {
 // Losing the fence key, as a Redis restart without persistence would, must
 // not make fences go backwards; a counter ahead of the clock keeps counting.
 func TestFenceSurvivesLostFenceKey(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	c := newClient(t, rdb, nil)
-	key := "dlocktest:{" + testKey(t, rdb, "lost") + "}:lock"
+	rdb, tag, c := oneKey(t, "lost")
+	key := "dlocktest:{" + tag + "}:lock"
 	fenceKey := key + ":fence"
 
 	f1 := cycle(t, c, key)
@@ -79,11 +73,8 @@ func TestFenceSurvivesLostFenceKey(t *testing.T) {
 // Every acquisition reuses the one fence key of the lock key, with a bounded
 // expiry: keys do not pile up.
 func TestFenceKeyDoesNotGrow(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	c := newClient(t, rdb, nil)
-	key := testKey(t, rdb, "grow")
+	rdb, key, c := oneKey(t, "grow")
 	for range 30 {
 		cycle(t, c, key)
 	}

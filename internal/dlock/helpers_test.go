@@ -161,6 +161,26 @@ func testKey(t testing.TB, rdb redis.UniversalClient, name string) string {
 	return "dlocktest:" + id + ":" + name
 }
 
+// oneKey starts a parallel test of one key: it returns a client of the
+// suite's Redis, a key of the test's own named name (see testKey) and a dlock
+// Client on that Redis, all cleaned up when the test ends.
+func oneKey(t *testing.T, name string) (redis.UniversalClient, string, *dlock.Client) {
+	t.Helper()
+	t.Parallel()
+	rdb := newRedis(t)
+	return rdb, testKey(t, rdb, name), newClient(t, rdb, nil)
+}
+
+// skipRedlockSuite skips a test of fair or read-write locks when the suite
+// runs every Client as Redlock, which has neither (ErrFairRedlock,
+// ErrRWRedlock).
+func skipRedlockSuite(t testing.TB) {
+	t.Helper()
+	if os.Getenv(redlockEnv) == "1" {
+		t.Skip("fair and read-write locks are not available under Redlock")
+	}
+}
+
 // keysMatching returns the keys that match pattern, on every master of a
 // cluster.
 func keysMatching(ctx context.Context, rdb redis.UniversalClient, pattern string) []string {
@@ -179,20 +199,6 @@ func keysMatching(ctx context.Context, rdb redis.UniversalClient, pattern string
 		return err
 	})
 	return keys
-}
-
-// waitDone waits up to limit for ctx to end and returns how long it took, or
-// fails the test.
-func waitDone(t *testing.T, ctx context.Context, limit time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	select {
-	case <-ctx.Done():
-		return time.Since(start)
-	case <-time.After(limit):
-		t.Fatalf("context still not done after %v", limit)
-		return 0
-	}
 }
 
 // recorder is an Observer that counts events.

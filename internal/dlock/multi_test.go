@@ -15,16 +15,10 @@ import (
 // wait runs out and leaves none of the three held by it; once the key is free it takes all
 // three, each with a fence, and releases all three.
 func TestMultiAllOrNothing(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	base := testKey(t, rdb, "multi")
+	rdb, base, c := oneKey(t, "multi")
 	keys := []string{base + ":c", base + ":a", base + ":b"}
-	c, other := newClient(t, rdb, nil), newClient(t, rdb, nil)
-	held, err := other.Obtain(ctx, keys[2], 5*time.Second, nil) // ":b", taken second in order
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := mustObtain(t, newClient(t, rdb, nil), keys[2], 5*time.Second, nil) // ":b", taken second in order
 	if _, err := c.ObtainMulti(ctx, keys, 5*time.Second, &dlock.Options{Wait: 100 * time.Millisecond}); !errors.Is(err, dlock.ErrNotObtained) {
 		t.Fatalf("ObtainMulti with a key held elsewhere = %v, want ErrNotObtained", err)
 	}
@@ -63,15 +57,13 @@ func TestMultiAllOrNothing(t *testing.T) {
 // (nobody waits for ever on a key held by someone waiting on it), and no key ever has two
 // holders at once.
 func TestMultiNoDeadlock(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	base := testKey(t, rdb, "multi")
+	rdb, base, c := oneKey(t, "multi")
 	all := []string{base + ":1", base + ":2", base + ":3", base + ":4"}
 	sets := [][]string{
 		{all[0], all[1], all[2]}, {all[2], all[1], all[0]}, {all[3], all[2], all[1]}, {all[1], all[3], all[0]},
 	}
-	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil)}
+	clients := []*dlock.Client{c, newClient(t, rdb, nil)}
 	holders := make([]atomic.Int32, len(all))
 	index := map[string]int{}
 	for i, k := range all {
@@ -108,11 +100,8 @@ func TestMultiNoDeadlock(t *testing.T) {
 // TestMultiWatchLost: the watched context of a multi-lock is cancelled, with a cause that
 // wraps ErrLost, when any one of its keys is lost (here deleted behind its holder's back).
 func TestMultiWatchLost(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	base := testKey(t, rdb, "multi")
-	c := newClient(t, rdb, nil)
+	rdb, base, c := oneKey(t, "multi")
 	m, err := c.ObtainMulti(ctx, []string{base + ":x", base + ":y"}, 300*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -121,25 +110,15 @@ func TestMultiWatchLost(t *testing.T) {
 	if err := rdb.Del(ctx, base+":y").Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-wctx.Done():
-		if !errors.Is(context.Cause(wctx), dlock.ErrLost) {
-			t.Errorf("cause %v, want ErrLost", context.Cause(wctx))
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the loss of one key did not cancel the multi-lock's context")
-	}
+	waitLost(t, wctx, 5*time.Second) // the loss of one key cancels the multi-lock's context
 	_ = m.Release(ctx)
 }
 
 // TestDoMultiLost: DoMulti's error carries ErrLost when a key was lost while fn ran, beside
 // fn's own error, as Do's does.
 func TestDoMultiLost(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	base := testKey(t, rdb, "multi")
-	c := newClient(t, rdb, nil)
+	rdb, base, c := oneKey(t, "multi")
 	errWork := errors.New("work cut short")
 	err := c.DoMulti(ctx, []string{base + ":x", base + ":y"}, 300*time.Millisecond, nil,
 		func(ctx context.Context, m *dlock.MultiLock) error {

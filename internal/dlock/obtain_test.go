@@ -3,8 +3,6 @@ package dlock_test
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,59 +13,21 @@ import (
 )
 
 func TestObtainExactlyOneWinner(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "one")
+	rdb, key, c := oneKey(t, "one")
 	// Several Clients stand for several processes: their goroutines meet in
 	// Redis, while goroutines of one Client also meet in its local queue.
-	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
-
-	var (
-		wg      sync.WaitGroup
-		start   = make(chan struct{})
-		winners atomic.Int32
-		mu      sync.Mutex
-		won     []*dlock.Lock
-	)
-	for i := range 100 {
-		wg.Go(func() {
-			<-start
-			l, err := clients[i%len(clients)].Obtain(ctx, key, 10*time.Second, nil)
-			switch {
-			case err == nil:
-				winners.Add(1)
-				mu.Lock()
-				won = append(won, l)
-				mu.Unlock()
-			case !errors.Is(err, dlock.ErrNotObtained):
-				t.Errorf("Obtain: %v", err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	if got, want := winners.Load(), int32(1); got != want {
+	won := obtainAtOnce(t, []*dlock.Client{c, newClient(t, rdb, nil), newClient(t, rdb, nil)}, key, 100)
+	if got, want := len(won), 1; got != want {
 		t.Fatalf("winners = %d, want %d", got, want)
 	}
-	if err := won[0].Release(ctx); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
+	mustRelease(t, won[0])
 }
 
 func TestObtainSetsRandomTokenAndTTL(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	c := newClient(t, rdb, nil)
-	a, err := c.Obtain(ctx, testKey(t, rdb, "a"), time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Obtain(ctx, testKey(t, rdb, "b"), time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "a")
+	a := mustObtain(t, c, key, time.Minute, nil)
+	b := mustObtain(t, c, testKey(t, rdb, "b"), time.Minute, nil)
 	if a.Token() == b.Token() || len(a.Token()) < 22 {
 		t.Fatalf("tokens %q and %q: want distinct, 128 random bits", a.Token(), b.Token())
 	}
@@ -81,25 +41,17 @@ func TestObtainSetsRandomTokenAndTTL(t *testing.T) {
 	if d := time.Until(a.Deadline()); d <= 50*time.Second || d > time.Minute {
 		t.Fatalf("Deadline in %v, want a bit less than 1m", d)
 	}
-	for _, l := range []*dlock.Lock{a, b} {
-		if err := l.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustRelease(t, a)
+	mustRelease(t, b)
 	if n, _ := rdb.Exists(ctx, a.Key()).Result(); n != 0 {
 		t.Fatalf("key %s still exists after Release", a.Key())
 	}
 }
 
 func TestObtainWithCallerToken(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	c := newClient(t, rdb, nil)
-	l, err := c.Obtain(ctx, testKey(t, rdb, "tok"), time.Minute, &dlock.Options{Token: "my-unique-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "tok")
+	l := mustObtain(t, c, key, time.Minute, &dlock.Options{Token: "my-unique-token"})
 	defer l.Release(ctx)
 	if got, want := l.Token(), "my-unique-token"; got != want {
 		t.Fatalf("Token = %q, want %q", got, want)
@@ -110,20 +62,11 @@ func TestObtainWithCallerToken(t *testing.T) {
 }
 
 func TestReleaseOfExpiredLockLeavesNewHolder(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "expired")
-	c := newClient(t, rdb, nil)
-	old, err := c.Obtain(ctx, key, 50*time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "expired")
+	old := mustObtain(t, c, key, 50*time.Millisecond, nil)
 	// The new holder waits for the old lock to expire.
-	cur, err := c.Obtain(ctx, key, time.Minute, &dlock.Options{Wait: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cur := mustObtain(t, c, key, time.Minute, &dlock.Options{Wait: 5 * time.Second})
 	if err := old.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
 		t.Fatalf("old Release = %v, want ErrNotHeld", err)
 	}
@@ -136,20 +79,13 @@ func TestReleaseOfExpiredLockLeavesNewHolder(t *testing.T) {
 	if ttl, err := cur.TTL(ctx); err != nil || ttl < 50*time.Second {
 		t.Fatalf("new holder's TTL = %v, %v; want untouched", ttl, err)
 	}
-	if err := cur.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRelease(t, cur)
 }
 
 func TestRefresh(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "refresh")
-	l, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "refresh")
+	l := mustObtain(t, c, key, time.Second, nil)
 	before := l.Deadline()
 	if err := l.Refresh(ctx, time.Minute); err != nil {
 		t.Fatal(err)
@@ -179,19 +115,11 @@ func TestRefresh(t *testing.T) {
 }
 
 func TestReleaseTwice(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
+	rdb, key, _ := oneKey(t, "twice")
 	rec := &recorder{}
-	c := newClient(t, rdb, &dlock.ClientOptions{Observer: rec})
-	l, err := c.Obtain(ctx, testKey(t, rdb, "twice"), time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+	l := mustObtain(t, newClient(t, rdb, &dlock.ClientOptions{Observer: rec}), key, time.Minute, nil)
+	mustRelease(t, l)
+	if err := l.Release(context.Background()); !errors.Is(err, dlock.ErrNotHeld) {
 		t.Fatalf("second Release = %v, want ErrNotHeld", err)
 	}
 	if got, want := rec.count(&rec.obtained), 1; got != want {
@@ -203,11 +131,8 @@ func TestReleaseTwice(t *testing.T) {
 }
 
 func TestObtainRejectsBadArguments(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	c := newClient(t, rdb, nil)
-	key := testKey(t, rdb, "args")
+	_, key, c := oneKey(t, "args")
 	for _, tt := range []struct {
 		key string
 		ttl time.Duration
@@ -252,25 +177,14 @@ func TestObtainAfterClose(t *testing.T) {
 // A retried acquire call (its first reply lost) carries the same token and
 // must get the same answer, fence included, rather than find the key busy.
 func TestObtainRetryWithSameTokenIsIdempotent(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "retry")
+	rdb, key, c := oneKey(t, "retry")
 	opt := &dlock.Options{Token: "retried-token"}
-	first, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Minute, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustObtain(t, c, key, time.Minute, opt)
 	// Another Client: within one, the first lock's turn keeps a second
 	// Obtain from reaching Redis at all.
-	again, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Minute, opt)
-	if err != nil {
-		t.Fatalf("second Obtain with the same token: %v", err)
-	}
+	again := mustObtain(t, newClient(t, rdb, nil), key, time.Minute, opt)
 	if first.Fence() != again.Fence() {
 		t.Fatalf("fences %d and %d, want the same", first.Fence(), again.Fence())
 	}
-	if err := again.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRelease(t, again)
 }

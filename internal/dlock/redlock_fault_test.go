@@ -12,7 +12,6 @@ import (
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/testenv/faultproxy"
-	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // A hung node (it accepts connections and commands but never answers) costs
@@ -21,7 +20,7 @@ import (
 func TestRedlockToleratesAHungNode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	set := newRedlockSet(t)
+	set := newRedlockSet(t, 0)
 	p := faultproxy.New(t, "", set.servers[0].Addr)
 	hung := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = hung.Close() })
@@ -36,42 +35,18 @@ func TestRedlockToleratesAHungNode(t *testing.T) {
 		t.Fatalf("Obtain with 1 of 3 nodes hung: %v", err)
 	}
 	t.Logf("Obtain took %v with a 100ms node timeout", time.Since(start))
-	wctx := l.Watch(ctx)
-	time.Sleep(1500 * time.Millisecond)
-	if cause := context.Cause(wctx); cause != nil {
-		t.Fatalf("watched context ended with a hung minority: %v", cause)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	keptFor(t, l.Watch(ctx), 1500*time.Millisecond, "with a hung minority")
+	mustRelease(t, l)
 }
 
 // A release is published on every node that held the key, so a waiter is
 // woken even when one node is down.
 func TestRedlockWaiterWokenByRelease(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	set := newRedlockSet(t)
-	set.servers[0].Stop()
-	holder, err := set.client(t, nil).Obtain(ctx, "rl:{wake}:lock", time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failed := &firstContention{seen: make(chan struct{})}
-	go func() {
-		<-failed.seen // the waiter found the key held and now waits a minute, unless woken
-		_ = holder.Release(ctx)
-	}()
-	slow := &dlock.Options{Wait: 10 * time.Second, MinBackoff: time.Minute, MaxBackoff: time.Minute}
-	start := time.Now()
-	l, err := set.client(t, &dlock.ClientOptions{Observer: failed}).Obtain(ctx, "rl:{wake}:lock", time.Second, slow)
-	if err != nil {
-		t.Fatalf("Obtain: %v", err)
-	}
-	t.Logf("woken %v after the wait began", time.Since(start))
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	set := newRedlockSet(t, 1)
+	holder := mustObtain(t, set.client(t, nil), "rl:{wake}:lock", time.Minute, nil)
+	// Once the waiter has found the key held it waits a minute, unless woken.
+	obtainWoken(t, set.client(t, &dlock.ClientOptions{Observer: releaseAtContention(holder)}), "rl:{wake}:lock")
 }
 
 // Every attempt after the first uses a token of its own, so that a late
@@ -79,23 +54,12 @@ func TestRedlockWaiterWokenByRelease(t *testing.T) {
 // the nodes hold.
 func TestRedlockRetryGetsItsOwnToken(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	set := newRedlockSet(t)
-	holder, err := set.client(t, nil).Obtain(ctx, "rl:{tok}:lock", time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failed := &firstContention{seen: make(chan struct{})}
-	go func() {
-		<-failed.seen // the waiter's first attempt found the key held
-		_ = holder.Release(ctx)
-	}()
-	l, err := set.client(t, &dlock.ClientOptions{Observer: failed}).Obtain(ctx, "rl:{tok}:lock", time.Minute,
-		&dlock.Options{Wait: time.Minute, Token: "waiter"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release(ctx)
+	set := newRedlockSet(t, 0)
+	holder := mustObtain(t, set.client(t, nil), "rl:{tok}:lock", time.Minute, nil)
+	// The holder lets go once the waiter's first attempt found the key held.
+	waiter := set.client(t, &dlock.ClientOptions{Observer: releaseAtContention(holder)})
+	l := mustObtain(t, waiter, "rl:{tok}:lock", time.Minute, &dlock.Options{Wait: time.Minute, Token: "waiter"})
+	defer l.Release(context.Background())
 	if !strings.HasPrefix(l.Token(), "waiter.") {
 		t.Fatalf("Token = %q, want waiter.<attempt>", l.Token())
 	}
@@ -108,32 +72,31 @@ func TestRedlockRetryGetsItsOwnToken(t *testing.T) {
 	}
 }
 
-// firstContention closes seen at the first Contended event.
-type firstContention struct {
-	dlock.NopObserver
-	once sync.Once
-	seen chan struct{}
+// releaseAtContention returns an Observer that releases holder, in a
+// goroutine of its own, at the first Contended event it sees: once the
+// waiter it observes has found the key held.
+func releaseAtContention(holder *dlock.Lock) dlock.Observer {
+	return &contentionRelease{holder: holder}
 }
 
-func (f *firstContention) Contended(string) { f.once.Do(func() { close(f.seen) }) }
+// contentionRelease is the Observer of releaseAtContention.
+type contentionRelease struct {
+	dlock.NopObserver
+	once   sync.Once
+	holder *dlock.Lock
+}
+
+func (r *contentionRelease) Contended(string) {
+	r.once.Do(func() { go func() { _ = r.holder.Release(context.Background()) }() })
+}
 
 // BenchmarkRedlockObtainRelease is one uncontended Obtain and Release on
 // three local nodes; rtt-us and rtts/op count PINGs to one node.
 func BenchmarkRedlockObtainRelease(b *testing.B) {
-	ctx := context.Background()
-	var nodes []redis.UniversalClient
-	for range 3 {
-		nodes = append(nodes, servers.StartRedis(b).Client())
-	}
-	c := dlock.NewRedlock(nodes, nil)
+	set := newRedlockSet(b, 0)
+	c := dlock.NewRedlock(set.nodes, nil)
 	b.Cleanup(func() { _ = c.Close() })
-	benchWithFloor(b, nodes[0], func() error {
-		l, err := c.Obtain(ctx, "bench:{rl}:lock", time.Second, nil)
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
-	})
+	benchObtainRelease(b, set.nodes[0], c, "bench:{rl}:lock")
 }
 
 // BenchmarkRedlockContended is BenchmarkContended/clients=4 on three local
@@ -141,17 +104,10 @@ func BenchmarkRedlockObtainRelease(b *testing.B) {
 func BenchmarkRedlockContended(b *testing.B) {
 	for _, down := range []int{0, 1} {
 		b.Run(fmt.Sprintf("down=%d", down), func(b *testing.B) {
-			var nodes []redis.UniversalClient
-			for i := range 3 {
-				s := servers.StartRedis(b)
-				nodes = append(nodes, s.Client())
-				if i < down {
-					s.Stop()
-				}
-			}
+			set := newRedlockSet(b, down)
 			clients := make([]*dlock.Client, 4)
 			for i := range clients {
-				clients[i] = dlock.NewRedlock(nodes, nil)
+				clients[i] = dlock.NewRedlock(set.nodes, nil)
 				b.Cleanup(func() { _ = clients[i].Close() })
 			}
 			benchHandoffs(b, clients, "bench:{rlc}:lock", (*dlock.Client).Obtain)

@@ -3,10 +3,9 @@ package dlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 )
 
 // The tests of this file run a Redlock Client over three redis-server
-// processes of their own (see servers_test.go), which they stop and restart.
+// processes of their own (internal/testenv/servers), which they stop and restart.
 
 // redlockSet is three independent Redis servers and a client of each.
 type redlockSet struct {
@@ -25,13 +24,18 @@ type redlockSet struct {
 	nodes   []redis.UniversalClient
 }
 
-func newRedlockSet(t *testing.T) *redlockSet {
+// newRedlockSet starts three Redis servers, stopped at cleanup, and stops the
+// first down of them: down nodes are back, empty, once Started again.
+func newRedlockSet(t testing.TB, down int) *redlockSet {
 	t.Helper()
 	set := &redlockSet{}
-	for range 3 {
+	for i := range 3 {
 		s := servers.StartRedis(t)
 		set.servers = append(set.servers, s)
 		set.nodes = append(set.nodes, s.Client())
+		if i < down {
+			s.Stop()
+		}
 	}
 	return set
 }
@@ -65,12 +69,8 @@ func (set *redlockSet) get(key string) []string {
 func TestRedlockHoldsOnEveryNode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	set := newRedlockSet(t)
-	c := set.client(t, nil)
-	l, err := c.Obtain(ctx, "rl:{a}:lock", 10*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := newRedlockSet(t, 0)
+	l := mustObtain(t, set.client(t, nil), "rl:{a}:lock", 10*time.Second, nil)
 	// Obtain returns once a majority has granted the lock and stores its
 	// fence (the granting nodes below the largest fence are raised to it);
 	// the last node's call may still be under way.
@@ -86,9 +86,7 @@ func TestRedlockHoldsOnEveryNode(t *testing.T) {
 	if ttl, err := l.TTL(ctx); err != nil || ttl < 9*time.Second {
 		t.Fatalf("TTL = %v, %v; want about 10s", ttl, err)
 	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRelease(t, l)
 	// Release returns once a majority has deleted the key; the last node's
 	// call may still be under way.
 	for deadline := time.Now().Add(10 * time.Second); strings.Join(set.get("rl:{a}:lock"), "") != ""; {
@@ -102,9 +100,8 @@ func TestRedlockHoldsOnEveryNode(t *testing.T) {
 func TestRedlockWorksWithOneNodeDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	set := newRedlockSet(t)
+	set := newRedlockSet(t, 1)
 	c := set.client(t, nil)
-	set.servers[0].Stop()
 	var last int64
 	for round := range 2 {
 		for i := range 10 {
@@ -114,18 +111,10 @@ func TestRedlockWorksWithOneNodeDown(t *testing.T) {
 			}
 			last = f
 		}
-		l, err := c.Obtain(ctx, "rl:{down}:lock", time.Second, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wctx := l.Watch(ctx)
-		time.Sleep(1500 * time.Millisecond) // several renewals, each by a majority
-		if cause := context.Cause(wctx); cause != nil {
-			t.Fatalf("round %d: watched context ended: %v", round, cause)
-		}
-		if err := l.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
+		l := mustObtain(t, c, "rl:{down}:lock", time.Second, nil)
+		// several renewals, each by a majority
+		keptFor(t, l.Watch(ctx), 1500*time.Millisecond, fmt.Sprintf("in round %d", round))
+		mustRelease(t, l)
 		set.servers[0].Start() // back, empty: it has forgotten every key
 	}
 }
@@ -133,28 +122,21 @@ func TestRedlockWorksWithOneNodeDown(t *testing.T) {
 func TestRedlockFailsCleanlyWithTwoNodesDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	set := newRedlockSet(t)
+	set := newRedlockSet(t, 0)
 	c := set.client(t, nil)
-	held, err := c.Obtain(ctx, "rl:{two}:held", 300*time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx := held.Watch(ctx)
+	wctx := mustObtain(t, c, "rl:{two}:held", 300*time.Millisecond, nil).Watch(ctx)
 	set.servers[0].Stop()
 	set.servers[1].Stop()
 
 	start := time.Now()
 	for _, wait := range []time.Duration{0, 300 * time.Millisecond} {
-		_, err = c.Obtain(ctx, "rl:{two}:lock", time.Second, &dlock.Options{Wait: wait})
+		_, err := c.Obtain(ctx, "rl:{two}:lock", time.Second, &dlock.Options{Wait: wait})
 		if err == nil || errors.Is(err, dlock.ErrNotObtained) {
 			t.Fatalf("Obtain (Wait %v) with 2 of 3 nodes down = %v, want a Redis error, not ErrNotObtained", wait, err)
 		}
 		t.Logf("Obtain (Wait %v) failed after %v: %v", wait, time.Since(start), err)
 	}
-	waitDone(t, wctx, time.Minute)
-	if cause := context.Cause(wctx); !errors.Is(cause, dlock.ErrLost) {
-		t.Fatalf("held lock: cause = %v, want ErrLost", cause)
-	}
+	waitLost(t, wctx, time.Minute) // the held lock
 
 	set.servers[0].Start()
 	set.servers[1].Start()
@@ -166,22 +148,13 @@ func TestRedlockFailsCleanlyWithTwoNodesDown(t *testing.T) {
 func TestRedlockLossNeedsAMajority(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	set := newRedlockSet(t)
-	l, err := set.client(t, nil).Obtain(ctx, "rl:{loss}:lock", time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := newRedlockSet(t, 0)
+	l := mustObtain(t, set.client(t, nil), "rl:{loss}:lock", time.Second, nil)
 	wctx := l.Watch(ctx)
 	set.nodes[0].Del(ctx, l.Key())
-	time.Sleep(1500 * time.Millisecond) // several renewals
-	if cause := context.Cause(wctx); cause != nil {
-		t.Fatalf("lost after deleting the key on 1 of 3 nodes: %v", cause)
-	}
+	keptFor(t, wctx, 1500*time.Millisecond, "after deleting the key on 1 of 3 nodes")
 	set.nodes[1].Del(ctx, l.Key())
-	waitDone(t, wctx, time.Minute)
-	if cause := context.Cause(wctx); !errors.Is(cause, dlock.ErrLost) {
-		t.Fatalf("cause = %v, want ErrLost", cause)
-	}
+	waitLost(t, wctx, time.Minute)
 }
 
 // Each node mints fences from its own clock. A node an hour ahead must not
@@ -190,7 +163,7 @@ func TestRedlockLossNeedsAMajority(t *testing.T) {
 func TestRedlockFencesIgnoreClockSkew(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	set := newRedlockSet(t)
+	set := newRedlockSet(t, 0)
 	c := set.client(t, nil)
 	ahead := time.Now().Add(time.Hour).UnixMicro()
 	set.nodes[0].Set(ctx, "rl:{skew}:lock:fence", ahead, time.Hour)
@@ -210,82 +183,19 @@ func TestRedlockMutualExclusion(t *testing.T) {
 	for _, down := range []int{0, 1} {
 		t.Run(strconv.Itoa(down)+" down", func(t *testing.T) {
 			t.Parallel()
-			set := newRedlockSet(t)
-			for _, s := range set.servers[:down] {
-				s.Stop()
-			}
+			set := newRedlockSet(t, down)
 			clients := []*dlock.Client{set.client(t, nil), set.client(t, nil), set.client(t, nil)}
-			counter, fences := takeTurns(t, clients, "rl:{mx}:lock", 9, 15)
-			if counter != 9*15 {
-				t.Fatalf("counter = %d, want %d", counter, 9*15)
-			}
-			for i := 1; i < len(fences); i++ {
-				if fences[i] <= fences[i-1] {
-					t.Fatalf("fence %d = %d after %d: not increasing", i, fences[i], fences[i-1])
-				}
-			}
+			takeTurns(t, clients, "rl:{mx}:lock", 2*time.Second, 9, 15)
 		})
 	}
-}
-
-// takeTurns has workers goroutines, spread over clients, each obtain key
-// rounds times and count under the lock. It returns the count and the fences
-// in the order the holders had them.
-func takeTurns(t *testing.T, clients []*dlock.Client, key string, workers, rounds int) (int, []int64) {
-	var (
-		wg      sync.WaitGroup
-		holding atomic.Int32
-		counter int // guarded by the lock itself
-		fences  []int64
-	)
-	for i := range workers {
-		wg.Go(func() {
-			for range rounds {
-				l, err := clients[i%len(clients)].Obtain(context.Background(), key, 2*time.Second,
-					&dlock.Options{Wait: 30 * time.Second})
-				if err != nil {
-					t.Errorf("Obtain: %v", err)
-					return
-				}
-				if holding.Add(1) != 1 {
-					t.Error("two holders at once")
-				}
-				counter++
-				fences = append(fences, l.Fence())
-				holding.Add(-1)
-				if err := l.Release(context.Background()); err != nil {
-					t.Errorf("Release: %v", err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return counter, fences
 }
 
 // With Wait 0, split votes may leave nobody with the lock, but never two.
 func TestRedlockAtMostOneWinner(t *testing.T) {
 	t.Parallel()
-	set := newRedlockSet(t)
+	set := newRedlockSet(t, 0)
 	clients := []*dlock.Client{set.client(t, nil), set.client(t, nil), set.client(t, nil)}
-	var winners atomic.Int32
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 60 {
-		wg.Go(func() {
-			<-start
-			_, err := clients[i%3].Obtain(context.Background(), "rl:{one}:lock", 10*time.Second, nil)
-			switch {
-			case err == nil:
-				winners.Add(1)
-			case !errors.Is(err, dlock.ErrNotObtained):
-				t.Errorf("Obtain: %v", err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	if n := winners.Load(); n > 1 {
+	if n := len(obtainAtOnce(t, clients, "rl:{one}:lock", 60)); n > 1 {
 		t.Fatalf("winners = %d, want at most 1", n)
 	}
 }

@@ -18,11 +18,9 @@ import (
 // newer fence.
 func TestRWReadersShareWriterExcludes(t *testing.T) {
 	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "rw")
-	a, b := newClient(t, rdb, nil).RW(key), newClient(t, rdb, nil).RW(key)
+	rdb, key, c := oneKey(t, "rw")
+	a, b := c.RW(key), newClient(t, rdb, nil).RW(key)
 	r1, err := a.RLock(ctx, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +51,7 @@ func TestRWReadersShareWriterExcludes(t *testing.T) {
 	if _, err := b.Lock(ctx, 5*time.Second, short); !errors.Is(err, dlock.ErrNotObtained) {
 		t.Fatalf("second writer = %v, want ErrNotObtained", err)
 	}
-	if err := w.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustRelease(t, w)
 	if _, err := b.RLock(ctx, 5*time.Second, short); err != nil {
 		t.Fatalf("reader after the writer: %v", err)
 	}
@@ -74,11 +70,9 @@ func TestRWReadersShareWriterExcludes(t *testing.T) {
 // rwacquire.lua, the writer's wait runs out: checked when the test was written.)
 func TestRWWriterNotStarved(t *testing.T) {
 	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "rw")
-	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil)}
+	rdb, key, c := oneKey(t, "rw")
+	clients := []*dlock.Client{c, newClient(t, rdb, nil)}
 	var (
 		readers, writers atomic.Int32
 		stop             atomic.Bool
@@ -138,11 +132,9 @@ func TestRWWriterNotStarved(t *testing.T) {
 // its entry is gone.
 func TestRWReaderWatchdog(t *testing.T) {
 	skipRedlockSuite(t)
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "rw")
-	l, err := newClient(t, rdb, nil).RW(key).RLock(ctx, 300*time.Millisecond, nil)
+	rdb, key, c := oneKey(t, "rw")
+	l, err := c.RW(key).RLock(ctx, 300*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +146,5 @@ func TestRWReaderWatchdog(t *testing.T) {
 	if err := rdb.HDel(ctx, dlock.Derive(key, ":readers"), l.Token()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-wctx.Done():
-		if !errors.Is(context.Cause(wctx), dlock.ErrLost) {
-			t.Errorf("cause %v, want ErrLost", context.Cause(wctx))
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the reader's loss was not reported")
-	}
+	waitLost(t, wctx, 5*time.Second) // the reader's loss is reported
 }

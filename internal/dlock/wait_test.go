@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,66 +16,14 @@ import (
 )
 
 func TestWaitersTakeTurns(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "turns")
-	clients := []*dlock.Client{newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
-	const workers, rounds = 20, 50
-
-	var (
-		wg      sync.WaitGroup
-		counter atomic.Int64 // incremented non-atomically: Load, yield, Store
-		inside  atomic.Int32 // holders in the critical section
-		mu      sync.Mutex
-		fences  []int64 // in the order the holders got the lock
-	)
-	for i := range workers {
-		wg.Go(func() {
-			c := clients[i%len(clients)]
-			for range rounds {
-				l, err := c.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: time.Minute})
-				if err != nil {
-					t.Errorf("Obtain: %v", err)
-					return
-				}
-				if n := inside.Add(1); n != 1 {
-					t.Errorf("%d holders at once", n)
-				}
-				mu.Lock()
-				fences = append(fences, l.Fence())
-				mu.Unlock()
-				v := counter.Load()
-				runtime.Gosched()
-				counter.Store(v + 1)
-				inside.Add(-1)
-				if err := l.Release(ctx); err != nil {
-					t.Errorf("Release: %v", err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if got, want := counter.Load(), int64(workers*rounds); got != want {
-		t.Fatalf("counter = %d, want %d", got, want)
-	}
-	for i := 1; i < len(fences); i++ {
-		if fences[i] <= fences[i-1] {
-			t.Fatalf("fence %d = %d after %d: not increasing", i, fences[i], fences[i-1])
-		}
-	}
+	rdb, key, c := oneKey(t, "turns")
+	clients := []*dlock.Client{c, newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
+	takeTurns(t, clients, key, 5*time.Second, 20, 50)
 }
 
 func TestWaitCancelled(t *testing.T) {
-	t.Parallel()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "cancel")
-	c := newClient(t, rdb, nil)
-	holder, err := newClient(t, rdb, nil).Obtain(context.Background(), key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "cancel")
+	holder := mustObtain(t, newClient(t, rdb, nil), key, time.Minute, nil)
 	defer holder.Release(context.Background())
 
 	for _, tt := range []struct {
@@ -115,18 +62,13 @@ func TestWaitCancelled(t *testing.T) {
 }
 
 func TestWaitRunsOut(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "runsout")
-	holder, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "runsout")
+	holder := mustObtain(t, c, key, time.Minute, nil)
 	defer holder.Release(ctx)
 	rec := &recorder{}
 	start := time.Now()
-	_, err = newClient(t, rdb, nil).Obtain(ctx, key, time.Second, &dlock.Options{Wait: 150 * time.Millisecond, Observer: rec})
+	_, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Second, &dlock.Options{Wait: 150 * time.Millisecond, Observer: rec})
 	if !errors.Is(err, dlock.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Obtain = %v, want ErrNotObtained alone", err)
 	}
@@ -141,45 +83,18 @@ func TestWaitRunsOut(t *testing.T) {
 // A waiter whose backoff is far longer than its Wait can only get the lock in
 // time if the release notification wakes it.
 func TestWaitWokenByRelease(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "wake")
-	holder, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.AfterFunc(300*time.Millisecond, func() { _ = holder.Release(ctx) })
-	slow := &dlock.Options{Wait: 10 * time.Second, MinBackoff: time.Minute, MaxBackoff: time.Minute}
-	start := time.Now()
-	l, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Second, slow)
-	if err != nil {
-		t.Fatalf("Obtain: %v", err)
-	}
-	t.Logf("woken %v after the wait began", time.Since(start))
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "wake")
+	holder := mustObtain(t, c, key, time.Minute, nil)
+	time.AfterFunc(300*time.Millisecond, func() { _ = holder.Release(context.Background()) })
+	obtainWoken(t, newClient(t, rdb, nil), key)
 }
 
 // A holder that never releases: the waiter retries when its ttl runs out
 // rather than after its long backoff.
 func TestWaitRetriesAtExpiry(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "expiry")
-	if _, err := newClient(t, rdb, nil).Obtain(ctx, key, 300*time.Millisecond, nil); err != nil {
-		t.Fatal(err)
-	}
-	slow := &dlock.Options{Wait: 10 * time.Second, MinBackoff: time.Minute, MaxBackoff: time.Minute}
-	l, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Second, slow)
-	if err != nil {
-		t.Fatalf("Obtain: %v", err)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	rdb, key, c := oneKey(t, "expiry")
+	mustObtain(t, c, key, 300*time.Millisecond, nil)
+	obtainWoken(t, newClient(t, rdb, nil), key)
 }
 
 // inflight counts the acquire calls a Redis client has under way for a key.
@@ -212,19 +127,14 @@ func (h *inflight) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 func TestWaitersQueueLocally(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "queue")
+	_, key, holderClient := oneKey(t, "queue")
 	hook := &inflight{key: key}
 	counted := newRedis(t)
 	counted.AddHook(hook)
 	c := newClient(t, counted, nil)
 
-	holder, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := mustObtain(t, holderClient, key, time.Minute, nil)
 	time.AfterFunc(300*time.Millisecond, func() { _ = holder.Release(ctx) })
 	var wg sync.WaitGroup
 	for range 16 {
@@ -250,24 +160,19 @@ func TestWaitersQueueLocally(t *testing.T) {
 // Closing the Redis client under a waiting Client ends the wait with an
 // error, and the Client still closes.
 func TestRedisClientClosedWhileWaiting(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
-	key := testKey(t, rdb, "rdbclosed")
-	holder, err := newClient(t, rdb, nil).Obtain(ctx, key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, key, c := oneKey(t, "rdbclosed")
+	holder := mustObtain(t, c, key, time.Minute, nil)
 	defer holder.Release(ctx)
 	own := dialRedis(t)
-	c := newDlock(own, nil)
+	waiter := newDlock(own, nil)
 	time.AfterFunc(300*time.Millisecond, func() { _ = own.Close() })
-	_, err = c.Obtain(ctx, key, time.Second, &dlock.Options{Wait: 5 * time.Second})
+	_, err := waiter.Obtain(ctx, key, time.Second, &dlock.Options{Wait: 5 * time.Second})
 	if err == nil || errors.Is(err, dlock.ErrNotObtained) {
 		t.Fatalf("Obtain = %v, want the closed client's error", err)
 	}
 	done := make(chan struct{})
-	go func() { _ = c.Close(); close(done) }()
+	go func() { _ = waiter.Close(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):

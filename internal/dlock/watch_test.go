@@ -18,29 +18,19 @@ import (
 const lossBound = 200*time.Millisecond + time.Second
 
 func TestWatchKeepsLockAlive(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
+	rdb, key, _ := oneKey(t, "alive")
 	rec := &recorder{}
-	c := newClient(t, rdb, &dlock.ClientOptions{Observer: rec})
-	l, err := c.Obtain(ctx, testKey(t, rdb, "alive"), 200*time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustObtain(t, newClient(t, rdb, &dlock.ClientOptions{Observer: rec}), key, 200*time.Millisecond, nil)
 	wctx := l.Watch(ctx)
 	if again := l.Watch(context.Background()); again != wctx {
 		t.Fatal("second Watch returned another context")
 	}
-	time.Sleep(1500 * time.Millisecond)
-	if err := context.Cause(wctx); err != nil {
-		t.Fatalf("watched context ended: %v", err)
-	}
+	keptFor(t, wctx, 1500*time.Millisecond, "while held")
 	if got, _ := rdb.Get(ctx, l.Key()).Result(); got != l.Token() {
 		t.Fatalf("after 1.5s the key holds %q, want the token", got)
 	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
+	mustRelease(t, l)
 	if cause := context.Cause(wctx); !errors.Is(cause, context.Canceled) || errors.Is(cause, dlock.ErrLost) {
 		t.Fatalf("cause after Release = %v, want context.Canceled", cause)
 	}
@@ -53,22 +43,15 @@ func TestWatchKeepsLockAlive(t *testing.T) {
 }
 
 func TestWatchDetectsDeletedKey(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
+	rdb, key, c := oneKey(t, "deleted")
 	rec := &recorder{}
-	l, err := newClient(t, rdb, nil).Obtain(ctx, testKey(t, rdb, "deleted"), 200*time.Millisecond, &dlock.Options{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustObtain(t, c, key, 200*time.Millisecond, &dlock.Options{Observer: rec})
 	wctx := l.Watch(ctx)
 	time.Sleep(100 * time.Millisecond)
 	rdb.Del(ctx, l.Key())
-	took := waitDone(t, wctx, lossBound)
+	took := waitLost(t, wctx, lossBound)
 	t.Logf("loss reported %v after the key was deleted", took)
-	if cause := context.Cause(wctx); !errors.Is(cause, dlock.ErrLost) {
-		t.Fatalf("cause = %v, want ErrLost", cause)
-	}
 	if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
 		t.Fatalf("Release after loss = %v, want ErrNotHeld", err)
 	}
@@ -87,10 +70,7 @@ func TestWatchDetectsUnreachableRedis(t *testing.T) {
 			// Without ContextTimeoutEnabled go-redis waits ReadTimeout for a hung
 			// server whatever the context says; the loss must come sooner.
 			rdb := newRedisAt(t, p.Addr(), func(o *redis.Options) { o.ReadTimeout = 5 * time.Second })
-			l, err := newClient(t, rdb, nil).Obtain(ctx, testKey(t, newRedis(t), fault), 200*time.Millisecond, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := mustObtain(t, newClient(t, rdb, nil), testKey(t, newRedis(t), fault), 200*time.Millisecond, nil)
 			wctx := l.Watch(ctx)
 			time.Sleep(300 * time.Millisecond) // a few renewals
 			if fault == "down" {
@@ -98,11 +78,8 @@ func TestWatchDetectsUnreachableRedis(t *testing.T) {
 			} else {
 				p.Stall()
 			}
-			took := waitDone(t, wctx, lossBound)
+			took := waitLost(t, wctx, lossBound)
 			t.Logf("loss reported %v after Redis went %s", took, fault)
-			if cause := context.Cause(wctx); !errors.Is(cause, dlock.ErrLost) {
-				t.Fatalf("cause = %v, want ErrLost", cause)
-			}
 			p.Down() // fail the hung calls now rather than after ReadTimeout
 			if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
 				t.Fatalf("Release after loss = %v, want ErrNotHeld", err)
@@ -112,13 +89,9 @@ func TestWatchDetectsUnreachableRedis(t *testing.T) {
 }
 
 func TestWatchStopsWithParent(t *testing.T) {
-	t.Parallel()
-	rdb := newRedis(t)
+	rdb, key, c := oneKey(t, "parent")
 	rec := &recorder{}
-	l, err := newClient(t, rdb, nil).Obtain(context.Background(), testKey(t, rdb, "parent"), 200*time.Millisecond, &dlock.Options{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustObtain(t, c, key, 200*time.Millisecond, &dlock.Options{Observer: rec})
 	parent, cancel := context.WithCancel(context.Background())
 	wctx := l.Watch(parent)
 	cancel()
@@ -139,14 +112,10 @@ func TestWatchStopsWithParent(t *testing.T) {
 }
 
 func TestWatchMaxHold(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	rdb := newRedis(t)
+	rdb, key, c := oneKey(t, "maxhold")
 	start := time.Now()
-	l, err := newClient(t, rdb, nil).Obtain(ctx, testKey(t, rdb, "maxhold"), 200*time.Millisecond, &dlock.Options{MaxHold: 600 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustObtain(t, c, key, 200*time.Millisecond, &dlock.Options{MaxHold: 600 * time.Millisecond})
 	wctx := l.Watch(ctx)
 	waitDone(t, wctx, 3*time.Second)
 	held := time.Since(start)
@@ -165,17 +134,10 @@ func TestWatchMaxHold(t *testing.T) {
 }
 
 func TestWatchAfterRelease(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb := newRedis(t)
-	l, err := newClient(t, rdb, nil).Obtain(ctx, testKey(t, rdb, "late"), time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wctx := l.Watch(ctx)
+	_, key, c := oneKey(t, "late")
+	l := mustObtain(t, c, key, time.Second, nil)
+	mustRelease(t, l)
+	wctx := l.Watch(context.Background())
 	if cause := context.Cause(wctx); !errors.Is(cause, dlock.ErrNotHeld) {
 		t.Fatalf("Watch after Release: cause = %v, want ErrNotHeld", cause)
 	}
