@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,24 +167,7 @@ func TestRateLimitSkipsSoldOut(t *testing.T) {
 // limiter's cost on the path most of a crowd takes (it skips products known sold out).
 func BenchmarkSoldOutHTTPRateLimited(b *testing.B) {
 	s := limitedStack(b, httpapi.RateLimits{User: httpapi.Rate{N: 1_000_000, Per: time.Second}})
-	p := s.createProduct(b, 0, "dlock", 0)
-	path := fmt.Sprintf("/api/v1/products/%d/purchase", p.ID)
-	if status, code, _ := s.purchase(p.ID, 1); code != api.CodeSoldOut {
-		b.Fatalf("first purchase = %d %s", status, code)
-	}
-	var user atomic.Int64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(fmt.Sprintf(`{"user_id":%d}`, user.Add(1))))
-			w := httptest.NewRecorder()
-			s.App.Handler.ServeHTTP(w, req)
-			if w.Code != http.StatusConflict {
-				b.Fatalf("status %d", w.Code)
-			}
-		}
-	})
+	benchSoldOut(b, s.App.Handler, soldOutPath(b, s))
 }
 
 // TestRateLimitBundle: a bundle is one request from its address, whatever the products it
