@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -106,13 +104,7 @@ func TestLost(t *testing.T) {
 	var fence int64
 	err := c.Do(ctx, key, 2*time.Second, time.Second, func(ctx context.Context, l *etcdlock.Lock) error {
 		fence = l.Fence()
-		resp, err := cli.Get(ctx, key+"/", clientv3.WithPrefix())
-		if err != nil || len(resp.Kvs) != 1 {
-			t.Fatalf("the lock's key: %v, %v", resp, err)
-		}
-		if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
-			t.Fatal(err)
-		}
+		testenv.RevokeEtcdLock(t, ctx, cli, key)
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/order"
@@ -39,13 +37,7 @@ func TestEtcdLockLost(t *testing.T) {
 		t.Errorf("name tag %q, want %q", got, want)
 	}
 	// The lease ends as a paused holder's does: etcd revokes it.
-	resp, err := cli.Get(ctx, key+"/", clientv3.WithPrefix())
-	if err != nil || len(resp.Kvs) != 1 {
-		t.Fatalf("the lock's key in etcd: %v, %v", resp, err)
-	}
-	if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
-		t.Fatal(err)
-	}
+	testenv.RevokeEtcdLock(t, ctx, cli, key)
 	select {
 	case <-h.Ctx.Done():
 		if cause := context.Cause(h.Ctx); !errors.Is(cause, etcdlock.ErrLost) {

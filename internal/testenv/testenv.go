@@ -196,3 +196,16 @@ func redact(dsn string) string {
 	}
 	return u.Redacted()
 }
+
+// RevokeEtcdLock ends the lease of the one etcd lock held on key (its key under key+"/"),
+// as etcd does when the holder's keep-alives stop: the holder loses the lock.
+func RevokeEtcdLock(t testing.TB, ctx context.Context, cli *clientv3.Client, key string) {
+	t.Helper()
+	resp, err := cli.Get(ctx, key+"/", clientv3.WithPrefix())
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("the lock's key in etcd: %v, %v", resp, err)
+	}
+	if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+		t.Fatalf("revoke the lease of %s: %v", key, err)
+	}
+}
