@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,8 @@ type Lock struct {
 	// on loss, when the watchdog stops, or at the deadline when unwatched.
 	passTurn  func()
 	turnTimer *time.Timer // calls passTurn at the deadline until Watch
+	holdsTurn atomic.Bool // until passTurn
+	streak    int         // handoffs in a row that led to this lock (ClientOptions.Cohort)
 
 	mu       sync.Mutex
 	state    lockState
@@ -143,14 +146,20 @@ func (l *Lock) Release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ok, err := l.c.releaseCall(ctx, l.r)
+	var ok int64
+	handOff := !wasLost && l.c.mayHandOff(l)
+	if handOff {
+		ok, err = l.c.handOff(ctx, l)
+	} else {
+		ok, err = l.c.releaseCall(ctx, l.r)
+	}
 	l.stopWatch()
 	switch {
 	case err != nil:
 		err = fmt.Errorf("dlock: release %q: %w", l.r.key, err)
 	case ok == 0:
 		err = ErrNotHeld
-	case !l.r.direct(): // fair and read-write waiters are woken by the release's message
+	case !handOff && !l.r.direct(): // fair and read-write waiters are woken by the release's message
 		l.c.notify.wake(l.r.channel, "")
 	}
 	l.passTurn()

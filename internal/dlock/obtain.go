@@ -27,6 +27,8 @@ type request struct {
 	// claim on the next turn lasts queueTimeout between its calls.
 	rw                    int
 	readersKey, writerKey string
+
+	ownToken bool // the caller chose the token (Options.Token): a handed-over lock would change it
 }
 
 // direct reports whether r's waiters skip the Client's local queue and are woken one by one
@@ -55,7 +57,7 @@ func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*reque
 		drift:      max(o.Drift, 0),
 		obs:        o.Observer,
 	}
-	if r.token == "" {
+	if r.ownToken = r.token != ""; !r.ownToken {
 		r.token = rand.Text() // 26 base32 characters, 128 random bits
 	}
 	if r.minBackoff <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,9 +23,12 @@ type peer = lockbench.Lock
 
 // peers returns dlock, bsm/redislock and go-redsync/redsync on rdb, each retrying every
 // millisecond (redislock's LinearBackoff(1ms), redsync's WithRetryDelay(1ms); dlock polls
-// 2-64 ms and is woken by its release notification), with a 5 s lease.
+// 2-64 ms and is woken by its release notification), with a 5 s lease, and dlock-cohort:
+// dlock handing the lock to a waiter of its own Client up to peerCohort times in a row
+// (ClientOptions.Cohort).
 func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 	dl := newClient(b, rdb, nil)
+	dc := newClient(b, rdb, &dlock.ClientOptions{Cohort: peerCohort})
 	rl := redislock.New(rdb)
 	rs := redsync.New(goredis.NewPool(rdb))
 	const ttl = 5 * time.Second
@@ -45,13 +49,19 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 			}
 			return func(ctx context.Context) error { _, err := m.UnlockContext(ctx); return err }, nil
 		}},
-		{Name: "dlock", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
-			l, err := dl.Obtain(ctx, key, ttl, &dlock.Options{Wait: time.Minute})
-			if err != nil {
-				return nil, err
-			}
-			return l.Release, nil
-		}},
+		{Name: "dlock", Obtain: dlockObtain(dl, ttl)},
+		{Name: "dlock-cohort", Obtain: dlockObtain(dc, ttl)},
+	}
+}
+
+// dlockObtain is a peer's Obtain on c.
+func dlockObtain(c *dlock.Client, ttl time.Duration) func(context.Context, string) (func(context.Context) error, error) {
+	return func(ctx context.Context, key string) (func(context.Context) error, error) {
+		l, err := c.Obtain(ctx, key, ttl, &dlock.Options{Wait: time.Minute})
+		if err != nil {
+			return nil, err
+		}
+		return l.Release, nil
 	}
 }
 
@@ -61,6 +71,7 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 const (
 	peerRounds = 5
 	peerOps    = 2000
+	peerCohort = 8
 )
 
 // BenchmarkPeers compares dlock with bsm/redislock and go-redsync/redsync in one run (make
@@ -97,23 +108,31 @@ func BenchmarkPeers(b *testing.B) {
 			for i := range clients {
 				clients[i] = peers(b, rdb)
 			}
+			longest := map[string]time.Duration{} // each library's longest wait over the rounds
 			for b.Loop() {
 				reportPeers(b, clients[0], "handoffs/s", func(p peer) float64 {
 					j := slices.IndexFunc(clients[0], func(q peer) bool { return q.Name == p.Name })
-					return lockbench.Handoffs(b, clients, j, key, peerOps, 0)
+					rate, wait := lockbench.HandoffsWait(b, clients, j, key, peerOps, 0)
+					longest[p.Name] = max(longest[p.Name], wait)
+					return rate
 				})
+			}
+			for name, wait := range longest {
+				b.ReportMetric(float64(wait.Microseconds())/1000, name+"-max-wait-ms")
 			}
 		})
 	}
 }
 
 // reportPeers measures each peer peerRounds times, interleaved, and reports the medians in
-// unit and dlock's ratio to each of the others.
+// unit and the ratio of dlock and dlock-cohort to each of the other libraries.
 func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float64) {
 	med := lockbench.Medians(b, ps, peerRounds, unit, measure)
-	for _, p := range ps {
-		if p.Name != "dlock" {
-			b.ReportMetric(med["dlock"]/med[p.Name], "dlock/"+p.Name)
+	for _, ours := range []string{"dlock", "dlock-cohort"} {
+		for _, p := range ps {
+			if !strings.HasPrefix(p.Name, "dlock") {
+				b.ReportMetric(med[ours]/med[p.Name], ours+"/"+p.Name)
+			}
 		}
 	}
 }

@@ -18,6 +18,8 @@ var (
 	acquireSrc string
 	//go:embed scripts/release.lua
 	releaseSrc string
+	//go:embed scripts/handoff.lua
+	handoffSrc string
 	//go:embed scripts/refresh.lua
 	refreshSrc string
 	//go:embed scripts/pttl.lua
@@ -37,6 +39,7 @@ var (
 
 	acquireScript = redis.NewScript(mintSrc + acquireSrc)
 	releaseScript = redis.NewScript(releaseSrc)
+	handoffScript = redis.NewScript(mintSrc + handoffSrc) // ClientOptions.Cohort
 	refreshScript = redis.NewScript(refreshSrc)
 	pttlScript    = redis.NewScript(pttlSrc)
 

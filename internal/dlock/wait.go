@@ -50,14 +50,20 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 		}
 		return nil, err
 	}
-	passTurn := sync.OnceFunc(func() { c.queue.Unlock(r.key) })
-	l, err := c.attempt(ctx, r, expired)
-	if err != nil {
-		passTurn()
-		return nil, err
+	l := c.fromGrant(r) // a lock handed over by this Client's last holder of the key
+	if l == nil {
+		var err error
+		if l, err = c.attempt(ctx, r, expired); err != nil {
+			c.queue.Unlock(r.key)
+			return nil, err
+		}
 	}
-	l.passTurn = passTurn
-	l.turnTimer = time.AfterFunc(time.Until(l.deadline), passTurn)
+	l.holdsTurn.Store(true)
+	l.passTurn = sync.OnceFunc(func() {
+		l.holdsTurn.Store(false)
+		c.queue.Unlock(r.key)
+	})
+	l.turnTimer = time.AfterFunc(time.Until(l.deadline), l.passTurn)
 	return l, nil
 }
 

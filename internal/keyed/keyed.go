@@ -19,8 +19,9 @@ type Mutexes struct {
 }
 
 type entry struct {
-	ch   chan struct{} // holds a token while the key is locked
-	refs int           // goroutines holding or waiting
+	ch      chan struct{} // holds a token while the key is locked
+	refs    int           // goroutines holding or waiting
+	blocked int           // goroutines blocked in LockBefore; guarded by Mutexes.mu
 }
 
 // ErrExpired is LockBefore's error when its expired channel delivered first.
@@ -41,6 +42,8 @@ func (k *Mutexes) LockBefore(ctx context.Context, key string, expired <-chan tim
 		return nil
 	default:
 	}
+	k.block(e, 1)
+	defer k.block(e, -1)
 	select {
 	case e.ch <- struct{}{}:
 		return nil
@@ -51,6 +54,12 @@ func (k *Mutexes) LockBefore(ctx context.Context, key string, expired <-chan tim
 		k.unref(key)
 		return ErrExpired
 	}
+}
+
+func (k *Mutexes) block(e *entry, n int) {
+	k.mu.Lock()
+	e.blocked += n
+	k.mu.Unlock()
 }
 
 // TryLock takes key's mutex if no goroutine holds it or waits for it, and reports whether
@@ -72,6 +81,17 @@ func (k *Mutexes) Unlock(key string) {
 	<-k.m[key].ch
 	k.mu.Unlock()
 	k.unref(key)
+}
+
+// Waiters returns how many goroutines wait in Lock or LockBefore for key's mutex.
+func (k *Mutexes) Waiters(key string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.m[key]
+	if e == nil {
+		return 0
+	}
+	return e.blocked
 }
 
 func (k *Mutexes) ref(key string) *entry {

@@ -43,8 +43,16 @@ func Medians(b *testing.B, locks []Lock, rounds int, unit string, measure func(L
 // (0: no bound; the waits still going then are cancelled), and returns acquisitions per
 // second.
 func Handoffs(b *testing.B, clients [][]Lock, j int, key string, ops int64, window time.Duration) float64 {
+	rate, _ := HandoffsWait(b, clients, j, key, ops, window)
+	return rate
+}
+
+// HandoffsWait is Handoffs that also returns the longest wait of one Obtain: how long the
+// unluckiest waiter, of any client, was kept from the key.
+func HandoffsWait(b *testing.B, clients [][]Lock, j int, key string, ops int64, window time.Duration) (float64, time.Duration) {
 	var (
 		left, done atomic.Int64
+		longest    atomic.Int64 // ns
 		wg         sync.WaitGroup
 	)
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
@@ -58,7 +66,13 @@ func Handoffs(b *testing.B, clients [][]Lock, j int, key string, ops int64, wind
 		wg.Go(func() {
 			l := clients[i%len(clients)][j]
 			for left.Add(-1) >= 0 {
+				asked := time.Now()
 				release, err := l.Obtain(ctx, key)
+				for w := int64(time.Since(asked)); ; {
+					if old := longest.Load(); w <= old || longest.CompareAndSwap(old, w) {
+						break
+					}
+				}
 				if ctx.Err() != nil && err != nil { // the window ended during the wait
 					return
 				}
@@ -75,5 +89,5 @@ func Handoffs(b *testing.B, clients [][]Lock, j int, key string, ops int64, wind
 		})
 	}
 	wg.Wait()
-	return float64(done.Load()) / time.Since(start).Seconds()
+	return float64(done.Load()) / time.Since(start).Seconds(), time.Duration(longest.Load())
 }

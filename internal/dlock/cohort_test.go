@@ -1,0 +1,229 @@
+package dlock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// cohortKey is oneKey with Clients that hand the lock over (ClientOptions.Cohort).
+func cohortKey(t *testing.T, name string, cohort, clients int) (redis.UniversalClient, string, []*dlock.Client) {
+	t.Helper()
+	rdb, key, _ := oneKey(t, name)
+	cs := make([]*dlock.Client, clients)
+	for i := range cs {
+		cs[i] = newClient(t, rdb, &dlock.ClientOptions{Cohort: cohort})
+	}
+	return rdb, key, cs
+}
+
+// releases counts the release notifications of key: a lock handed over sends none.
+func releases(t *testing.T, rdb redis.UniversalClient, key string) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	sub := rdb.PSubscribe(context.Background(), "*"+key+"*")
+	if _, err := sub.Receive(context.Background()); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range sub.Channel() {
+			n.Add(1)
+		}
+	}()
+	t.Cleanup(func() { _ = sub.Close(); <-done })
+	return &n
+}
+
+// TestCohortTakeTurns: with handoffs on, holders over three Clients never overlap, no
+// increment is lost, and every holder's fence is larger than the one before.
+func TestCohortTakeTurns(t *testing.T) {
+	_, key, clients := cohortKey(t, "cohort-turns", 4, 3)
+	takeTurns(t, clients, key, 5*time.Second, 24, 20)
+}
+
+// TestCohortHandsOver: goroutines of one Client queued behind a holder get the lock handed
+// over: each holder has its own token in Redis and a larger fence, and a run of handoffs
+// sends no release notification, so there are fewer notifications than holders.
+func TestCohortHandsOver(t *testing.T) {
+	skipRedlockSuite(t) // a Redlock Client never hands over
+	rdb, key, clients := cohortKey(t, "cohort-hand", 3, 1)
+	c, ctx := clients[0], context.Background()
+	published := releases(t, rdb, key)
+	first := mustObtain(t, c, key, 5*time.Second, nil)
+	const waiters = 6
+	locks := make(chan *dlock.Lock, waiters)
+	var wg sync.WaitGroup
+	for range waiters {
+		wg.Go(func() {
+			l, err := c.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second})
+			if err != nil {
+				t.Errorf("Obtain: %v", err)
+				return
+			}
+			locks <- l
+		})
+	}
+	testenv.Eventually(t, 10*time.Second, "the waiters to queue", func() bool {
+		return c.QueuedFor(key) == waiters
+	})
+	fence := first.Fence()
+	mustRelease(t, first)
+	for range waiters {
+		l := <-locks
+		if got := rdb.Get(ctx, key).Val(); got != l.Token() {
+			t.Errorf("key holds %q, the holder's token is %q", got, l.Token())
+		}
+		if l.Fence() <= fence {
+			t.Errorf("fence %d after %d: not increasing", l.Fence(), fence)
+		}
+		fence = l.Fence()
+		mustRelease(t, l)
+	}
+	wg.Wait()
+	// 7 holders, at most 3 handoffs in a row: releases after holders 4 and 7 at least.
+	testenv.Eventually(t, 5*time.Second, "the last release's notification", func() bool { return published.Load() >= 2 })
+	t.Logf("%d release notifications for %d holders", published.Load(), waiters+1)
+	if n := published.Load(); n >= waiters+1 {
+		t.Errorf("%d release notifications for %d holders: nothing was handed over", n, waiters+1)
+	}
+	if n, err := rdb.Exists(ctx, key).Result(); err != nil || n != 0 {
+		t.Errorf("key left after the last release: %d, %v", n, err)
+	}
+}
+
+// TestCohortBound: a Client whose goroutines always have another queued keeps handing the
+// lock around; another Client still gets it, because at most Cohort handoffs follow each
+// other. The negative control: with an unbounded cohort, the other Client gets nothing.
+func TestCohortBound(t *testing.T) {
+	skipRedlockSuite(t)
+	for _, tc := range []struct {
+		name   string
+		cohort int
+		wait   time.Duration // the other Client's; a bound on a hung test, not a speed
+		want   bool
+	}{
+		{"bounded", 4, 30 * time.Second, true},
+		{"unbounded (control)", 1 << 30, time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, key, clients := cohortKey(t, "cohort-bound", tc.cohort, 2)
+			busy, other := clients[0], clients[1]
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						l, err := busy.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: time.Minute})
+						if err != nil {
+							continue // cancelled
+						}
+						time.Sleep(time.Millisecond) // the work under the lock
+						_ = l.Release(context.Background())
+					}
+				})
+			}
+			testenv.Eventually(t, 10*time.Second, "the busy Client's goroutines to queue", func() bool {
+				return busy.QueuedFor(key) >= 4
+			})
+			start := time.Now()
+			l, err := other.Obtain(context.Background(), key, 5*time.Second, &dlock.Options{Wait: tc.wait})
+			t.Logf("the other Client waited %v: %v", time.Since(start).Round(time.Millisecond), err)
+			if got := err == nil; got != tc.want {
+				t.Errorf("the other Client obtained the lock: %v, want %v (err %v)", got, tc.want, err)
+			}
+			if l != nil {
+				mustRelease(t, l)
+			}
+			stop()
+			wg.Wait()
+		})
+	}
+}
+
+// TestCohortLostNotHandedOver: a holder whose key is gone from Redis hands nothing over:
+// its Release answers ErrNotHeld, as the compare-and-delete does, and the waiter takes the
+// lock in Redis with a larger fence.
+func TestCohortLostNotHandedOver(t *testing.T) {
+	skipRedlockSuite(t)
+	rdb, key, clients := cohortKey(t, "cohort-lost", 4, 1)
+	c, ctx := clients[0], context.Background()
+	held := mustObtain(t, c, key, 5*time.Second, nil)
+	got := make(chan *dlock.Lock, 1)
+	go func() {
+		l, err := c.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second})
+		if err != nil {
+			t.Errorf("Obtain: %v", err)
+		}
+		got <- l
+	}()
+	testenv.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return c.QueuedFor(key) == 1 })
+	if err := rdb.Del(ctx, key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+		t.Errorf("Release of a deleted key = %v, want ErrNotHeld", err)
+	}
+	l := <-got
+	if l == nil {
+		return
+	}
+	if l.Fence() <= held.Fence() {
+		t.Errorf("fence %d after %d: not increasing", l.Fence(), held.Fence())
+	}
+	mustRelease(t, l)
+}
+
+// TestCohortGrantNotTaken: a lock handed over to a waiter that cannot take it (it chose its
+// own token) or that gave up is released in Redis: the waiter, or another Client, gets the
+// key in Redis, and nothing is left held.
+func TestCohortGrantNotTaken(t *testing.T) {
+	skipRedlockSuite(t)
+	rdb, key, clients := cohortKey(t, "cohort-left", 4, 2)
+	c, ctx := clients[0], context.Background()
+
+	held := mustObtain(t, c, key, 5*time.Second, nil)
+	got := make(chan *dlock.Lock, 1)
+	go func() {
+		l, err := c.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second, Token: "own-token-0123456789"})
+		if err != nil {
+			t.Errorf("Obtain with a token of its own: %v", err)
+		}
+		got <- l
+	}()
+	testenv.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return c.QueuedFor(key) == 1 })
+	mustRelease(t, held)
+	if l := <-got; l != nil {
+		if l.Token() != "own-token-0123456789" {
+			t.Errorf("the waiter's token is %q, not its own", l.Token())
+		}
+		mustRelease(t, l)
+	}
+
+	held = mustObtain(t, c, key, 5*time.Second, nil)
+	wctx, cancel := context.WithCancel(ctx)
+	left := make(chan error, 1)
+	go func() {
+		l, err := c.Obtain(wctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second})
+		if l != nil {
+			_ = l.Release(ctx) // it took the grant before it saw the cancellation
+		}
+		left <- err
+	}()
+	testenv.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return c.QueuedFor(key) == 1 })
+	cancel()
+	mustRelease(t, held) // may hand over to the waiter that is leaving
+	<-left
+	l := mustObtain(t, clients[1], key, 5*time.Second, &dlock.Options{Wait: 10 * time.Second})
+	mustRelease(t, l)
+	testenv.Eventually(t, 5*time.Second, "the key to be free", func() bool { return rdb.Exists(ctx, key).Val() == 0 })
+}

@@ -1,0 +1,21 @@
+-- handoff.lua: lock cohorting. The holder of a key passes it to a goroutine of the same
+-- Client that waits for it: if the key still holds the holder's token, it now holds the
+-- waiter's, with a fresh ttl, and the waiter's fence is minted, all in one step. One call
+-- instead of a release and an acquire; nobody else is woken.
+--
+-- KEYS[1] lock key; KEYS[2] fence key (same hash slot)
+-- ARGV[1] holder's token; ARGV[2] waiter's token; ARGV[3] lock ttl (ms);
+-- ARGV[4] fence key ttl (ms)
+--
+-- Returns the waiter's fence as a decimal string, or 0 when the key does not hold the
+-- holder's token (expired, or someone else holds it): the holder had lost it.
+--
+-- The fence is minted by mint.lua's mint, which scripts.go prepends.
+
+if redis.replicate_commands then redis.replicate_commands() end
+
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
+return mint(redis.call("TIME"), KEYS[2], ARGV[4])
