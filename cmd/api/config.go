@@ -37,6 +37,7 @@ type config struct {
 	lockTTL         time.Duration
 	lockWait        time.Duration
 	batchMax        int
+	lockCohort      int // LOCK_COHORT
 	batchLinger     time.Duration
 	purchaseTimeout time.Duration
 	queueWait       time.Duration
@@ -81,6 +82,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	maxConns := e.String("db-max-conns", "DB_MAX_CONNS", "20", "PostgreSQL pool size (env DB_MAX_CONNS)")
 	lockTTL := e.String("lock-ttl", "LOCK_TTL", "2s", "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
 	lockWait := e.String("lock-wait", "LOCK_WAIT", "1s", "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
+	lockCohort := e.String("lock-cohort", "LOCK_COHORT", "0", "how many times in a row a product lock in Redis passes to the next batch of this process in one Redis call, before it is released to all; 0 never (env LOCK_COHORT)")
 	batchMax := e.String("batch-max", "BATCH_MAX", "128", "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
 	batchLinger := e.String("batch-linger", "BATCH_LINGER", "0s", "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
 	queueWait := e.String("queue-wait", "QUEUE_WAIT", "300ms", "how long a queue-strategy purchase waits for its order to be written before 202 Accepted, at most PURCHASE_TIMEOUT (env QUEUE_WAIT)")
@@ -122,6 +124,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var err error
 	if cfg.dbMaxConns, err = strconv.Atoi(*maxConns); err != nil || cfg.dbMaxConns < 1 {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %q: want a positive integer", *maxConns))
+	}
+	if cfg.lockCohort, err = strconv.Atoi(*lockCohort); err != nil || cfg.lockCohort < 0 || cfg.lockCohort > 1000 {
+		errs = append(errs, fmt.Errorf("LOCK_COHORT %q: want an integer from 0 to 1000", *lockCohort))
 	}
 	if cfg.batchMax, err = strconv.Atoi(*batchMax); err != nil || cfg.batchMax < 1 || cfg.batchMax > 10000 {
 		errs = append(errs, fmt.Errorf("BATCH_MAX %q: want an integer from 1 to 10000", *batchMax))

@@ -52,7 +52,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 		log.Warn("ADMIN_TOKEN is empty: admin routes answer 403")
 	}
 	a := app.New(app.Config{
-		DB: gdb, Redis: rdb, LockNodes: lockNodes, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
+		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
 		RateLimits: cfg.rateLimits, Build: build,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,

@@ -40,6 +40,9 @@ type Config struct {
 	// LockNodes, when set, are independent Redis masters on which the product locks are
 	// taken with Redlock (a majority of them), instead of in Redis. App does not close them.
 	LockNodes []redis.UniversalClient
+	// LockCohort is how many times in a row a product lock in Redis may pass to the next
+	// holder of the same process in one Redis call (dlock's ClientOptions.Cohort); 0: never.
+	LockCohort int
 	// Etcd, when set, is an etcd: the oversell lab's etcd lock is taken in it, and with
 	// LocksInEtcd (LOCK_BACKEND=etcd) the dlock strategy's product locks too, instead of in
 	// Redis; /readyz then checks it. App does not close it.
@@ -149,7 +152,7 @@ func noFair(cfg Config) error {
 // newLocks returns the lock client, which reports to obs: Redlock over cfg.LockNodes when
 // set, else locks in cfg.Redis.
 func newLocks(cfg Config, obs dlock.Observer) *dlock.Client {
-	opt := &dlock.ClientOptions{Observer: obs}
+	opt := &dlock.ClientOptions{Observer: obs, Cohort: cfg.LockCohort}
 	if len(cfg.LockNodes) > 0 {
 		return dlock.NewRedlock(cfg.LockNodes, opt)
 	}

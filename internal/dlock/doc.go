@@ -141,6 +141,16 @@
 // Within one Client only one goroutine per key competes in Redis at a time;
 // the others queue locally, in FIFO order.
 //
+// # Handing over within a Client
+//
+// With ClientOptions.Cohort n, a Release that finds a goroutine of the same
+// Client queued for the key hands the lock to it in one Redis call (the key
+// takes the waiter's token and a fresh ttl, and the waiter's fence is minted)
+// instead of a release and an acquire, at most n times in a row; then the
+// lock is released to every Client. Each holder keeps its own token, fence
+// and watchdog, and a Release whose key no longer holds its token still
+// answers ErrNotHeld. Redlock, fair and read-write locks never hand over.
+//
 // # Fair locks
 //
 // Obtain is fair within a Client but not across Clients: after a release, the
