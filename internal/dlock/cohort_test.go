@@ -44,6 +44,22 @@ func releases(t *testing.T, rdb redis.UniversalClient, key string) *atomic.Int64
 	return &n
 }
 
+// queuedWaiter obtains key on c in a goroutine (Wait 30 s; token, if not empty, is its own Options.Token), once it is queued
+// behind the key's holder; the channel delivers the lock, or nil after an error (reported).
+func queuedWaiter(t *testing.T, c *dlock.Client, key, token string) <-chan *dlock.Lock {
+	t.Helper()
+	got := make(chan *dlock.Lock, 1)
+	go func() {
+		l, err := c.Obtain(context.Background(), key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second, Token: token})
+		if err != nil {
+			t.Errorf("Obtain: %v", err)
+		}
+		got <- l
+	}()
+	testenv.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return c.QueuedFor(key) == 1 })
+	return got
+}
+
 // TestCohortTakeTurns: with handoffs on, holders over three Clients never overlap, no
 // increment is lost, and every holder's fence is larger than the one before.
 func TestCohortTakeTurns(t *testing.T) {
@@ -158,15 +174,7 @@ func TestCohortLostNotHandedOver(t *testing.T) {
 	rdb, key, clients := cohortKey(t, "cohort-lost", 4, 1)
 	c, ctx := clients[0], context.Background()
 	held := mustObtain(t, c, key, 5*time.Second, nil)
-	got := make(chan *dlock.Lock, 1)
-	go func() {
-		l, err := c.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second})
-		if err != nil {
-			t.Errorf("Obtain: %v", err)
-		}
-		got <- l
-	}()
-	testenv.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return c.QueuedFor(key) == 1 })
+	got := queuedWaiter(t, c, key, "")
 	if err := rdb.Del(ctx, key).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,15 +200,7 @@ func TestCohortGrantNotTaken(t *testing.T) {
 	c, ctx := clients[0], context.Background()
 
 	held := mustObtain(t, c, key, 5*time.Second, nil)
-	got := make(chan *dlock.Lock, 1)
-	go func() {
-		l, err := c.Obtain(ctx, key, 5*time.Second, &dlock.Options{Wait: 30 * time.Second, Token: "own-token-0123456789"})
-		if err != nil {
-			t.Errorf("Obtain with a token of its own: %v", err)
-		}
-		got <- l
-	}()
-	testenv.Eventually(t, 10*time.Second, "the waiter to queue", func() bool { return c.QueuedFor(key) == 1 })
+	got := queuedWaiter(t, c, key, "own-token-0123456789")
 	mustRelease(t, held)
 	if l := <-got; l != nil {
 		if l.Token() != "own-token-0123456789" {
