@@ -60,9 +60,9 @@ func (c *Client) obtainDirect(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
-	timer, expired := r.waitTimer()
-	defer stopTimer(timer)
-	l, err := c.attempt(ctx, r, expired)
+	w := r.waitClock()
+	defer w.stop()
+	l, err := c.attempt(ctx, r, &w)
 	switch {
 	case err == nil:
 	case r.fair:

@@ -30,12 +30,8 @@ type Lock struct {
 
 	refreshMu sync.Mutex // serializes renewals: the last to finish is the last applied
 
-	// passTurn lets the next goroutine of this Client that waits for the key
-	// compete in Redis (see Client.obtain); it runs at most once, on Release,
-	// on loss, when the watchdog stops, or at the deadline when unwatched.
-	passTurn  func()
 	turnTimer *time.Timer // calls passTurn at the deadline until Watch
-	holdsTurn atomic.Bool // until passTurn
+	holdsTurn atomic.Bool // the key's turn in the Client's local queue, until passTurn
 	streak    int         // handoffs in a row that led to this lock (ClientOptions.Cohort)
 
 	mu       sync.Mutex
@@ -56,7 +52,16 @@ func newLock(c *Client, r *request, fence int64, sent time.Time) *Lock {
 		fence:    fence,
 		acquired: sent,
 		deadline: sent.Add(r.ttl - r.driftFor(r.ttl)),
-		passTurn: func() {},
+	}
+}
+
+// passTurn lets the next goroutine of this Client that waits for the key compete in Redis
+// (see Client.obtain). It gives the turn back once, on Release, on loss, when the watchdog
+// stops, or at the deadline when unwatched; a Lock that never had the turn (fair, read-write)
+// has nothing to give back.
+func (l *Lock) passTurn() {
+	if l.holdsTurn.CompareAndSwap(true, false) {
+		l.c.queue.Unlock(l.r.key)
 	}
 }
 

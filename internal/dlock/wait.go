@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -14,16 +13,16 @@ import (
 // Lock (see Client.obtain). Keys are dropped when unused, so the queue does not grow with
 // the number of keys.
 
-// enterQueue takes the key's turn in c's local queue. Without a Wait (expired nil) it does
-// not queue: a goroutine already having the turn means the key is busy.
-func (c *Client) enterQueue(ctx context.Context, key string, expired <-chan time.Time) error {
-	if expired == nil {
-		if !c.queue.TryLock(key) {
-			return ErrNotObtained
-		}
+// enterQueue takes the key's turn in c's local queue. Without a Wait it does not queue: a
+// goroutine already having the turn means the key is busy.
+func (c *Client) enterQueue(ctx context.Context, key string, w *waitClock) error {
+	if c.queue.TryLock(key) {
 		return nil
 	}
-	switch err := c.queue.LockBefore(ctx, key, expired); {
+	if !w.on() {
+		return ErrNotObtained
+	}
+	switch err := c.queue.LockBefore(ctx, key, w.C()); {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
@@ -42,9 +41,9 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 	if ctx.Err() != nil {
 		return nil, notObtained(ctx)
 	}
-	timer, expired := r.waitTimer()
-	defer stopTimer(timer)
-	if err := c.enterQueue(ctx, r.key, expired); err != nil {
+	w := r.waitClock()
+	defer w.stop()
+	if err := c.enterQueue(ctx, r.key, &w); err != nil {
 		if ctx.Err() == nil {
 			r.obs.Contended(r.key)
 		}
@@ -53,16 +52,12 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 	l := c.fromGrant(r) // a lock handed over by this Client's last holder of the key
 	if l == nil {
 		var err error
-		if l, err = c.attempt(ctx, r, expired); err != nil {
+		if l, err = c.attempt(ctx, r, &w); err != nil {
 			c.queue.Unlock(r.key)
 			return nil, err
 		}
 	}
 	l.holdsTurn.Store(true)
-	l.passTurn = sync.OnceFunc(func() {
-		l.holdsTurn.Store(false)
-		c.queue.Unlock(r.key)
-	})
 	l.turnTimer = time.AfterFunc(time.Until(l.deadline), l.passTurn)
 	return l, nil
 }
@@ -73,7 +68,7 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 // between the failed try and the subscription. Under Redlock, a try that no
 // majority of nodes answered is retried like a busy one while Wait lasts, and
 // its error is returned if Wait runs out on it.
-func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Time) (*Lock, error) {
+func (c *Client) attempt(ctx context.Context, r *request, w *waitClock) (*Lock, error) {
 	var sub *subscription    // nil until the first failed try, or if c is closed
 	var turn <-chan struct{} // a fair waiter's own wake-up (see ObtainFair)
 	defer func() {
@@ -93,7 +88,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 		sub.drain() // a release before this try is seen by the try itself
 		drainSignal(turn)
 		l, pttl, err := c.try(ctx, r, n)
-		if last = nil; expired != nil && errors.Is(err, errNoMajority) {
+		if last = nil; w.on() && errors.Is(err, errNoMajority) {
 			last, err = err, nil
 		}
 		if l != nil || err != nil {
@@ -102,7 +97,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 		if last == nil {
 			r.obs.Contended(r.key)
 		}
-		if expired == nil {
+		if !w.on() {
 			return nil, ErrNotObtained
 		}
 		if n == 0 {
@@ -123,7 +118,7 @@ func (c *Client) attempt(ctx context.Context, r *request, expired <-chan time.Ti
 		case <-pause.C:
 		case <-ctx.Done():
 			return nil, notObtained(ctx)
-		case <-expired:
+		case <-w.C():
 			if last != nil {
 				return nil, last
 			}
@@ -160,20 +155,40 @@ func drainSignal(c <-chan struct{}) {
 	}
 }
 
-// waitTimer returns the timer of r's Wait and the channel that fires when it runs out; both
-// nil without a Wait. Stop it with stopTimer (a plain function: deferring it allocates
-// nothing, on every Obtain).
-func (r *request) waitTimer() (*time.Timer, <-chan time.Time) {
-	if r.wait <= 0 {
-		return nil, nil
-	}
-	t := time.NewTimer(r.wait)
-	return t, t.C
+// waitClock is the deadline of an Obtain's Wait. Its timer starts only when the Obtain has to
+// wait (for the key's turn, or after a try found the key held), so an Obtain that finds the
+// key free arms none: arming a timer can wake an idle thread, on another core, at every Obtain.
+type waitClock struct {
+	end   time.Time // zero: no Wait, one try
+	timer *time.Timer
 }
 
-// stopTimer stops t; nil-safe.
-func stopTimer(t *time.Timer) {
-	if t != nil {
-		t.Stop()
+// waitClock returns the clock of r's Wait, from now.
+func (r *request) waitClock() waitClock {
+	if r.wait <= 0 {
+		return waitClock{}
+	}
+	return waitClock{end: time.Now().Add(r.wait)}
+}
+
+// on reports whether there is a Wait.
+func (w *waitClock) on() bool { return !w.end.IsZero() }
+
+// C returns the channel that delivers when the Wait runs out, starting the timer on its first
+// call; nil (never delivers) without a Wait.
+func (w *waitClock) C() <-chan time.Time {
+	if !w.on() {
+		return nil
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(time.Until(w.end))
+	}
+	return w.timer.C
+}
+
+// stop stops the timer, if it started.
+func (w *waitClock) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
 	}
 }
