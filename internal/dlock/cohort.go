@@ -51,7 +51,7 @@ func (c *Client) handOff(ctx context.Context, l *Lock) (int64, error) {
 	next.token = rand.Text()
 	sent := time.Now()
 	res, err := handoffScript.Run(ctx, c.rdb, []string{l.r.key, l.r.fenceKey},
-		l.r.token, next.token, l.r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
+		l.r.token, next.token, l.r.ttl.Milliseconds(), fenceKeyTTLArg).Result()
 	if err != nil {
 		// The script may have run and only its reply been lost: the key holds either token.
 		c.goBackground(func() { c.cleanup(l.r) })

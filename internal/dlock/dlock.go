@@ -41,9 +41,16 @@ const (
 	defaultMinBackoff = 2 * time.Millisecond
 	defaultMaxBackoff = 64 * time.Millisecond
 
-	// fenceKeyTTL is the expiry of a key's fence counter, refreshed by every
-	// acquisition, so that counters of keys no longer used go away.
+	// fenceKeyTTL is the expiry of a key's fence counter, set when the counter
+	// starts from the server clock (see mint.lua), so that counters of keys no
+	// longer used go away.
 	fenceKeyTTL = 7 * 24 * time.Hour
+
+	// waitMarkTTL is how long the mark that someone waits for a key lasts after
+	// a failed acquire (acquire.lua): each failed try sets it again, and the
+	// release that publishes takes it away. A mark that has expired only leaves
+	// the waiter to its backoff.
+	waitMarkTTL = time.Minute
 
 	// cleanupTimeout bounds the releases that run after the caller's context
 	// may have ended: in Do, and after a failed acquire call.

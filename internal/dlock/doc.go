@@ -106,16 +106,17 @@
 //
 // # When Redis loses its data
 //
-// The fence is max(last fence + 1, Redis server TIME in microseconds), kept
-// in one companion key per lock key with a 7-day expiry refreshed by each
-// acquisition, so there is never more than one fence key per lock key. If
-// that key is lost (expired, evicted, or Redis restarted without persistence,
-// or failed over to a replica that missed the last writes), the clock term
-// still yields a fence larger than every fence issued before, as long as the
-// Redis server clock (of the new primary, after a failover) does not run
-// behind the old one. Fences already written to PostgreSQL so never block new
-// holders. Mutual exclusion itself is what a single Redis can give: while
-// data is lost, two processes may both hold a lock; the fence check is what
+// The fence is counted by INCR in one companion key per lock key, which
+// starts from the Redis server's TIME in microseconds and expires 7 days
+// later (then starts again), so there is never more than one fence key per
+// lock key. If that key is lost (expired, evicted, or Redis restarted without
+// persistence, or failed over to a replica that missed the last writes), the
+// counter starts again from the clock, which is past every fence issued
+// before: Redis mints far fewer than one fence per microsecond. This holds as
+// long as the Redis server clock (of the new primary, after a failover) does
+// not step back by more than that margin. Fences already written to
+// PostgreSQL so never block new holders. Mutual exclusion itself is what a
+// single Redis can give: while data is lost, two processes may both hold a lock; the fence check is what
 // keeps their writes safe. Run the lock Redis with maxmemory-policy
 // noeviction, and keep its clock synchronised (NTP, slewing, not stepping).
 //
@@ -136,8 +137,11 @@
 //
 // With Options.Wait, Obtain waits for the holder: a release publishes on a
 // per-key channel, to which each Client subscribes through one shared pub/sub
-// connection, and jittered exponential backoff polling (never longer than the
-// holder's remaining ttl) is the fallback when a notification is missed.
+// connection. It publishes only when someone waits: an acquire that finds the
+// key busy sets a key named like the channel for a minute, and the release
+// that deletes it publishes. Jittered exponential backoff polling (never
+// longer than the holder's remaining ttl) is the fallback when a
+// notification is missed.
 // Within one Client only one goroutine per key competes in Redis at a time;
 // the others queue locally, in FIFO order.
 //

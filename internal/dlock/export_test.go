@@ -6,5 +6,9 @@ var (
 	CheckKey = checkKey
 )
 
+// ReleaseChannel returns key's release channel, which is also the name of the key that
+// marks that someone waits for key.
+func ReleaseChannel(key string) string { return derive(key, channelSuffix) }
+
 // QueuedFor returns how many goroutines of c wait in its local queue for key.
 func (c *Client) QueuedFor(key string) int { return c.queue.Waiters(key) }

@@ -70,6 +70,32 @@ func TestFenceSurvivesLostFenceKey(t *testing.T) {
 	}
 }
 
+// A fence key that cannot be counted (not a number, or not a string at all)
+// starts again from the server's clock instead of failing every acquisition.
+func TestFenceRestartsFromUnreadableFenceKey(t *testing.T) {
+	ctx := context.Background()
+	rdb, tag, c := oneKey(t, "unreadable")
+	key := "dlocktest:{" + tag + "}:lock"
+	fenceKey := key + ":fence"
+	last := cycle(t, c, key)
+	for _, spoil := range []func() error{
+		func() error { return rdb.Set(ctx, fenceKey, "x", 0).Err() },
+		func() error { rdb.Del(ctx, fenceKey); return rdb.RPush(ctx, fenceKey, "x").Err() },
+	} {
+		if err := spoil(); err != nil {
+			t.Fatal(err)
+		}
+		f := cycle(t, c, key)
+		if f <= last {
+			t.Fatalf("fence after spoiling the fence key = %d, want above %d", f, last)
+		}
+		if ttl, _ := rdb.PTTL(ctx, fenceKey).Result(); ttl <= 0 {
+			t.Fatalf("restarted fence key PTTL = %v, want an expiry", ttl)
+		}
+		last = f
+	}
+}
+
 // Every acquisition reuses the one fence key of the lock key, with a bounded
 // expiry: keys do not pile up.
 func TestFenceKeyDoesNotGrow(t *testing.T) {

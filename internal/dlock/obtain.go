@@ -152,8 +152,7 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 	case r.rw != 0:
 		res, err = c.tryRW(ctx, r)
 	default:
-		keys := []string{r.key, r.fenceKey}
-		res, err = acquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
+		res, err = r.acquireOn(ctx, c.rdb)
 	}
 	if err != nil {
 		// The script may have run and only its reply been lost: delete the
@@ -196,7 +195,7 @@ func (c *Client) cleanup(r *request) {
 		_, _ = c.readerCall(ctx, r, "release", r.channel)
 		return
 	}
-	_ = releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Err()
+	_, _ = r.releaseOn(ctx, c.rdb)
 }
 
 // notObtained is the error of an Obtain whose ctx ended while waiting.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,7 @@ func BenchmarkPeers(b *testing.B) {
 				return float64(time.Since(start).Microseconds()) / peerOps
 			})
 		}
+		reportWork(b, rdb, ps, key)
 	})
 	for _, n := range []int{1, 4} {
 		b.Run("contended/clients="+strconv.Itoa(n), func(b *testing.B) {
@@ -135,4 +137,99 @@ func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float6
 			}
 		}
 	}
+}
+
+// reportWork reports the work of one uncontended Obtain + Release of each peer, in two figures
+// that do not move with the machine's state the way its time does: the heap allocations in
+// this process ("<name>-allocs/op", testing.AllocsPerRun) and the time Redis spent running
+// the commands the library sent ("<name>-redis-us/op": the median of peerRounds interleaved
+// rounds), with dlock's ratios to redislock.
+func reportWork(b *testing.B, rdb redis.UniversalClient, ps []peer, key string) {
+	cycle := func(p peer) {
+		release, err := p.Obtain(context.Background(), key)
+		if err != nil {
+			b.Fatal(p.Name, err)
+		}
+		if err := release(context.Background()); err != nil {
+			b.Fatal(p.Name, err)
+		}
+	}
+	allocs := map[string]float64{}
+	for _, p := range ps {
+		allocs[p.Name] = testing.AllocsPerRun(peerOps, func() { cycle(p) })
+		b.ReportMetric(allocs[p.Name], p.Name+"-allocs/op")
+	}
+	sent := &sentCommands{names: map[string]bool{}}
+	rdb.AddHook(sent)
+	usec := lockbench.Medians(b, ps, peerRounds, "redis-us/op", func(p peer) float64 {
+		cycle(p) // learn the commands p sends
+		names := sent.take()
+		before := commandUsec(b, rdb, names)
+		for range peerOps {
+			cycle(p)
+		}
+		return (commandUsec(b, rdb, names) - before) / peerOps
+	})
+	for _, ours := range []string{"dlock", "dlock-cohort"} {
+		b.ReportMetric(allocs[ours]/allocs["redislock"], ours+"/redislock-allocs")
+		b.ReportMetric(usec[ours]/usec["redislock"], ours+"/redislock-redis-us")
+	}
+}
+
+// sentCommands is a go-redis hook that notes the names of the commands sent.
+type sentCommands struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (h *sentCommands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *sentCommands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *sentCommands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		h.names[cmd.Name()] = true
+		h.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+// take returns the names noted since the last take (but INFO's), and forgets them.
+func (h *sentCommands) take() map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	names := h.names
+	h.names = map[string]bool{}
+	delete(names, "info")
+	return names
+}
+
+// commandUsec returns the microseconds Redis has spent in the named commands since its
+// start, from INFO commandstats. Only commands a client sent are counted: the commands a
+// script calls are counted there too, but their time is already the script's.
+func commandUsec(b *testing.B, rdb redis.UniversalClient, names map[string]bool) float64 {
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var usec float64
+	for line := range strings.Lines(info) {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !names[strings.TrimPrefix(name, "cmdstat_")] {
+			continue
+		}
+		for field := range strings.SplitSeq(stats, ",") {
+			if v, ok := strings.CutPrefix(field, "usec="); ok {
+				n, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatalf("INFO commandstats: %q: %v", line, err)
+				}
+				usec += n
+			}
+		}
+	}
+	return usec
 }

@@ -114,12 +114,11 @@ type votes struct {
 func (q *redlock) try(ctx context.Context, c *Client, r *request, n int) (*Lock, time.Duration, error) {
 	r = r.forTry(n)
 	sent := time.Now()
-	keys := []string{r.key, r.fenceKey}
 	// Wait for every node (up to the timeout), even once the outcome is known:
 	// an acquire still under way could land after the attempt has given its
 	// nodes back, and keep a node busy for a whole ttl.
 	replies := q.each(ctx, q.acquireTimeout(r.ttl), nil, len(q.nodes), func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-		return acquireScript.Run(ctx, rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds()).Result()
+		return r.acquireOn(ctx, rdb)
 	}, judgeAnswered)
 	v := q.count(replies)
 	if v.granted >= q.quorum {
@@ -229,7 +228,7 @@ func (q *redlock) releaseFailed(ctx context.Context, r *request, v votes) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	q.each(ctx, q.slowTimeout(r.ttl), dirty, v.granted, func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-		return releaseScript.Run(ctx, rdb, []string{r.key}, r.token, r.channel).Result()
+		return r.releaseOn(ctx, rdb)
 	}, judgeOK)
 }
 

@@ -194,7 +194,7 @@ func (q *redlock) refresh(ctx context.Context, r *request, ttl time.Duration) (i
 // release runs release.lua on every node; see Client.releaseCall.
 func (q *redlock) release(ctx context.Context, r *request) (int64, error) {
 	replies := q.each(ctx, q.slowTimeout(r.ttl), nil, q.quorum, func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-		return releaseScript.Run(ctx, rdb, []string{r.key}, r.token, r.channel).Int64()
+		return r.releaseOn(ctx, rdb)
 	}, judgeInt)
 	return q.decide(replies, judgeInt)
 }

@@ -51,6 +51,24 @@ var (
 	rwLeaveScript     = redis.NewScript(rwLeaveSrc)
 )
 
+// Script arguments that never change, boxed once: an int64 above 255 put in an interface is
+// a heap allocation per call.
+var (
+	fenceKeyTTLArg any = fenceKeyTTL.Milliseconds()
+	waitMarkTTLArg any = waitMarkTTL.Milliseconds()
+)
+
+// acquireOn runs acquire.lua for r on rdb (the Redis, or one Redlock node).
+func (r *request) acquireOn(ctx context.Context, rdb redis.UniversalClient) (any, error) {
+	return acquireScript.Run(ctx, rdb, []string{r.key, r.fenceKey, r.channel},
+		r.token, r.ttl.Milliseconds(), fenceKeyTTLArg, waitMarkTTLArg).Result()
+}
+
+// releaseOn runs release.lua for r on rdb: 1 when it held the key, else 0.
+func (r *request) releaseOn(ctx context.Context, rdb redis.UniversalClient) (int64, error) {
+	return releaseScript.Run(ctx, rdb, []string{r.key, r.channel}, r.token).Int64()
+}
+
 // notHeldPTTL is what pttl.lua returns when the key does not hold the token.
 const notHeldPTTL = -3
 
@@ -88,5 +106,5 @@ func (c *Client) releaseCall(ctx context.Context, r *request) (int64, error) {
 	if r.rw == rwRead {
 		return c.readerCall(ctx, r, "release", r.channel)
 	}
-	return releaseScript.Run(ctx, c.rdb, []string{r.key}, r.token, r.channel).Int64()
+	return r.releaseOn(ctx, c.rdb)
 }

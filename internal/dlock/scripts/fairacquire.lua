@@ -13,8 +13,6 @@
 -- alone), or else the holder's remaining ttl in ms, or 0 when the key is free
 -- but another waiter is ahead (an integer).
 
-if redis.replicate_commands then redis.replicate_commands() end
-
 local now = redis.call("TIME")
 local nowms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
@@ -44,7 +42,7 @@ if not holder and (not first or first == ARGV[1]) then
 		redis.call("ZREM", KEYS[4], ARGV[1])
 		redis.call("HDEL", KEYS[5], ARGV[1])
 	end
-	local fence = mint(now, KEYS[2], ARGV[3])
+	local fence = mint(KEYS[2], ARGV[3], now)
 	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 	local nextWaiter = redis.call("LINDEX", KEYS[3], 0)
 	local since = nextWaiter and redis.call("HGET", KEYS[5], nextWaiter) or ""

@@ -12,10 +12,8 @@
 --
 -- The fence is minted by mint.lua's mint, which scripts.go prepends.
 
-if redis.replicate_commands then redis.replicate_commands() end
-
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
 redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
-return mint(redis.call("TIME"), KEYS[2], ARGV[4])
+return mint(KEYS[2], ARGV[4])

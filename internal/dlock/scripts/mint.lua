@@ -16,20 +16,22 @@ local function again(lockKey, fenceKey, token, ttl)
 	return fence
 end
 --
--- mint(now, fenceKey, fenceTTL) mints the next fencing token of a key and stores
--- it: max(last fence + 1, server TIME in microseconds), so that fences keep
--- increasing even when the fence key is gone (expired, evicted, or Redis
--- restarted without persistence). now is the reply of TIME. Microsecond
--- timestamps (~1.8e15) are exact in Lua's doubles (below 2^53), and travel as
--- strings, never as floats. Returns the fence as a decimal string.
-local function mint(now, fenceKey, fenceTTL)
-	local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
-	local last = tonumber(redis.call("GET", fenceKey))
-	if last and last >= fence then
-		fence = last + 1
+-- mint(fenceKey, fenceTTL, now) mints the next fencing token of a key: one more than the
+-- last, counted in fenceKey (INCR keeps the key's expiry). A fenceKey that is gone (never
+-- used, expired fenceTTL after it was started, evicted, or lost in a Redis restart without
+-- persistence) or unreadable starts again from the server's TIME in microseconds, and
+-- expires fenceTTL later. That keeps fences increasing across the loss: each fence counted
+-- since a start is below the server clock at the time it was minted, since Redis mints far
+-- fewer than one a microsecond, so the clock is past every fence given out. now is TIME's
+-- reply, or nil to call TIME only when starting. Microsecond timestamps (~1.8e15) are exact
+-- in Lua's doubles (below 2^53), and travel as strings, never as floats. Returns the fence
+-- as a decimal string.
+local function mint(fenceKey, fenceTTL, now)
+	local fence = redis.pcall("INCR", fenceKey)
+	if type(fence) ~= "number" or fence <= 1 then
+		now = now or redis.call("TIME")
+		fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+		redis.call("SET", fenceKey, string.format("%.0f", fence), "PX", fenceTTL)
 	end
-	fence = string.format("%.0f", fence)
-	redis.call("SET", fenceKey, fence, "PX", fenceTTL)
-	return fence
+	return string.format("%.0f", fence)
 end
-

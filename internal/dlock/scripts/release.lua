@@ -1,7 +1,8 @@
--- release.lua: compare-and-delete, then wake waiters.
+-- release.lua: compare-and-delete, then wake waiters if there are any.
 --
--- KEYS[1] lock key
--- ARGV[1] token; ARGV[2] release channel (same hash slot as the key)
+-- KEYS[1] lock key; KEYS[2] the release channel's name, as a key: set by a
+-- failed acquire (acquire.lua), so someone waits (same hash slot as the key)
+-- ARGV[1] token
 --
 -- Returns 1 when the key held the token and was deleted, else 0: the lock
 -- expired or someone else holds it now, and that holder is left untouched.
@@ -9,5 +10,7 @@ if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
 redis.call("DEL", KEYS[1])
-redis.call("PUBLISH", ARGV[2], "released")
+if redis.call("DEL", KEYS[2]) == 1 then
+	redis.call("PUBLISH", KEYS[2], "released")
+end
 return 1

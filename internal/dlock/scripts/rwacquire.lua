@@ -11,8 +11,6 @@
 -- Returns the fence as a decimal string when the lock was taken, else the ms
 -- to wait at most before asking again (0: unknown), as an integer.
 
-if redis.replicate_commands then redis.replicate_commands() end
-
 local now = redis.call("TIME")
 local nowms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local ttl = tonumber(ARGV[2])
@@ -43,7 +41,7 @@ if ARGV[4] == "r" then
 	if waiting > 0 then -- a writer waits for the readers to go: let it
 		return waiting
 	end
-	local fence = mint(now, KEYS[2], ARGV[3])
+	local fence = mint(KEYS[2], ARGV[3], now)
 	redis.call("HSET", KEYS[3], ARGV[1], (nowms + ttl) .. ":" .. fence)
 	if redis.call("PTTL", KEYS[3]) < ttl then
 		redis.call("PEXPIRE", KEYS[3], ttl)
@@ -69,6 +67,6 @@ end
 if waiting then
 	redis.call("DEL", KEYS[4])
 end
-local fence = mint(now, KEYS[2], ARGV[3])
+local fence = mint(KEYS[2], ARGV[3], now)
 redis.call("SET", KEYS[1], ARGV[1], "PX", ttl)
 return fence

@@ -7,8 +7,6 @@
 -- release: 1 when the reader held the lock (then the waiters are woken), else
 -- 0. refresh: 1 when it held the lock, else 0. pttl: its remaining ms, or -3
 -- when it does not hold the lock.
-if redis.replicate_commands then redis.replicate_commands() end
-
 local mine = redis.call("HGET", KEYS[1], ARGV[1])
 local now = redis.call("TIME")
 local nowms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
