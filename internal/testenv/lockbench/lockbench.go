@@ -7,6 +7,7 @@ package lockbench
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ func Medians(b *testing.B, locks []Lock, rounds int, unit string, measure func(L
 	for r := range rounds {
 		for k := range locks {
 			j := (r + k) % len(locks)
+			runtime.GC() // the garbage of the lock measured before is not this one's to collect
 			runs[j] = append(runs[j], measure(locks[j]))
 		}
 	}
