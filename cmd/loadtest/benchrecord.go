@@ -40,7 +40,10 @@ func writeBenchRecord(w io.Writer, rep report, stamp, jsonLink string) {
 // strategy it ran) and per baseline report (its ceiling), in the order of reps, under the
 // machine and the scenario of the first compare report; then, for the compare reports that
 // ran dlock on both lock backends (-etcd-targets), a second table of both rows of each, with
-// etcd's ratios to Redis in the same rounds; and the CPU steal over them all.
+// etcd's ratios to Redis in the same rounds; and the CPU steal over them all. A baseline
+// report's sold-out product (stock 0, on the same API processes) is a row too, and each hot
+// row of closed-loop buyers (the first of each number of buyers) is set against it: the
+// answers per second and the p99 of selling against those of only saying "sold out".
 func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	first := reps[0]
 	for _, r := range reps {
@@ -64,6 +67,8 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	var cpu cpuTime
 	var backends []string // the rows of the lock backends' table
+	hot, soldOut := map[int]summaryRow{}, map[int]summaryRow{}
+	var buyerCounts []int // of the hot rows, in order
 	measured := true
 	for _, r := range reps {
 		if r.CPU == nil {
@@ -80,14 +85,23 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 			case row.Name == ginBaselineName:
 				fmt.Fprintf(w, "| %s (ceiling) | %s | %.0f answers/s | %.1f | - | - | - | %d |\n",
 					ginBaselineName, buyers, row.RejectionsPerSec, row.P99, row.Errors)
+			case r.Command == "baseline" && row.Name == soldOutRowName:
+				soldOut[r.Scenario.Workers] = row
+				fmt.Fprintf(w, "| sold out on the API (stock 0) | %s | %.0f answers/s | %.1f | - | - | - | %d |\n",
+					buyers, row.RejectionsPerSec, row.P99, row.Errors)
 			case r.Command == "compare" && row.Backend != "":
 				backends = append(backends, hotBackendRow(r, row, buyers))
 			case r.Command == "compare" && row.Strategy != "" && row.Name != soldOutRowName:
+				if _, seen := hot[r.Scenario.Workers]; !seen && r.Scenario.Rate == 0 {
+					hot[r.Scenario.Workers] = row
+					buyerCounts = append(buyerCounts, r.Scenario.Workers)
+				}
 				fmt.Fprintf(w, "| %s | %s | %.0f | %.1f | %.1f | %d | %d | %d |\n",
 					orUnknown(r.Meta["batch_max"]), buyers, row.OrdersPerSec, row.P99, row.P99Bought, row.Oversold, row.Dupes, row.Errors)
 			}
 		}
 	}
+	writeHotVsSoldOut(w, buyerCounts, hot, soldOut)
 	if len(backends) > 0 {
 		fmt.Fprintln(w, "\nLock backends: dlock with its product locks in Redis, then in etcd (API processes with")
 		fmt.Fprintln(w, "LOCK_BACKEND=etcd), the same buyers back to back in each round; \"vs Redis\" is the median over")
@@ -108,6 +122,23 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 		total = nil
 	}
 	fmt.Fprintf(w, "\nCPU steal (time the hypervisor gave to other guests) during the measurements: %s\n", steal(total))
+}
+
+// writeHotVsSoldOut writes, for each number of buyers with both a hot row and a sold-out
+// row, the hot product's orders per second and p99 over the sold-out product's answers per
+// second and p99: what selling costs beyond the HTTP around it.
+func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow) {
+	var pairs []string
+	for _, n := range buyerCounts {
+		s, ok := soldOut[n]
+		if h := hot[n]; ok && s.RejectionsPerSec > 0 && s.P99 > 0 {
+			pairs = append(pairs, fmt.Sprintf("%d buyers: %s the answers/s, p99 %s", n,
+				times(h.OrdersPerSec/s.RejectionsPerSec), times(h.P99/s.P99)))
+		}
+	}
+	if len(pairs) > 0 {
+		fmt.Fprintf(w, "\nHot product against the sold-out product on the same processes: %s.\n", strings.Join(pairs, "; "))
+	}
 }
 
 // backendsMeta is the -meta key of the first report of reps that ran dlock on both lock
