@@ -129,7 +129,9 @@ func (c *Client) dropGrants() {
 	c.grantMu.Unlock()
 	for key, g := range grants {
 		g.timer.Stop()
-		r := &request{key: key, channel: derive(key, channelSuffix), token: g.token}
+		r := &request{key: key, token: g.token}
+		r.fenceKey, r.channel = companions(key)
+		r.keys = []string{key, r.channel, r.fenceKey}
 		c.cleanup(r)
 	}
 }

@@ -2,8 +2,9 @@ package dlock
 
 // Exported for the tests in package dlock_test.
 var (
-	Derive   = derive
-	CheckKey = checkKey
+	Derive     = derive
+	CheckKey   = checkKey
+	Companions = companions
 )
 
 // ReleaseChannel returns key's release channel, which is also the name of the key that

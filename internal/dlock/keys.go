@@ -35,6 +35,26 @@ func derive(key, suffix string) string {
 	return "{" + key + "}" + suffix
 }
 
+// companions returns key's fence key and release channel (see derive), cut from one string:
+// one allocation instead of two on every Obtain.
+func companions(key string) (fenceKey, channel string) {
+	open, end := "", ""
+	if !hasHashTag(key) {
+		open, end = "{", "}"
+	}
+	var b strings.Builder
+	b.Grow(2*(len(open)+len(key)+len(end)) + len(fenceSuffix) + len(channelSuffix))
+	for _, suffix := range []string{fenceSuffix, channelSuffix} {
+		b.WriteString(open)
+		b.WriteString(key)
+		b.WriteString(end)
+		b.WriteString(suffix)
+	}
+	both := b.String()
+	cut := len(open) + len(key) + len(end) + len(fenceSuffix)
+	return both[:cut], both[cut:]
+}
+
 // FenceKey returns the key where the fencing tokens of lock key are minted (a string: the
 // last one), in key's hash slot. For tests and tools that look at a lock from outside.
 func FenceKey(key string) string { return derive(key, fenceSuffix) }

@@ -96,3 +96,17 @@ func TestCheckKey(t *testing.T) {
 		}
 	}
 }
+
+// companions cuts the fence key and the release channel from one string: they must be
+// what derive gives, for keys with and without a hash tag.
+func TestCompanionsAreDerived(t *testing.T) {
+	for _, key := range []string{"orders", "seckill:{p:42}:lock", "a{b}c", "{x}", "k{}", "日本"} {
+		fence, channel := dlock.Companions(key)
+		if want := dlock.Derive(key, ":fence"); fence != want {
+			t.Errorf("%q: fence key %q, want %q", key, fence, want)
+		}
+		if want := dlock.Derive(key, ":rel"); channel != want {
+			t.Errorf("%q: channel %q, want %q", key, channel, want)
+		}
+	}
+}

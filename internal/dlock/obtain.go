@@ -13,6 +13,10 @@ import (
 type request struct {
 	key, fenceKey, channel, token string
 
+	// keys are the keys of acquire.lua, in its order: the lock key, the release channel's
+	// name (the mark that someone waits) and the fence key; release.lua takes the first two.
+	keys []string
+
 	ttl, wait, minBackoff, maxBackoff, maxHold, drift time.Duration
 
 	obs Observer
@@ -46,8 +50,6 @@ func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*reque
 	}
 	r := &request{
 		key:        key,
-		fenceKey:   derive(key, fenceSuffix),
-		channel:    derive(key, channelSuffix),
 		token:      o.Token,
 		ttl:        ttl.Truncate(time.Millisecond), // Redis counts whole ms
 		wait:       max(o.Wait, 0),
@@ -57,6 +59,8 @@ func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*reque
 		drift:      max(o.Drift, 0),
 		obs:        o.Observer,
 	}
+	r.fenceKey, r.channel = companions(key)
+	r.keys = []string{key, r.channel, r.fenceKey}
 	if r.ownToken = r.token != ""; !r.ownToken {
 		r.token = rand.Text() // 26 base32 characters, 128 random bits
 	}

@@ -60,13 +60,12 @@ var (
 
 // acquireOn runs acquire.lua for r on rdb (the Redis, or one Redlock node).
 func (r *request) acquireOn(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-	return acquireScript.Run(ctx, rdb, []string{r.key, r.fenceKey, r.channel},
-		r.token, r.ttl.Milliseconds(), fenceKeyTTLArg, waitMarkTTLArg).Result()
+	return acquireScript.Run(ctx, rdb, r.keys, r.token, r.ttl.Milliseconds(), fenceKeyTTLArg, waitMarkTTLArg).Result()
 }
 
 // releaseOn runs release.lua for r on rdb: 1 when it held the key, else 0.
 func (r *request) releaseOn(ctx context.Context, rdb redis.UniversalClient) (int64, error) {
-	return releaseScript.Run(ctx, rdb, []string{r.key, r.channel}, r.token).Int64()
+	return releaseScript.Run(ctx, rdb, r.keys[:2], r.token).Int64()
 }
 
 // notHeldPTTL is what pttl.lua returns when the key does not hold the token.
