@@ -97,10 +97,12 @@ func TestCohortHandsOver(t *testing.T) {
 // TestCohortBound: a Client whose goroutines always have another queued keeps handing the
 // lock around; another Client still gets it, because at most Cohort handoffs follow each
 // other. The negative control: with an unbounded cohort, the other Client gets nothing.
-// The control may see the lock escape by design now and then: a waiter that the machine
-// stalls past grantGrace has its grant released in Redis, which the other Client can win
-// (the likely cause of the one failure seen, in the Redis Cluster suite of a loaded CI
-// run). It passes when one of three tries shows the other Client starved.
+// The control may see the lock escape by design now and then: cohorting hands over only to a
+// goroutine queued at the Release, and when a loaded machine keeps the busy goroutines away
+// between their Release and their next Obtain, the queue empties and the holder releases in
+// Redis, where the other Client can win (the likely cause of the one failure seen, in the
+// Redis Cluster suite of a loaded CI run). It passes when one of three tries shows the other
+// Client starved.
 func TestCohortBound(t *testing.T) {
 	skipRedlockSuite(t)
 	t.Run("bounded", func(t *testing.T) {
