@@ -50,7 +50,7 @@ func (c *Client) handOff(ctx context.Context, l *Lock) (int64, error) {
 	next := *l.r
 	next.token = rand.Text()
 	sent := time.Now()
-	res, err := handoffScript.Run(ctx, c.rdb, []string{l.r.key, l.r.fenceKey},
+	res, err := handoffScript.Run(ctx, c.rdb, l.r.keys,
 		l.r.token, next.token, l.r.ttl.Milliseconds(), fenceKeyTTLArg).Result()
 	if err != nil {
 		// The script may have run and only its reply been lost: the key holds either token.
@@ -130,8 +130,7 @@ func (c *Client) dropGrants() {
 	for key, g := range grants {
 		g.timer.Stop()
 		r := &request{key: key, token: g.token}
-		r.fenceKey, r.channel = companions(key)
-		r.keys = []string{key, r.channel, r.fenceKey}
+		r.setKeys()
 		c.cleanup(r)
 	}
 }

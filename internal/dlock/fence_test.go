@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/internal/dlock"
 )
 
@@ -48,13 +50,19 @@ func TestFenceFollowsServerClock(t *testing.T) {
 	}
 }
 
+// taggedKey is oneKey for a lock key with a hash tag of its own, with its fence key.
+func taggedKey(t *testing.T, name string) (redis.UniversalClient, *dlock.Client, string, string) {
+	t.Helper()
+	rdb, tag, c := oneKey(t, name)
+	key := "dlocktest:{" + tag + "}:lock"
+	return rdb, c, key, dlock.FenceKey(key)
+}
+
 // Losing the fence key, as a Redis restart without persistence would, must
 // not make fences go backwards; a counter ahead of the clock keeps counting.
 func TestFenceSurvivesLostFenceKey(t *testing.T) {
 	ctx := context.Background()
-	rdb, tag, c := oneKey(t, "lost")
-	key := "dlocktest:{" + tag + "}:lock"
-	fenceKey := key + ":fence"
+	rdb, c, key, fenceKey := taggedKey(t, "lost")
 
 	f1 := cycle(t, c, key)
 	rdb.Del(ctx, fenceKey)
@@ -74,9 +82,7 @@ func TestFenceSurvivesLostFenceKey(t *testing.T) {
 // starts again from the server's clock instead of failing every acquisition.
 func TestFenceRestartsFromUnreadableFenceKey(t *testing.T) {
 	ctx := context.Background()
-	rdb, tag, c := oneKey(t, "unreadable")
-	key := "dlocktest:{" + tag + "}:lock"
-	fenceKey := key + ":fence"
+	rdb, c, key, fenceKey := taggedKey(t, "unreadable")
 	last := cycle(t, c, key)
 	for _, spoil := range []func() error{
 		func() error { return rdb.Set(ctx, fenceKey, "x", 0).Err() },

@@ -29,19 +29,23 @@ func hasHashTag(key string) bool {
 // "seckill:{p:42}:lock:fence". A key without one is wrapped in a tag that
 // hashes exactly like the bare key: "orders" becomes "{orders}:fence".
 func derive(key, suffix string) string {
+	open, end := tagWrap(key)
+	return open + key + end + suffix
+}
+
+// tagWrap returns what derive puts around key: nothing for a key with a hash tag, else braces
+// that make the whole key the tag.
+func tagWrap(key string) (open, end string) {
 	if hasHashTag(key) {
-		return key + suffix
+		return "", ""
 	}
-	return "{" + key + "}" + suffix
+	return "{", "}"
 }
 
 // companions returns key's fence key and release channel (see derive), cut from one string:
 // one allocation instead of two on every Obtain.
 func companions(key string) (fenceKey, channel string) {
-	open, end := "", ""
-	if !hasHashTag(key) {
-		open, end = "{", "}"
-	}
+	open, end := tagWrap(key)
 	var b strings.Builder
 	b.Grow(2*(len(open)+len(key)+len(end)) + len(fenceSuffix) + len(channelSuffix))
 	for _, suffix := range []string{fenceSuffix, channelSuffix} {

@@ -13,8 +13,9 @@ import (
 type request struct {
 	key, fenceKey, channel, token string
 
-	// keys are the keys of acquire.lua, in its order: the lock key, the release channel's
-	// name (the mark that someone waits) and the fence key; release.lua takes the first two.
+	// keys are the keys of acquire.lua and handoff.lua, in their order: the lock key, the
+	// release channel's name (the mark that someone waits) and the fence key; release.lua
+	// takes the first two.
 	keys []string
 
 	ttl, wait, minBackoff, maxBackoff, maxHold, drift time.Duration
@@ -59,8 +60,7 @@ func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*reque
 		drift:      max(o.Drift, 0),
 		obs:        o.Observer,
 	}
-	r.fenceKey, r.channel = companions(key)
-	r.keys = []string{key, r.channel, r.fenceKey}
+	r.setKeys()
 	if r.ownToken = r.token != ""; !r.ownToken {
 		r.token = rand.Text() // 26 base32 characters, 128 random bits
 	}
@@ -78,6 +78,12 @@ func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*reque
 		return nil, err
 	}
 	return r, nil
+}
+
+// setKeys derives r's companion keys from r.key.
+func (r *request) setKeys() {
+	r.fenceKey, r.channel = companions(r.key)
+	r.keys = []string{r.key, r.channel, r.fenceKey}
 }
 
 // driftFor returns the safety margin for a lock or renewal of the given ttl.

@@ -3,7 +3,8 @@
 -- waiter's, with a fresh ttl, and the waiter's fence is minted, all in one step. One call
 -- instead of a release and an acquire; nobody else is woken.
 --
--- KEYS[1] lock key; KEYS[2] fence key (same hash slot)
+-- KEYS[1] lock key; KEYS[3] fence key (same hash slot; the keys of acquire.lua, whose
+-- KEYS[2] this script leaves alone)
 -- ARGV[1] holder's token; ARGV[2] waiter's token; ARGV[3] lock ttl (ms);
 -- ARGV[4] fence key ttl (ms)
 --
@@ -16,4 +17,4 @@ if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
 redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
-return mint(KEYS[2], ARGV[4])
+return mint(KEYS[3], ARGV[4])
