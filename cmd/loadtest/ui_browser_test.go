@@ -3,17 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/seckill/seckill/internal/testenv/servers"
@@ -48,10 +42,6 @@ const readItems = `[...document.querySelectorAll("section.item")].map(s => ({
 // past runs draws its charts again. With SECKILL_UI_SCREENSHOT=file.png, the finished page
 // is saved there (docs/ui.png comes from it).
 func TestUIInChromium(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium is not installed: `make up` installs it (Debian's chromium package)")
-	}
 	dsn, redisAddr, prefix := ownBackend(t)
 	t.Parallel()
 	const token = "ui-browser-test-admin-token"
@@ -65,37 +55,10 @@ func TestUIInChromium(t *testing.T) {
 	}
 	base, _ := newTestUI(t, strings.Join(targets, ","), env)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelTimeout()
-	var (
-		mu     sync.Mutex
-		thrown []string
-	)
-	jsErrors := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(thrown) }
-	err = chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			d := e.ExceptionDetails
-			msg := fmt.Sprintf("%s:%d: %s", d.URL, d.LineNumber+1, d.Text)
-			if d.Exception != nil {
-				msg += " " + d.Exception.Description
-			}
-			mu.Lock()
-			thrown = append(thrown, msg)
-			mu.Unlock()
-		}
-	})
-	if err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	browser := servers.StartBrowser(t, 3*time.Minute)
+	ctx, jsErrors := browser.Ctx, browser.ScriptErrors
 
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(`body[data-state="idle"] #run`),
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {

@@ -2,23 +2,23 @@ package labrun
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestReportRendersInChromium writes a report of three cells (an oversell, a stall, a safe
 // sale) and opens it in headless Chromium: once its script ran, the DOM must hold a chart per
 // cell whose orders and stock lines follow the samples, and the matrix must mark the cell that
-// differs from its expectation. `make up` installs Chromium (Debian's chromium) when missing.
+// differs from its expectation, and the page must throw no script error. `make up` installs
+// Chromium (Debian's chromium) when missing.
 func TestReportRendersInChromium(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium is not installed: `make up` installs it (Debian's chromium package)")
-	}
 	series := func(orders ...int) []Point {
 		var pts []Point
 		for i, o := range orders {
@@ -42,14 +42,15 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+page)
-	out, err := cmd.Output()
+	browser := servers.StartBrowser(t, time.Minute)
+	err = chromedp.Do(browser.Ctx, chromedp.Navigate("file://"+page), chromedp.WaitReady(`body[data-rendered]`))
 	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
+		t.Fatalf("open the report: %v (script errors: %v)", err, browser.ScriptErrors())
 	}
-	dom := string(out)
+	dom, err := chromedp.Run(browser.Ctx, chromedp.OuterHTML("html"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(dom, `data-rendered="3"`) {
 		t.Fatalf("the page's script did not render the 3 cells; DOM:\n%.2000s", dom)
 	}
@@ -74,5 +75,8 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	if strings.Contains(dom, "http://") && !strings.Contains(dom, "http://www.w3.org/2000/svg") {
 		t.Errorf("the page refers to the network")
+	}
+	if e := browser.ScriptErrors(); len(e) > 0 {
+		t.Errorf("the page threw: %v", e)
 	}
 }

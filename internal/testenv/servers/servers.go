@@ -1,11 +1,11 @@
 // Package servers is the one place that starts processes for tests: redis-server and a Redis
 // Cluster (StartRedis, StartRedisCluster), a PostgreSQL cluster (StartPostgres), an etcd member
-// or an etcd cluster (StartEtcd, StartEtcdCluster), and cmd/api built for the test binary
-// (BuildAPI, StartAPI), each on a free loopback port. It holds the small helpers such tests
-// share: a free address, a log buffer. It imports nothing of seckill (cmd/api is built by its
-// import path), so the tests of every package can use it, internal/dlock's included. Every
-// process started here is stopped when the test ends, and dies with the test binary
-// (Pdeathsig) if that ends first.
+// or an etcd cluster (StartEtcd, StartEtcdCluster), cmd/api built for the test binary
+// (BuildAPI, StartAPI), each on a free loopback port, and headless Chromium (StartBrowser). It
+// holds the small helpers such tests share: a free address, a log buffer. It imports nothing
+// of seckill (cmd/api is built by its import path), so the tests of every package can use it,
+// internal/dlock's included. Every process started here is stopped when the test ends, and
+// dies with the test binary (Pdeathsig) if that ends first.
 //
 // SERVERS_LOGS=1 prints the tail of each API process's log when its test ends, as a failed
 // test does; SERVERS_LOGDIR=<dir> writes each whole API log to <dir>/<test>-<name>.log.
