@@ -79,7 +79,7 @@ server_args() {
 }
 
 start_server() { # start_server PORT
-	local port=$1 i
+	local port=$1
 	if answers "$port"; then
 		ours "$port" && return 0
 		die "port $port already runs a Redis that cluster.sh did not start; set CLUSTER_PORTS / REDLOCK_PORTS"
@@ -90,11 +90,7 @@ start_server() { # start_server PORT
 	mapfile -t args < <(server_args "$port")
 	redis-server "${args[@]}"
 	ours "$port" || echo "$port" >>"$STARTED"
-	for i in $(seq 1 100); do
-		answers "$port" && return 0
-		sleep 0.1
-	done
-	die "redis-server on port $port did not answer within 10s (log: $CLUSTER_DIR/$port/redis.log)"
+	poll 10 answers "$port" || die "redis-server on port $port did not answer within 10s (log: $CLUSTER_DIR/$port/redis.log)"
 }
 
 cluster_ok() { # cluster_ok PORT: node PORT sees the whole cluster ok
@@ -104,7 +100,7 @@ cluster_ok() { # cluster_ok PORT: node PORT sees the whole cluster ok
 }
 
 create_cluster() {
-	local first port nodes=() i
+	local first port nodes=()
 	first=$(awk '{print $1}' <<<"$CLUSTER_PORTS")
 	if ! cluster_ok "$first"; then
 		for port in $CLUSTER_PORTS; do nodes+=("127.0.0.1:$port"); done
@@ -113,11 +109,7 @@ create_cluster() {
 			die "redis-cli --cluster create failed (log: $CLUSTER_DIR/create.log)"
 	fi
 	for port in $CLUSTER_PORTS; do
-		for i in $(seq 1 150); do
-			cluster_ok "$port" && continue 2
-			sleep 0.1
-		done
-		die "cluster node $port not ok within 15s"
+		poll 15 cluster_ok "$port" || die "cluster node $port not ok within 15s"
 	done
 }
 
@@ -144,7 +136,7 @@ start_member() { # start_member PORT: start etcd member PORT (on its data, if it
 # etcd_cluster_up: start the members that do not run (all before waiting: a member is healthy
 # only once a majority runs), then wait until each is healthy.
 etcd_cluster_up() {
-	local port i
+	local port
 	for port in $ETCD_CLUSTER_PORTS; do
 		if etcd_healthy "$port"; then
 			ours "etcd-$port" && continue
@@ -162,11 +154,7 @@ etcd_cluster_up() {
 		start_member "$port"
 	done
 	for port in $ETCD_CLUSTER_PORTS; do
-		for i in $(seq 1 300); do
-			etcd_healthy "$port" && continue 2
-			sleep 0.1
-		done
-		die "etcd member $port not healthy within 30s (log: $CLUSTER_DIR/etcd-$port/etcd.log)"
+		poll 30 etcd_healthy "$port" || die "etcd member $port not healthy within 30s (log: $CLUSTER_DIR/etcd-$port/etcd.log)"
 	done
 }
 
@@ -246,11 +234,7 @@ one() { # one stop|start PORT
 			pid_runs "$CLUSTER_DIR/etcd-$2/etcd.pid" && return 0
 			say "restarting the etcd member on port $2 on its data"
 			start_member "$2"
-			local i
-			for i in $(seq 1 100); do
-				etcd_healthy "$2" && return 0
-				sleep 0.1
-			done
+			poll 10 etcd_healthy "$2" && return 0
 			port_taken "$2" || die "etcd member $2 did not start (log: $CLUSTER_DIR/etcd-$2/etcd.log)"
 			say "etcd member $2 runs but is not healthy: the cluster has no quorum yet" ;;
 		esac

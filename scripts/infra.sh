@@ -45,14 +45,7 @@ redis_answers() { redis_pings "$REDIS_PORT"; }
 
 etcd_answers() { etcd_healthy "$ETCD_PORT"; }
 
-wait_for() { # wait_for NAME CHECK-FUNCTION
-	local i
-	for i in $(seq 1 60); do
-		"$2" && return 0
-		sleep 0.5
-	done
-	die "$1 did not answer on loopback within 30s"
-}
+wait_for() { poll 30 "$2" || die "$1 did not answer on loopback within 30s"; } # wait_for NAME CHECK
 
 record() { mkdir -p "$STATE"; grep -qx "$1" "$STARTED" 2>/dev/null || echo "$1" >>"$STARTED"; }
 

@@ -8,17 +8,29 @@ die() { say "error: $*"; exit 1; }
 # port_taken PORT: something listens on TCP PORT.
 port_taken() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
+# poll SECONDS COMMAND [ARGS...]: run COMMAND every 0.1s until it succeeds (status 0) or
+# SECONDS have passed (status 1). Every wait of the scripts is one.
+poll() {
+	local tries=$(($1 * 10))
+	shift
+	while ((tries-- > 0)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# gone PID: no process PID runs (or it is not ours to signal).
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # stop_pidfile PIDFILE [SIGNAL]: send SIGNAL (TERM) to the process in PIDFILE, wait up to 10s
 # for it to exit, and remove PIDFILE. Nothing when there is no PIDFILE.
 stop_pidfile() {
-	local pid i
+	local pid
 	[ -f "$1" ] || return 0
 	pid=$(cat "$1")
 	kill -"${2:-TERM}" "$pid" 2>/dev/null || true
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	poll 10 gone "$pid" || true
 	rm -f "$1"
 }
 
@@ -61,7 +73,5 @@ etcd_run() {
 	case $(uname -m) in x86_64 | ppc64le) arch= ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
 	env "${unset[@]}" ${arch:+ETCD_UNSUPPORTED_ARCH=$arch} \
 		setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' etcd "$pidfile" etcd "$@" </dev/null >>"$logfile" 2>&1 &
-	local i
-	for i in $(seq 1 50); do [ -s "$pidfile" ] && return 0; sleep 0.02; done
-	die "etcd did not start (log: $logfile)"
+	poll 1 test -s "$pidfile" || die "etcd did not start (log: $logfile)"
 }
