@@ -17,6 +17,10 @@ import (
 //go:embed sell.sql
 var sellSQL string
 
+// sellPlanning is the setting sell.sql runs under (see the comment at its top): an index
+// probe per buyer, whatever the statistics said when its plan was made.
+const sellPlanning = `SET LOCAL enable_seqscan = off`
+
 // sellRow is one row of sell.sql's answer.
 type sellRow struct {
 	Kind      string // "o" order written, "a" already had one, "s" stock left
@@ -35,13 +39,15 @@ type sold struct {
 
 // writeBatch sells one unit to each distinct buyer in users, in arrival order, while stock
 // lasts, under the lock's fence, in one transaction of two round trips (see
-// runPipelinedTx): BEGIN, the product row locked, then one statement for the whole batch
-// (sell.sql); then COMMIT. It returns one result per entry of users and the stock left. An
-// error means nothing was written, unless it matches ErrOutcomeUnknown.
+// runPipelinedTx): BEGIN, the product row locked, sell.sql's planner setting, then one
+// statement for the whole batch (sell.sql); then COMMIT. It returns one result per entry of
+// users and the stock left. An error means nothing was written, unless it matches
+// ErrOutcomeUnknown.
 func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []int64, fence int64) ([]result, int, error) {
 	var out sold
 	err := s.runPipelinedTx(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT stock, fence FROM products WHERE id = $1 FOR UPDATE`, p.ID)
+		b.Queue(sellPlanning)
 		b.Queue(sellSQL, pgx.NamedArgs{"id": p.ID, "fence": fence, "users": users})
 	}, func(br pgx.BatchResults) error {
 		var stock int
@@ -50,6 +56,9 @@ func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []i
 			return fmt.Errorf("product %d: %w", p.ID, inventory.ErrNotFound)
 		} else if err != nil {
 			return fmt.Errorf("lock product %d: %w", p.ID, err)
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("sell: %w", err)
 		}
 		var err error
 		if out, err = readSold(br, p.ID); err != nil {
