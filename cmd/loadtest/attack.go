@@ -51,7 +51,12 @@ type attackResult struct {
 	// readmitted are admitting answers (see outcome.admits) to a buyer an earlier one already
 	// admitted: the queue strategy answers 202 again while the purchase is still queued.
 	readmitted int64
+	// transportErrs are the first distinct errors of requests that got no HTTP answer.
+	transportErrs []string
 }
+
+// maxTransportErrs bounds attackResult.transportErrs: enough to tell a reset from a timeout.
+const maxTransportErrs = 5
 
 // attack runs spec and consumes every result: live counts for the progress line, lats and
 // enc (each when not nil) for a watcher and the vegeta results file. An error of enc ends
@@ -85,6 +90,9 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		if o == noTarget {
 			res.excluded++
 			continue
+		}
+		if o == transportError && len(res.transportErrs) < maxTransportErrs && !slices.Contains(res.transportErrs, r.Error) {
+			res.transportErrs = append(res.transportErrs, r.Error)
 		}
 		live.add(o)
 		lats.add(r.Latency)
@@ -170,7 +178,10 @@ type runStats struct {
 	RejectSeconds    float64        `json:"reject_seconds"`
 	RejectionsPerSec float64        `json:"rejections_per_sec"`
 	StatusCodes      map[string]int `json:"status_codes"`
-	ExcludedNoTarget int64          `json:"excluded_no_target"`
+	// TransportErrors are the first distinct errors (at most five) of requests that got no
+	// HTTP answer (transport_error in Outcomes).
+	TransportErrors  []string `json:"transport_errors,omitempty"`
+	ExcludedNoTarget int64    `json:"excluded_no_target"`
 	// Inversions are sold_out answers to requests sent more than labrun.InversionSlack before a
 	// request that bought: buyers served out of the order they came in (see inversions).
 	// InversionShare is their share of the bought and sold_out answers to requests sent until
@@ -186,6 +197,7 @@ func summarize(res *attackResult) runStats {
 		Requests:         int64(m.Requests),
 		Outcomes:         res.counts,
 		StatusCodes:      m.StatusCodes,
+		TransportErrors:  res.transportErrs,
 		ExcludedNoTarget: res.excluded,
 		Readmitted:       res.readmitted,
 		ByOutcome:        map[string]latencies{},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // fakeProductURLs creates a product on the fake API and returns its purchase URLs.
@@ -183,3 +185,21 @@ func TestSummarize(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a > b*0.999 && a < b*1.001 }
+
+// TestAttackKeepsTransportErrors: requests that get no HTTP answer (here, to a loopback port
+// where nothing listens) are counted as transport_error, and the report keeps what went wrong,
+// each error once.
+func TestAttackKeepsTransportErrors(t *testing.T) {
+	t.Parallel()
+	urls := purchaseURLs([]string{"http://" + servers.FreeAddr(t)}, 1)
+	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
+	spec.requests = 20
+	res, err := attack(context.Background(), spec, &liveCounts{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := summarize(res)
+	if st.Outcomes[transportError] != 20 || len(st.TransportErrors) != 1 || !strings.Contains(st.TransportErrors[0], "connection refused") {
+		t.Fatalf("%d transport errors, kept %q; want 20, one \"connection refused\"", st.Outcomes[transportError], st.TransportErrors)
+	}
+}

@@ -241,6 +241,9 @@ func (s *session) runProduct(ctx context.Context, it item, stock int64) (runRepo
 	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d (accepted %d), %.0f orders/s, oversold %d, dupes %d: %s\n",
 		name, p.ID, r.Stats.Requests, r.Stats.buyers(), r.Stats.Outcomes[accepted], r.Stats.OrdersPerSec,
 		r.oversold(), r.dupes(), r.Verdict.Label)
+	if errs := r.Stats.TransportErrors; len(errs) > 0 {
+		fmt.Fprintf(s.stderr, "[%s] %d requests got no HTTP answer, such as: %s\n", name, r.Stats.Outcomes[transportError], strings.Join(errs, "; "))
+	}
 	return r, nil
 }
 
