@@ -125,15 +125,20 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 }
 
 // writeHotVsSoldOut writes, for each number of buyers with both a hot row and a sold-out
-// row, the hot product's orders per second and p99 over the sold-out product's answers per
-// second and p99: what selling costs beyond the HTTP around it.
+// row, the hot product's orders per second, its answers per second (orders and the repeat
+// buyers' 409s; reports written before answers_per_sec have none) and its p99 over the
+// sold-out product's answers per second and p99: what selling costs beyond the HTTP around it.
 func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow) {
 	var pairs []string
 	for _, n := range buyerCounts {
 		s, ok := soldOut[n]
 		if h := hot[n]; ok && s.RejectionsPerSec > 0 && s.P99 > 0 {
-			pairs = append(pairs, fmt.Sprintf("%d buyers: %s the answers/s, p99 %s", n,
-				times(h.OrdersPerSec/s.RejectionsPerSec), times(h.P99/s.P99)))
+			answers := ""
+			if h.AnswersPerSec > 0 {
+				answers = fmt.Sprintf(" (answers/s %s)", times(h.AnswersPerSec/s.RejectionsPerSec))
+			}
+			pairs = append(pairs, fmt.Sprintf("%d buyers: orders/s %s the sold-out answers/s%s, p99 %s", n,
+				times(h.OrdersPerSec/s.RejectionsPerSec), answers, times(h.P99/s.P99)))
 		}
 	}
 	if len(pairs) > 0 {

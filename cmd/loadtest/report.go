@@ -30,6 +30,7 @@ type summaryRow struct {
 	Runs             int     `json:"runs"`
 	OrdersPerSec     float64 `json:"orders_per_sec"`
 	RejectionsPerSec float64 `json:"rejections_per_sec"`
+	AnswersPerSec    float64 `json:"answers_per_sec"` // answers of any outcome (runStats.Throughput)
 	P50              float64 `json:"p50_ms"`
 	P99              float64 `json:"p99_ms"`
 	P99Bought        float64 `json:"p99_bought_ms"`
@@ -77,6 +78,7 @@ func summarizeRounds(rounds [][]runReport) []summaryRow {
 			Name: name, Strategy: rs[0].Strategy, Backend: rs[0].Backend, Runs: len(rs), OK: true, Verdict: rs[0].Verdict.Label,
 			OrdersPerSec:     med(func(r runReport) float64 { return r.Stats.OrdersPerSec }),
 			RejectionsPerSec: med(func(r runReport) float64 { return r.Stats.RejectionsPerSec }),
+			AnswersPerSec:    med(func(r runReport) float64 { return r.Stats.Throughput }),
 			P50:              med(func(r runReport) float64 { return r.Stats.Latency.P50 }),
 			P99:              med(func(r runReport) float64 { return r.Stats.Latency.P99 }),
 			P99Bought:        med(func(r runReport) float64 { return r.Stats.ByOutcome[bought.String()].P99 }),
