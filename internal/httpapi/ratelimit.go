@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,11 +61,13 @@ type RateLimits struct {
 	Addr Rate // per client address (the TCP peer), across products
 }
 
-// Limiter enforces RateLimits with GCRA in Redis (github.com/go-redis/redis_rate), so every
-// API process on the same Redis and key prefix shares one budget per user and address. It
-// fails open: when Redis does not answer, requests go through. Safe for concurrent use.
+// Limiter enforces RateLimits with GCRA in Redis (gcra.lua, the algorithm and key format of
+// github.com/go-redis/redis_rate), so every API process on the same Redis and key prefix
+// shares one budget per user and address. The checks of concurrent requests share one call
+// (checkBatches). It fails open: when Redis does not answer, requests go through. Safe for
+// concurrent use.
 type Limiter struct {
-	rl       *redis_rate.Limiter
+	checks   *checkBatches
 	prefix   string
 	limits   RateLimits
 	exempt   func(product int64) bool
@@ -122,22 +123,8 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
-	l.rl = redis_rate.NewLimiter(autoPipelined(cfg.Redis, l.log))
+	l.checks = newCheckBatches(cfg.Redis)
 	return l
-}
-
-// autoPipelined returns rdb's auto-pipeliner (go-redis v9.22+): the checks of concurrent
-// purchases share one round trip, the way buyers share one transaction under the product
-// lock. One check per purchase otherwise costs a round trip of its own, which at thousands
-// of purchases a second is a large share of the API's and Redis's CPU. A lone check still
-// goes out at once. Falls back to rdb itself if the pipeliner cannot be made.
-func autoPipelined(rdb redis.UniversalClient, log *slog.Logger) redis.Cmdable {
-	ap, err := rdb.AutoPipeline()
-	if err != nil {
-		log.Warn("rate limiter: no auto-pipelining, one round trip per check", "err", err)
-		return rdb
-	}
-	return ap
 }
 
 // Allow spends one purchase attempt of product by user from addr (an IP address, as
@@ -214,15 +201,16 @@ func (l *Limiter) take(ctx context.Context, scope, key string, r Rate) (time.Dur
 	if r.Off() {
 		return 0, true
 	}
-	// redis_rate v10.0.1 puts its own "rate:" before the key: rate:<prefix>:rl:<key>.
-	res, err := l.rl.Allow(ctx, l.prefix+":rl:"+key, redis_rate.Limit{Rate: r.N, Burst: r.N, Period: r.Per})
-	if err != nil {
-		l.failOpen(ctx, scope, err)
+	// The key redis_rate v10.0.1 would use: its own "rate:" before ours.
+	c := &check{ctx: ctx, key: "rate:" + l.prefix + ":rl:" + key, rate: r}
+	l.checks.do(c)
+	switch {
+	case c.err != nil:
+		l.failOpen(ctx, scope, c.err)
 		return 0, true
-	}
-	if res.Allowed == 0 {
+	case !c.ok:
 		l.obs.RateLimited(scope)
-		return res.RetryAfter, false
+		return c.wait, false
 	}
 	return 0, true
 }
