@@ -70,9 +70,15 @@ func (b *checkBatches) do(c *check) {
 	batch := b.queue
 	b.queue = nil
 	b.mu.Unlock()
+	defer b.handOff(batch, c) // also if run panics: the others must not wait for ever
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), checkTimeout)
+	defer cancel()
 	b.run(ctx, batch)
-	cancel()
+}
+
+// handOff wakes the checks of batch but its leader, and makes the first queued check the
+// next leader, or marks the batches idle.
+func (b *checkBatches) handOff(batch []*check, leader *check) {
 	b.mu.Lock()
 	var next *check
 	if len(b.queue) > 0 {
@@ -82,7 +88,7 @@ func (b *checkBatches) do(c *check) {
 	}
 	b.mu.Unlock()
 	for _, o := range batch {
-		if o != c {
+		if o != leader {
 			o.done <- false
 		}
 	}
@@ -91,9 +97,16 @@ func (b *checkBatches) do(c *check) {
 	}
 }
 
+// errUnanswered is the verdict of a check whose batch ended without one (a bug): it fails
+// open.
+var errUnanswered = errors.New("rate limit check: no verdict")
+
 // run answers every check of batch, all failing open with the error if Redis does not
 // answer. A script Redis does not know (after a restart) is loaded and the batch run again.
 func (b *checkBatches) run(ctx context.Context, batch []*check) {
+	for _, c := range batch {
+		c.err = errUnanswered
+	}
 	err := b.call(ctx, batch)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		if err = gcraScript.Load(ctx, b.rdb).Err(); err == nil {
@@ -157,7 +170,7 @@ func readVerdicts(cmd *redis.Cmd, g []*check) error {
 		if err != nil {
 			return errors.New("rate limit script: bad wait " + strconv.Quote(text))
 		}
-		c.ok, c.wait = allowed == 1, time.Duration(secs*float64(time.Second))
+		c.ok, c.wait, c.err = allowed == 1, time.Duration(secs*float64(time.Second)), nil
 	}
 	return nil
 }
