@@ -23,7 +23,6 @@ const checkTimeout = time.Second
 
 // check is one rate limit check: a key and its Rate in, the verdict out.
 type check struct {
-	ctx  context.Context // the request's: a cancelled request's failure is not logged
 	key  string
 	rate Rate
 
@@ -55,8 +54,9 @@ func newCheckBatches(rdb redis.UniversalClient) *checkBatches {
 	return &checkBatches{rdb: rdb, cluster: cluster}
 }
 
-// do answers c: in a batch that another check leads, or in one that c leads.
-func (b *checkBatches) do(c *check) {
+// do answers c: in a batch that another check leads, or in one that c leads, on ctx (the
+// request's) without its cancellation: the batch serves others too.
+func (b *checkBatches) do(ctx context.Context, c *check) {
 	c.done = make(chan bool, 1)
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
@@ -71,7 +71,7 @@ func (b *checkBatches) do(c *check) {
 	b.queue = nil
 	b.mu.Unlock()
 	defer b.handOff(batch, c) // also if run panics: the others must not wait for ever
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), checkTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	b.run(ctx, batch)
 }
@@ -97,41 +97,46 @@ func (b *checkBatches) handOff(batch []*check, leader *check) {
 	}
 }
 
-// errUnanswered is the verdict of a check whose batch ended without one (a bug): it fails
-// open.
+// errUnanswered is the verdict of a check whose batch ended without one: it fails open.
 var errUnanswered = errors.New("rate limit check: no verdict")
 
-// run answers every check of batch, all failing open with the error if Redis does not
-// answer. A script Redis does not know (after a restart) is loaded and the batch run again.
+// run answers the checks of batch; those Redis gave no verdict for fail open with its error.
+// The calls Redis did not run because it does not know the script (after a restart or
+// SCRIPT FLUSH) are made again once it is loaded, and only those: on a Redis Cluster the other
+// nodes' calls ran, and spent their budgets.
 func (b *checkBatches) run(ctx context.Context, batch []*check) {
 	for _, c := range batch {
 		c.err = errUnanswered
 	}
-	err := b.call(ctx, batch)
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		if err = gcraScript.Load(ctx, b.rdb).Err(); err == nil {
-			err = b.call(ctx, batch)
-		}
-	}
-	if err != nil {
-		for _, c := range batch {
-			c.err = err
-		}
-	}
-}
-
-// call sends batch as one gcra.lua call (a pipeline of one call per check on a Redis
-// Cluster) and reads the verdicts.
-func (b *checkBatches) call(ctx context.Context, batch []*check) error {
 	groups := [][]*check{batch}
-	if b.cluster {
+	if b.cluster { // the keys of a batch lie in different slots: one call per key
 		groups = make([][]*check, len(batch))
 		for i := range batch {
 			groups[i] = batch[i : i+1]
 		}
 	}
+	unknown, err := b.call(ctx, groups)
+	if len(unknown) > 0 {
+		if err = gcraScript.Load(ctx, b.rdb).Err(); err == nil {
+			_, err = b.call(ctx, unknown)
+		}
+	}
+	if err != nil {
+		for _, c := range batch {
+			if c.err == errUnanswered {
+				c.err = err
+			}
+		}
+	}
+}
+
+// call sends one gcra.lua call per group in one pipeline and reads their verdicts. It
+// returns the groups whose call Redis did not run for want of the script, and the error of
+// the others that got no verdict, if any.
+func (b *checkBatches) call(ctx context.Context, groups [][]*check) (unknown [][]*check, err error) {
 	cmds := make([]*redis.Cmd, len(groups))
-	_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	// Each command carries its own error, the pipeline's included.
+	_, _ = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, g := range groups {
 			keys := make([]string, len(g))
 			args := make([]any, 0, 3*len(g))
@@ -143,15 +148,16 @@ func (b *checkBatches) call(ctx context.Context, batch []*check) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	for i, g := range groups {
-		if err := readVerdicts(cmds[i], g); err != nil {
-			return err
+		switch cerr := readVerdicts(cmds[i], g); {
+		case cerr == nil:
+		case redis.HasErrorPrefix(cerr, "NOSCRIPT"):
+			unknown = append(unknown, g)
+		default:
+			err = cerr
 		}
 	}
-	return nil
+	return unknown, err
 }
 
 // readVerdicts reads gcra.lua's answer to the checks of g.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -50,15 +51,48 @@ func TestLimiterSharesBudgetWithRedisRate(t *testing.T) {
 }
 
 // TestLimiterOnCluster: on a Redis Cluster, where the keys of a batch lie in different slots,
-// each check of a batch goes to its own node, and budgets are still exact.
+// each check of a batch goes to its own node, and budgets are still exact. Then one node loses
+// its scripts: a batch whose keys lie on it and on others gets NOSCRIPT from that node only,
+// and the checks the other nodes ran are not run (and spent) again.
 func TestLimiterOnCluster(t *testing.T) {
 	testenv.SkipShort(t, "a Redis Cluster of its own")
 	t.Parallel()
+	ctx := context.Background()
 	addrs := servers.Addrs(servers.StartRedisCluster(t, 3))
 	a := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	b := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { a.Close(); b.Close() })
 	exactBudgets(t, "cluster", a, b)
+
+	batches := newCheckBatches(a)
+	var batch []*check
+	for i := range 12 {
+		batch = append(batch, &check{key: fmt.Sprintf("rate:cluster:rl:flush:%d", i), rate: Rate{2, time.Hour}})
+	}
+	node, err := a.MasterForKey(ctx, batch[0].key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := 0
+	for _, c := range batch {
+		if n, err := a.MasterForKey(ctx, c.key); err == nil && n.Options().Addr != node.Options().Addr {
+			elsewhere++
+		}
+	}
+	if elsewhere == 0 {
+		t.Fatal("every key of the batch lies on one node: the test would not mix nodes")
+	}
+	if err := node.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for round, want := range []bool{true, true, false} { // a budget of two
+		batches.run(ctx, batch)
+		for _, c := range batch {
+			if c.err != nil || c.ok != want {
+				t.Fatalf("round %d, %s: allowed %v, err %v; want allowed %v (a check run twice spends twice)", round+1, c.key, c.ok, c.err, want)
+			}
+		}
+	}
 }
 
 // TestLimiterLoadsItsScript: a Redis that lost its scripts (a restart, SCRIPT FLUSH) answers

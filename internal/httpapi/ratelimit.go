@@ -202,8 +202,8 @@ func (l *Limiter) take(ctx context.Context, scope, key string, r Rate) (time.Dur
 		return 0, true
 	}
 	// The key redis_rate v10.0.1 would use: its own "rate:" before ours.
-	c := &check{ctx: ctx, key: "rate:" + l.prefix + ":rl:" + key, rate: r}
-	l.checks.do(c)
+	c := &check{key: "rate:" + l.prefix + ":rl:" + key, rate: r}
+	l.checks.do(ctx, c)
 	switch {
 	case c.err != nil:
 		l.failOpen(ctx, scope, c.err)
