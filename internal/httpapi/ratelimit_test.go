@@ -189,17 +189,17 @@ func BenchmarkLimiterAllow(b *testing.B) {
 
 // redisCPU is the CPU time the Redis of rdb has used (INFO cpu: used_cpu_sys + used_cpu_user).
 func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
+	info, err := rdb.InfoMap(context.Background(), "cpu").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if k == "used_cpu_sys" || k == "used_cpu_user" {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
+	for _, k := range []string{"used_cpu_sys", "used_cpu_user"} {
+		f, err := strconv.ParseFloat(info["CPU"][k], 64)
+		if err != nil {
+			b.Fatalf("INFO cpu %s: %v", k, err)
 		}
+		total += f
 	}
 	return time.Duration(total * float64(time.Second))
 }
