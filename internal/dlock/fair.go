@@ -75,7 +75,7 @@ func (c *Client) obtainDirect(ctx context.Context, r *request) (*Lock, error) {
 
 // tryFair is try for a fair lock.
 func (c *Client) tryFair(ctx context.Context, r *request) (any, error) {
-	keys := []string{r.key, r.fenceKey, r.queueKey, r.timeoutsKey, r.arrivalsKey}
+	keys := []string{r.key, r.fenceKey(), r.queueKey, r.timeoutsKey, r.arrivalsKey}
 	return fairAcquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(),
 		fenceKeyTTL.Milliseconds(), r.queueTimeout.Milliseconds()).Result()
 }

@@ -165,7 +165,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	case ok == 0:
 		err = ErrNotHeld
 	case !handOff && !l.r.direct(): // fair and read-write waiters are woken by the release's message
-		l.c.notify.wake(l.r.channel, "")
+		l.c.notify.wake(l.r.channel(), "")
 	}
 	l.passTurn()
 	if wasLost {

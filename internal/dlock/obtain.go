@@ -11,11 +11,11 @@ import (
 // request is one Obtain call with its options resolved. It never changes
 // after newRequest, and a Lock keeps it.
 type request struct {
-	key, fenceKey, channel, token string
+	key, token string
 
 	// keys are the keys of acquire.lua and handoff.lua, in their order: the lock key, the
 	// release channel's name (the mark that someone waits) and the fence key; release.lua
-	// takes the first two.
+	// takes the first two. channel and fenceKey read them.
 	keys []string
 
 	ttl, wait, minBackoff, maxBackoff, maxHold, drift time.Duration
@@ -82,9 +82,15 @@ func (c *Client) newRequest(key string, ttl time.Duration, opt *Options) (*reque
 
 // setKeys derives r's companion keys from r.key.
 func (r *request) setKeys() {
-	r.fenceKey, r.channel = companions(r.key)
-	r.keys = []string{r.key, r.channel, r.fenceKey}
+	fenceKey, channel := companions(r.key)
+	r.keys = []string{r.key, channel, fenceKey}
 }
+
+// channel is the key's release channel, also the key that marks a waiter.
+func (r *request) channel() string { return r.keys[1] }
+
+// fenceKey is the key where the lock's fencing tokens are minted.
+func (r *request) fenceKey() string { return r.keys[2] }
 
 // driftFor returns the safety margin for a lock or renewal of the given ttl.
 func (r *request) driftFor(ttl time.Duration) time.Duration {
@@ -202,7 +208,7 @@ func (c *Client) cleanup(r *request) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	if r.rw == rwRead {
-		_, _ = c.readerCall(ctx, r, "release", r.channel)
+		_, _ = c.readerCall(ctx, r, "release", r.channel())
 		return
 	}
 	_, _ = r.releaseOn(ctx, c.rdb)

@@ -198,7 +198,7 @@ func (q *redlock) settle(ctx context.Context, r *request, v votes, sent time.Tim
 	if stored < q.quorum {
 		arg := strconv.FormatInt(fence, 10)
 		replies := q.each(ctx, q.acquireTimeout(r.ttl), low, q.quorum-stored, func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-			return raiseFenceScript.Run(ctx, rdb, []string{r.fenceKey}, arg, fenceKeyTTL.Milliseconds()).Result()
+			return raiseFenceScript.Run(ctx, rdb, []string{r.fenceKey()}, arg, fenceKeyTTL.Milliseconds()).Result()
 		}, judgeOK)
 		for _, i := range low {
 			if replies[i].err == nil {

@@ -69,7 +69,7 @@ func (c *Client) tryRW(ctx context.Context, r *request) (any, error) {
 	if r.rw == rwWrite {
 		mode = "w"
 	}
-	keys := []string{r.key, r.fenceKey, r.readersKey, r.writerKey}
+	keys := []string{r.key, r.fenceKey(), r.readersKey, r.writerKey}
 	return rwAcquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(), fenceKeyTTL.Milliseconds(),
 		mode, r.queueTimeout.Milliseconds()).Result()
 }

@@ -100,10 +100,10 @@ func (c *Client) releaseCall(ctx context.Context, r *request) (int64, error) {
 		return c.rl.release(ctx, r)
 	}
 	if r.fair {
-		return fairReleaseScript.Run(ctx, c.rdb, []string{r.key, r.queueKey}, r.token, r.channel).Int64()
+		return fairReleaseScript.Run(ctx, c.rdb, []string{r.key, r.queueKey}, r.token, r.channel()).Int64()
 	}
 	if r.rw == rwRead {
-		return c.readerCall(ctx, r, "release", r.channel)
+		return c.readerCall(ctx, r, "release", r.channel())
 	}
 	return r.releaseOn(ctx, c.rdb)
 }

@@ -101,7 +101,7 @@ func (c *Client) attempt(ctx context.Context, r *request, w *waitClock) (*Lock, 
 			return nil, ErrNotObtained
 		}
 		if n == 0 {
-			sub = c.notify.subscribe(r.channel)
+			sub = c.notify.subscribe(r.channel())
 			if r.direct() {
 				turn = c.notify.joinFair(sub, r.token)
 			}
