@@ -53,6 +53,9 @@ type attackResult struct {
 	readmitted int64
 	// transportErrs are the first distinct errors of requests that got no HTTP answer.
 	transportErrs []string
+	// cpuTicks is the CPU time each command of the machine used over the attack, in ticks of
+	// userHZ (procSnapshot.usedSince); nil where /proc cannot be read.
+	cpuTicks map[string]int64
 }
 
 // maxTransportErrs bounds attackResult.transportErrs: enough to tell a reset from a timeout.
@@ -188,9 +191,17 @@ type runStats struct {
 	// the last buyer's.
 	Inversions     int64   `json:"inversions"`
 	InversionShare float64 `json:"inversion_share"`
+	// CPUTicks is the CPU time each command of the machine (API processes, postgres,
+	// redis-server, this loadtest...) used over the attack, in ticks of 1/100 s, as
+	// /proc/<pid>/stat counts them; absent where /proc cannot be read. Processes that ended
+	// during the attack are missed.
+	CPUTicks map[string]int64 `json:"cpu_ticks_by_command,omitempty"`
 }
 
 // summarize turns an attack result into its figures.
+// answered is the number of requests that got an HTTP answer.
+func (st runStats) answered() int64 { return st.Requests - st.Outcomes[transportError] }
+
 func summarize(res *attackResult) runStats {
 	m := &res.metrics
 	st := runStats{
@@ -198,6 +209,7 @@ func summarize(res *attackResult) runStats {
 		Outcomes:         res.counts,
 		StatusCodes:      m.StatusCodes,
 		TransportErrors:  res.transportErrs,
+		CPUTicks:         res.cpuTicks,
 		ExcludedNoTarget: res.excluded,
 		Readmitted:       res.readmitted,
 		ByOutcome:        map[string]latencies{},

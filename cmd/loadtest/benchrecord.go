@@ -127,7 +127,9 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 // writeHotVsSoldOut writes, for each number of buyers with both a hot row and a sold-out
 // row, the hot product's orders per second, its answers per second (orders and the repeat
 // buyers' 409s; reports written before answers_per_sec have none) and its p99 over the
-// sold-out product's answers per second and p99: what selling costs beyond the HTTP around it.
+// sold-out product's answers per second and p99: what selling costs beyond the HTTP around it;
+// then, where both rows measured it, the CPU time each command of the machine used per answer
+// in each (summaryRow.CPUPerAnswer): where the difference goes.
 func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow) {
 	var pairs []string
 	for _, n := range buyerCounts {
@@ -143,6 +145,13 @@ func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summ
 	}
 	if len(pairs) > 0 {
 		fmt.Fprintf(w, "\nHot product against the sold-out product on the same processes: %s.\n", strings.Join(pairs, "; "))
+	}
+	for _, n := range buyerCounts {
+		h, s := hot[n].CPUPerAnswer, soldOut[n].CPUPerAnswer
+		if h != nil && s != nil {
+			fmt.Fprintf(w, "\nCPU by command, %d buyers (whole machine, load generator included): hot product %s; sold out %s.\n",
+				n, formatCPU(h), formatCPU(s))
+		}
 	}
 }
 

@@ -241,6 +241,7 @@ func (s *session) runProduct(ctx context.Context, it item, stock int64) (runRepo
 	fmt.Fprintf(s.stderr, "[%s] product %d: %d requests, bought %d (accepted %d), %.0f orders/s, oversold %d, dupes %d: %s\n",
 		name, p.ID, r.Stats.Requests, r.Stats.buyers(), r.Stats.Outcomes[accepted], r.Stats.OrdersPerSec,
 		r.oversold(), r.dupes(), r.Verdict.Label)
+	printCPU(s.stderr, name, r.Stats)
 	if errs := r.Stats.TransportErrors; len(errs) > 0 {
 		fmt.Fprintf(s.stderr, "[%s] %d requests got no HTTP answer, such as: %s\n", name, r.Stats.Outcomes[transportError], strings.Join(errs, "; "))
 	}
@@ -252,10 +253,11 @@ func (s *session) runProduct(ctx context.Context, it item, stock int64) (runRepo
 func (s *session) attack(ctx context.Context, name string, tr vegeta.Targeter, live *liveCounts, lats *latencyWindow) (*attackResult, error) {
 	done := s.cpu.measure()
 	res, err := attack(ctx, specFor(s.cfg, name, tr), live, lats, s.outs.enc)
-	done()
+	used := done()
 	if err != nil {
 		return nil, err
 	}
+	res.cpuTicks = used
 	return res, s.outs.addPlot(res)
 }
 

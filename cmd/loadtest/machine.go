@@ -111,16 +111,24 @@ type cpuMeter struct {
 	broken bool // /proc/stat could not be read once: the total means nothing
 }
 
-// measure returns a function that, called after the attack, adds the time since measure.
-func (m *cpuMeter) measure() (done func()) {
+// measure returns a function that, called after the attack, adds the time since measure,
+// and returns the CPU time each command of the machine used meanwhile (procSnapshot.usedSince;
+// nil where /proc cannot be read).
+func (m *cpuMeter) measure() (done func() map[string]int64) {
 	t0, s0, err := readCPUTicks()
-	return func() {
+	procs0, perr := readProcs()
+	return func() map[string]int64 {
+		var used map[string]int64
+		if procs1, err := readProcs(); err == nil && perr == nil {
+			used = procs1.usedSince(procs0)
+		}
 		t1, s1, err1 := readCPUTicks()
 		if err != nil || err1 != nil {
 			m.broken = true
-			return
+			return used
 		}
 		m.total.add(cpuTime{Ticks: t1 - t0, StealTicks: s1 - s0})
+		return used
 	}
 }
 

@@ -70,11 +70,14 @@ func TestRecordHot(t *testing.T) {
 			VsRedis: &backendRatio{OrdersPerSec: 0.21, P99: 3.9, P99Bought: 3.8}})
 	backends.Meta["etcd_members"] = "3"
 	backends.Scenario.EtcdTargets = []string{"d", "e", "f"}
+	hot := dlock(3259.4, 50.24)
+	hot.CPUPerAnswer = map[string]float64{"api": 130.4, "postgres": 31, "loadtest": 75, otherCommands: 20}
 	paths := writeReports(t,
-		recordFixture("compare", 64, 0, "128", dlock(3259.4, 50.24)),
+		recordFixture("compare", 64, 0, "128", hot),
 		backends,
 		recordFixture("compare", 64, 1000, "128", dlock(899, 28.5)),
-		recordFixture("baseline", 64, 0, "", summaryRow{Name: soldOutRowName, Strategy: "dlock", RejectionsPerSec: 9000, P99: 20},
+		recordFixture("baseline", 64, 0, "", summaryRow{Name: soldOutRowName, Strategy: "dlock", RejectionsPerSec: 9000, P99: 20,
+			CPUPerAnswer: map[string]float64{"api": 67, "loadtest": 59, otherCommands: 5}},
 			summaryRow{Name: ginBaselineName, RejectionsPerSec: 18194.2, P99: 10, Errors: 1}),
 	)
 	got := record(t, append([]string{"-format", "hot", "-stamp", "2026-11-22T230414Z"}, paths...)...)
@@ -92,6 +95,8 @@ func TestRecordHot(t *testing.T) {
 | bare gin 409 (ceiling) | 64 | 18194 answers/s | 10.0 | - | - | - | 1 |
 
 Hot product against the sold-out product on the same processes: 64 buyers: orders/s 0.36x the sold-out answers/s (answers/s 0.40x), p99 2.51x.
+
+CPU by command, 64 buyers (whole machine, load generator included): hot product api 130, loadtest 75, postgres 31, other 20 (total 256) us an answer; sold out api 67, loadtest 59, other 5 (total 131) us an answer.
 
 Lock backends: dlock with its product locks in Redis, then in etcd (API processes with
 LOCK_BACKEND=etcd), the same buyers back to back in each round; "vs Redis" is the median over

@@ -44,6 +44,7 @@ func (s *session) runBaselines(ctx context.Context) ([]runReport, error) {
 	gin := runReport{Name: ginBaselineName, Stats: summarize(res), Verdict: verdict{OK: true, Label: "-"}}
 	gin.Buyers.Distinct, gin.Buyers.Repeats = b.issued()
 	fmt.Fprintf(s.stderr, "[%s] %d processes: %d requests, %.0f rejections/s\n", ginBaselineName, len(bases), gin.Stats.Requests, gin.Stats.RejectionsPerSec)
+	printCPU(s.stderr, ginBaselineName, gin.Stats)
 	return []runReport{soldOutRun, gin}, nil
 }
 

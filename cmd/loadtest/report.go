@@ -48,6 +48,9 @@ type summaryRow struct {
 	// VsRedis is, on the row of a strategy on etcd, its figures over those of the same
 	// strategy on Redis in the same rounds.
 	VsRedis *backendRatio `json:"vs_redis,omitempty"`
+	// CPUPerAnswer is the CPU time each command of the machine used over the row's runs, in
+	// microseconds per answer (cpuPerAnswer): where a sale's CPU goes.
+	CPUPerAnswer map[string]float64 `json:"cpu_us_per_answer,omitempty"`
 }
 
 func summarizeRounds(rounds [][]runReport) []summaryRow {
@@ -89,6 +92,16 @@ func summarizeRounds(rounds [][]runReport) []summaryRow {
 			Busy:             medN(func(r runReport) int64 { return r.Stats.Outcomes[busy] + r.Stats.Outcomes[rateLimited] }),
 			InversionShare:   med(func(r runReport) float64 { return r.Stats.InversionShare }),
 		}
+		ticks, answers := map[string]int64{}, int64(0)
+		for _, r := range rs {
+			if r.Stats.CPUTicks != nil {
+				for c, t := range r.Stats.CPUTicks {
+					ticks[c] += t
+				}
+				answers += r.Stats.answered()
+			}
+		}
+		row.CPUPerAnswer = cpuPerAnswer(ticks, answers)
 		for _, r := range rs {
 			row.Oversold = max(row.Oversold, r.oversold())
 			row.Dupes = max(row.Dupes, r.dupes())

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	// A command name may hold spaces and parentheses: it runs to the last ")".
+	line := "4242 (my (odd) api) S 1 4242 4242 0 -1 4194560 1000 0 0 0 123 45 0 0 20 0 9 0 777 1000000 2000 18446744073709551615\n"
+	p, err := parseProcStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (procTicks{comm: "my (odd) api", ticks: 168}); p != want {
+		t.Errorf("parseProcStat = %+v, want %+v", p, want)
+	}
+	for _, bad := range []string{"", "4242 api S 1", "4242 (api) S 1 2 3", "4242 (api) S 1 4242 4242 0 -1 4194560 1000 0 0 0 x 45"} {
+		if _, err := parseProcStat([]byte(bad)); err == nil {
+			t.Errorf("parseProcStat(%q): no error", bad)
+		}
+	}
+}
+
+func TestUsedSince(t *testing.T) {
+	t.Parallel()
+	before := procSnapshot{
+		1: {comm: "api", ticks: 100},
+		2: {comm: "api", ticks: 50},
+		3: {comm: "postgres", ticks: 10}, // ends: not counted
+		4: {comm: "old", ticks: 500},     // pid reused by redis-server: counts from zero
+	}
+	after := procSnapshot{
+		1: {comm: "api", ticks: 130},
+		2: {comm: "api", ticks: 50}, // idle: left out
+		4: {comm: "redis-server", ticks: 7},
+		5: {comm: "postgres", ticks: 20}, // started meanwhile: counts from zero
+	}
+	want := map[string]int64{"api": 30, "redis-server": 7, "postgres": 20}
+	if got := after.usedSince(before); !reflect.DeepEqual(got, want) {
+		t.Errorf("usedSince = %v, want %v", got, want)
+	}
+}
+
+func TestCPUPerAnswer(t *testing.T) {
+	t.Parallel()
+	// 1,000 answers; 100 ticks (1 s) is 1,000 us an answer.
+	got := cpuPerAnswer(map[string]int64{"api": 100, "postgres": 40, "kworker/0:1": 4, "kdamond.0": 2}, 1000)
+	want := map[string]float64{"api": 1000, "postgres": 400, otherCommands: 60}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cpuPerAnswer = %v, want %v", got, want)
+	}
+	if s, w := formatCPU(got), "api 1000, postgres 400, other 60 (total 1460) us an answer"; s != w {
+		t.Errorf("formatCPU = %q, want %q", s, w)
+	}
+	if cpuPerAnswer(nil, 10) != nil || cpuPerAnswer(map[string]int64{"api": 1}, 0) != nil || formatCPU(nil) != "" {
+		t.Error("nothing measured should give nil and an empty line")
+	}
+	var b bytes.Buffer
+	printCPU(&b, "dlock", runStats{Requests: 1001, Outcomes: counts{transportError: 1}, CPUTicks: map[string]int64{"api": 100}})
+	if w := "[dlock] CPU by command: api 1000 (total 1000) us an answer\n"; b.String() != w {
+		t.Errorf("printCPU wrote %q, want %q", b.String(), w)
+	}
+}
+
+// TestReadProcs reads this machine's /proc: the test process itself is in it, under its
+// command name, with the CPU time it has used.
+func TestReadProcs(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc: not Linux")
+	}
+	before, err := readProcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, ok := before[os.Getpid()]
+	if !ok || !strings.HasPrefix("loadtest.test", self.comm) {
+		t.Fatalf("this process: %+v, %v; want the command loadtest.test (cut to 15 characters)", self, ok)
+	}
+	var x uint64
+	for i := range uint64(200_000_000) { // about 0.1 s of CPU: more than a tick
+		x += i * i
+	}
+	after, err := readProcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := after.usedSince(before)[self.comm]; used <= 0 {
+		t.Errorf("this process used %d ticks over a busy loop (x=%d)", used, x)
+	}
+}
