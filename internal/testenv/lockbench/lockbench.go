@@ -55,11 +55,17 @@ func Handoffs(b *testing.B, clients [][]Lock, j int, key string, ops int64, wind
 
 // HandoffsWait is Handoffs that also returns the longest wait of one Obtain: how long the
 // unluckiest waiter, of any client, was kept from the key.
+//
+// An Obtain or a release that fails spends its turn, is counted and logged, and the goroutine
+// goes on: a store that times out now and then under this load (a three-member etcd on a busy
+// 2-core machine) is a result, not a broken benchmark. More failures than maxFailures of ops
+// fail the benchmark.
 func HandoffsWait(b *testing.B, clients [][]Lock, j int, key string, ops int64, window time.Duration) (float64, time.Duration) {
 	var (
 		left, done atomic.Int64
 		longest    atomic.Int64 // ns
 		wg         sync.WaitGroup
+		failures   failures
 	)
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if window > 0 {
@@ -83,17 +89,48 @@ func HandoffsWait(b *testing.B, clients [][]Lock, j int, key string, ops int64, 
 					return
 				}
 				if err != nil {
-					b.Error(l.Name, err)
-					return
+					failures.add(l.Name, "obtain", err)
+					continue
 				}
 				if err := release(context.Background()); err != nil {
-					b.Error(l.Name, err)
-					return
+					failures.add(l.Name, "release", err)
+					continue
 				}
 				done.Add(1)
 			}
 		})
 	}
 	wg.Wait()
+	failures.report(b, ops)
 	return float64(done.Load()) / time.Since(start).Seconds(), time.Duration(longest.Load())
+}
+
+// maxFailures is the share of a run's operations that may fail before the benchmark does.
+const maxFailures = 0.01
+
+// failures counts the failed operations of one run and keeps the first.
+type failures struct {
+	mu    sync.Mutex
+	n     int64
+	first string
+}
+
+func (f *failures) add(name, op string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n++; f.n == 1 {
+		f.first = name + " " + op + ": " + err.Error()
+	}
+}
+
+// report logs the failures of a run of ops operations, and fails b if they were more than
+// maxFailures of them.
+func (f *failures) report(b *testing.B, ops int64) {
+	switch {
+	case f.n == 0:
+	case float64(f.n) > maxFailures*float64(ops):
+		b.Errorf("%d of %d operations failed (more than %.0f %%), the first: %s", f.n, ops, 100*maxFailures, f.first)
+	default:
+		b.Logf("%d of %d operations failed and spent their turn, the first: %s", f.n, ops, f.first)
+	}
 }
