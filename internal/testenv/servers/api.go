@@ -147,7 +147,7 @@ func (a *API) Stop() {
 // Signal sends sig to the process.
 func (a *API) Signal(sig syscall.Signal) {
 	a.t.Helper()
-	if err := a.proc.cmd.Process.Signal(sig); err != nil {
+	if err := a.proc.signal(sig); err != nil {
 		a.t.Fatalf("signal %v to %s: %v", sig, a.Name, err)
 	}
 }

@@ -201,7 +201,7 @@ func (m *Etcd) signal(sig syscall.Signal, paused bool) {
 	if m.proc == nil {
 		m.t.Fatalf("signal %v to etcd member %s: not running", sig, m.Name)
 	}
-	if err := m.proc.cmd.Process.Signal(sig); err != nil {
+	if err := m.proc.signal(sig); err != nil {
 		m.t.Fatalf("signal %v to etcd member %s: %v", sig, m.Name, err)
 	}
 	m.paused = paused

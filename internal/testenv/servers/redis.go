@@ -97,7 +97,7 @@ func (s *Redis) signal(sig syscall.Signal) {
 	if s.proc == nil {
 		s.t.Fatalf("signal %v to redis-server on %s: not running", sig, s.Addr)
 	}
-	if err := s.proc.cmd.Process.Signal(sig); err != nil {
+	if err := s.proc.signal(sig); err != nil {
 		s.t.Fatalf("signal %v to redis-server on %s: %v", sig, s.Addr, err)
 	}
 }

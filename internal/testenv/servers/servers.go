@@ -13,6 +13,7 @@ package servers
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -130,6 +131,43 @@ func (p *process) stop(sig syscall.Signal, d time.Duration) bool {
 	_ = p.cmd.Process.Kill()
 	<-p.done
 	return false
+}
+
+// signal sends sig to the process. After SIGSTOP it waits (up to 5 s) until every thread of
+// the process has stopped: kill returns before they do, and a thread still running could
+// answer one more request after Pause (TestEtcdStopStart saw a paused etcd answer /health).
+func (p *process) signal(sig syscall.Signal) error {
+	if err := p.cmd.Process.Signal(sig); err != nil || sig != syscall.SIGSTOP {
+		return err
+	}
+	pid := p.cmd.Process.Pid
+	for deadline := time.Now().Add(5 * time.Second); !allStopped(pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) || p.exited() {
+			return fmt.Errorf("pid %d: not stopped 5s after SIGSTOP", pid)
+		}
+	}
+	return nil
+}
+
+// allStopped reports whether every thread of process pid is stopped (state T or t in
+// /proc/<pid>/task/<tid>/stat). Where /proc cannot be read, it reports true: there is no
+// way to wait, and nothing else to do.
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		// The state follows the command name, which ends at the last ")".
+		if i := bytes.LastIndexByte(b, ')'); i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // lookBin returns the path of the program name on PATH, in /usr/bin or in /usr/local/bin (where
