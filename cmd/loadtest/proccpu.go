@@ -74,7 +74,9 @@ func parseProcStat(b []byte) (procTicks, error) {
 
 // usedSince is the CPU time each command used between before and s, in ticks: a process
 // started meanwhile counts from zero, and so does a pid reused by another command. A process
-// that ended meanwhile is not counted: short-lived processes are missed.
+// that ended meanwhile is not counted: short-lived processes are missed. Kernel threads are
+// counted by kind (kworker/1:5-events and kworker/u8:3-writeback as kworker): their names
+// carry their CPU and current work.
 func (s procSnapshot) usedSince(before procSnapshot) map[string]int64 {
 	used := map[string]int64{}
 	for pid, p := range s {
@@ -83,7 +85,8 @@ func (s procSnapshot) usedSince(before procSnapshot) map[string]int64 {
 			d -= b.ticks
 		}
 		if d > 0 {
-			used[p.comm] += d
+			name, _, _ := strings.Cut(p.comm, "/")
+			used[name] += d
 		}
 	}
 	return used

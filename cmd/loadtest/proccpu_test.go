@@ -39,8 +39,10 @@ func TestUsedSince(t *testing.T) {
 		2: {comm: "api", ticks: 50}, // idle: left out
 		4: {comm: "redis-server", ticks: 7},
 		5: {comm: "postgres", ticks: 20}, // started meanwhile: counts from zero
+		6: {comm: "kworker/1:5-events", ticks: 3},
+		7: {comm: "kworker/u8:3-writeback", ticks: 4},
 	}
-	want := map[string]int64{"api": 30, "redis-server": 7, "postgres": 20}
+	want := map[string]int64{"api": 30, "redis-server": 7, "postgres": 20, "kworker": 7}
 	if got := after.usedSince(before); !reflect.DeepEqual(got, want) {
 		t.Errorf("usedSince = %v, want %v", got, want)
 	}
