@@ -54,7 +54,7 @@ type attackResult struct {
 	// transportErrs are the first distinct errors of requests that got no HTTP answer.
 	transportErrs []string
 	// cpuTicks is the CPU time each command of the machine used over the attack, in ticks of
-	// userHZ (procSnapshot.usedSince); nil where /proc cannot be read.
+	// procstat.UserHZ (procSnapshot.usedSince); nil where /proc cannot be read.
 	cpuTicks map[string]int64
 }
 
@@ -198,10 +198,10 @@ type runStats struct {
 	CPUTicks map[string]int64 `json:"cpu_ticks_by_command,omitempty"`
 }
 
-// summarize turns an attack result into its figures.
 // answered is the number of requests that got an HTTP answer.
 func (st runStats) answered() int64 { return st.Requests - st.Outcomes[transportError] }
 
+// summarize turns an attack result into its figures.
 func summarize(res *attackResult) runStats {
 	m := &res.metrics
 	st := runStats{

@@ -1,30 +1,22 @@
 package main
 
 import (
-	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/seckill/seckill/internal/procstat"
 )
 
-// userHZ is the unit of the CPU times in /proc/<pid>/stat: clock ticks of USER_HZ, which
-// Linux fixes at 100 a second for every architecture's user space.
-const userHZ = 100
-
-// procTicks is what /proc/<pid>/stat says of one process: its command name and the CPU time
-// it has used, user and system, in ticks of userHZ.
-type procTicks struct {
-	comm  string
-	ticks int64
-}
-
 // procSnapshot is every process of the machine at one moment, by pid.
-type procSnapshot map[int]procTicks
+type procSnapshot map[int]procstat.Stat
 
 // readProcs reads /proc/<pid>/stat of every process. A process that ends while it is read is
 // left out.
@@ -39,37 +31,14 @@ func readProcs() (procSnapshot, error) {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // ended meanwhile
-		}
-		if p, err := parseProcStat(b); err == nil {
-			snap[pid] = p
+		if p, err := procstat.Read("/proc/" + e.Name() + "/stat"); err == nil {
+			snap[pid] = p // else it ended meanwhile
 		}
 	}
 	if len(snap) == 0 {
 		return nil, errors.New("/proc: no process could be read")
 	}
 	return snap, nil
-}
-
-// parseProcStat reads the command name (between the first "(" and the last ")", since it may
-// hold both) and utime + stime (the 14th and 15th fields) of a /proc/<pid>/stat line.
-func parseProcStat(b []byte) (procTicks, error) {
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return procTicks{}, errors.New("stat: no command name")
-	}
-	f := strings.Fields(string(b[end+1:])) // from the 3rd field, state
-	if len(f) < 13 {
-		return procTicks{}, errors.New("stat: too few fields")
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return procTicks{}, fmt.Errorf("stat: %w", err)
-	}
-	return procTicks{comm: string(b[open+1 : end]), ticks: utime + stime}, nil
 }
 
 // usedSince is the CPU time each command used between before and s, in ticks: a process
@@ -80,12 +49,12 @@ func parseProcStat(b []byte) (procTicks, error) {
 func (s procSnapshot) usedSince(before procSnapshot) map[string]int64 {
 	used := map[string]int64{}
 	for pid, p := range s {
-		d := p.ticks
-		if b, ok := before[pid]; ok && b.comm == p.comm {
-			d -= b.ticks
+		d := p.Ticks
+		if b, ok := before[pid]; ok && b.Comm == p.Comm {
+			d -= b.Ticks
 		}
 		if d > 0 {
-			name, _, _ := strings.Cut(p.comm, "/")
+			name, _, _ := strings.Cut(p.Comm, "/")
 			used[name] += d
 		}
 	}
@@ -107,7 +76,7 @@ func cpuPerAnswer(ticks map[string]int64, answers int64) map[string]float64 {
 	if total == 0 || answers == 0 {
 		return nil
 	}
-	us := func(t int64) float64 { return float64(t) * 1e6 / userHZ / float64(answers) }
+	us := func(t int64) float64 { return float64(t) * 1e6 / procstat.UserHZ / float64(answers) }
 	out := map[string]float64{}
 	for c, t := range ticks {
 		if 20*t < total {
@@ -124,19 +93,14 @@ func formatCPU(m map[string]float64) string {
 	if len(m) == 0 {
 		return ""
 	}
-	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
-		switch {
-		case a == otherCommands:
-			return 1
-		case b == otherCommands:
-			return -1
-		case m[a] != m[b]:
-			if m[a] > m[b] {
-				return -1
-			}
-			return 1
+	rank := func(n string) float64 { // the largest first, otherCommands last
+		if n == otherCommands {
+			return math.Inf(1)
 		}
-		return strings.Compare(a, b)
+		return -m[n]
+	}
+	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
 	parts := make([]string, len(names))
 	var total float64

@@ -8,39 +8,21 @@ import (
 	"testing"
 )
 
-func TestParseProcStat(t *testing.T) {
-	t.Parallel()
-	// A command name may hold spaces and parentheses: it runs to the last ")".
-	line := "4242 (my (odd) api) S 1 4242 4242 0 -1 4194560 1000 0 0 0 123 45 0 0 20 0 9 0 777 1000000 2000 18446744073709551615\n"
-	p, err := parseProcStat([]byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (procTicks{comm: "my (odd) api", ticks: 168}); p != want {
-		t.Errorf("parseProcStat = %+v, want %+v", p, want)
-	}
-	for _, bad := range []string{"", "4242 api S 1", "4242 (api) S 1 2 3", "4242 (api) S 1 4242 4242 0 -1 4194560 1000 0 0 0 x 45"} {
-		if _, err := parseProcStat([]byte(bad)); err == nil {
-			t.Errorf("parseProcStat(%q): no error", bad)
-		}
-	}
-}
-
 func TestUsedSince(t *testing.T) {
 	t.Parallel()
 	before := procSnapshot{
-		1: {comm: "api", ticks: 100},
-		2: {comm: "api", ticks: 50},
-		3: {comm: "postgres", ticks: 10}, // ends: not counted
-		4: {comm: "old", ticks: 500},     // pid reused by redis-server: counts from zero
+		1: {Comm: "api", Ticks: 100},
+		2: {Comm: "api", Ticks: 50},
+		3: {Comm: "postgres", Ticks: 10}, // ends: not counted
+		4: {Comm: "old", Ticks: 500},     // pid reused by redis-server: counts from zero
 	}
 	after := procSnapshot{
-		1: {comm: "api", ticks: 130},
-		2: {comm: "api", ticks: 50}, // idle: left out
-		4: {comm: "redis-server", ticks: 7},
-		5: {comm: "postgres", ticks: 20}, // started meanwhile: counts from zero
-		6: {comm: "kworker/1:5-events", ticks: 3},
-		7: {comm: "kworker/u8:3-writeback", ticks: 4},
+		1: {Comm: "api", Ticks: 130},
+		2: {Comm: "api", Ticks: 50}, // idle: left out
+		4: {Comm: "redis-server", Ticks: 7},
+		5: {Comm: "postgres", Ticks: 20}, // started meanwhile: counts from zero
+		6: {Comm: "kworker/1:5-events", Ticks: 3},
+		7: {Comm: "kworker/u8:3-writeback", Ticks: 4},
 	}
 	want := map[string]int64{"api": 30, "redis-server": 7, "postgres": 20, "kworker": 7}
 	if got := after.usedSince(before); !reflect.DeepEqual(got, want) {
@@ -81,7 +63,7 @@ func TestReadProcs(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, ok := before[os.Getpid()]
-	if !ok || !strings.HasPrefix("loadtest.test", self.comm) {
+	if !ok || !strings.HasPrefix("loadtest.test", self.Comm) {
 		t.Fatalf("this process: %+v, %v; want the command loadtest.test (cut to 15 characters)", self, ok)
 	}
 	var x uint64
@@ -92,7 +74,7 @@ func TestReadProcs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if used := after.usedSince(before)[self.comm]; used <= 0 {
+	if used := after.usedSince(before)[self.Comm]; used <= 0 {
 		t.Errorf("this process used %d ticks over a busy loop (x=%d)", used, x)
 	}
 }

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/procstat"
 )
 
 // FreeAddr returns a loopback host:port that is free now and lies below the kernel's
@@ -149,22 +151,17 @@ func (p *process) signal(sig syscall.Signal) error {
 	return nil
 }
 
-// allStopped reports whether every thread of process pid is stopped (state T or t in
-// /proc/<pid>/task/<tid>/stat). Where /proc cannot be read, it reports true: there is no
-// way to wait, and nothing else to do.
+// allStopped reports whether every thread of process pid is stopped. Where /proc cannot be
+// read, it reports true: there is no way to wait, and nothing else to do.
 func allStopped(pid int) bool {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return true
 	}
 	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
-			continue // the thread ended
-		}
-		// The state follows the command name, which ends at the last ")".
-		if i := bytes.LastIndexByte(b, ')'); i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
-			return false
+		if s, err := procstat.Read(dir + "/" + task.Name() + "/stat"); err == nil && !s.Stopped() {
+			return false // else the thread ended
 		}
 	}
 	return true
