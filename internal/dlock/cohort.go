@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -58,14 +57,13 @@ func (c *Client) handOff(ctx context.Context, l *Lock) (int64, error) {
 		c.goBackground(func() { c.cleanup(&next) })
 		return 0, err
 	}
-	v, ok := res.(string)
-	if !ok {
-		return 0, nil // 0: not held
-	}
-	fence, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
+	fence, ok := res.(int64)
+	switch {
+	case ok && fence == 0:
+		return 0, nil // not held
+	case !ok || fence < 0:
 		c.goBackground(func() { c.cleanup(&next) })
-		return 0, fmt.Errorf("bad fence %q: %w", v, err)
+		return 0, fmt.Errorf("bad fence %v", res)
 	}
 	g := &grant{token: next.token, fence: fence, sent: sent, ttl: l.r.ttl, streak: l.streak + 1}
 	c.grantMu.Lock()

@@ -3,6 +3,7 @@ package dlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,25 @@ func (c *Client) tryFair(ctx context.Context, r *request) (any, error) {
 	keys := []string{r.key, r.fenceKey(), r.queueKey, r.timeoutsKey, r.arrivalsKey}
 	return fairAcquireScript.Run(ctx, c.rdb, keys, r.token, r.ttl.Milliseconds(),
 		fenceKeyTTL.Milliseconds(), r.queueTimeout.Milliseconds()).Result()
+}
+
+// fairAnswer reads fairacquire.lua's answer res to a try sent at sent: the lock, or the
+// holder's remaining ttl (zero when unknown, or when another waiter is ahead).
+func (c *Client) fairAnswer(r *request, res any, sent time.Time) (*Lock, time.Duration, error) {
+	switch v := res.(type) {
+	case string:
+		fence, next, err := parseFairGrant(v, sent, time.Now())
+		if err != nil {
+			c.goBackground(func() { c.cleanup(r) })
+			return nil, 0, fmt.Errorf("dlock: obtain %q: bad answer %q: %w", r.key, v, err)
+		}
+		l := newLock(c, r, fence, sent)
+		l.nextWaiter = next
+		return l, 0, nil
+	case int64:
+		return nil, time.Duration(max(v, 0)) * time.Millisecond, nil
+	}
+	return nil, 0, fmt.Errorf("dlock: obtain %q: unexpected reply %T", r.key, res)
 }
 
 // leaveQueue takes r's token out of its key's queue.

@@ -48,6 +48,15 @@ func TestFenceFollowsServerClock(t *testing.T) {
 	if d := time.Duration(f-now.UnixMicro()) * time.Microsecond; d < 0 || d > 5*time.Second {
 		t.Fatalf("fence %d is %v from the server's clock in µs", f, d)
 	}
+	// The fence travels as an integer reply converted from Lua's double: it must be the
+	// counter's value to the unit, not rounded (a 16-digit number).
+	stored, err := rdb.Get(context.Background(), dlock.FenceKey(key)).Int64()
+	if err != nil || stored != f {
+		t.Fatalf("fence %d, fence key holds %d (%v)", f, stored, err)
+	}
+	if g := cycle(t, c, key); g != f+1 {
+		t.Fatalf("next fence %d, want %d", g, f+1)
+	}
 }
 
 // taggedKey is oneKey for a lock key with a hash tag of its own, with its fence key.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -179,28 +178,18 @@ func (c *Client) try(ctx context.Context, r *request, n int) (*Lock, time.Durati
 		}
 		return nil, 0, fmt.Errorf("dlock: obtain %q: %w", r.key, err)
 	}
-	switch v := res.(type) {
-	case string:
-		if r.fair {
-			fence, next, err := parseFairGrant(v, sent, time.Now())
-			if err != nil {
-				c.goBackground(func() { c.cleanup(r) })
-				return nil, 0, fmt.Errorf("dlock: obtain %q: bad answer %q: %w", r.key, v, err)
-			}
-			l := newLock(c, r, fence, sent)
-			l.nextWaiter = next
-			return l, 0, nil
-		}
-		fence, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			c.goBackground(func() { c.cleanup(r) })
-			return nil, 0, fmt.Errorf("dlock: obtain %q: bad fence %q: %w", r.key, v, err)
-		}
-		return newLock(c, r, fence, sent), 0, nil
-	case int64:
-		return nil, time.Duration(max(v, 0)) * time.Millisecond, nil
+	if r.fair {
+		return c.fairAnswer(r, res, sent)
 	}
-	return nil, 0, fmt.Errorf("dlock: obtain %q: unexpected reply %T", r.key, res)
+	fence, pttl, err := parseAcquire(res)
+	switch {
+	case err != nil:
+		c.goBackground(func() { c.cleanup(r) })
+		return nil, 0, fmt.Errorf("dlock: obtain %q: %w", r.key, err)
+	case fence == 0:
+		return nil, pttl, nil
+	}
+	return newLock(c, r, fence, sent), 0, nil
 }
 
 // cleanup deletes r's key if it holds r's token (a reader: leaves the readers).

@@ -157,24 +157,19 @@ func (q *redlock) count(replies []reply) votes {
 			v.errs = append(v.errs, rep.err)
 			continue
 		}
-		switch val := rep.val.(type) {
-		case string:
-			fence, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || fence <= 0 {
-				v.errs = append(v.errs, fmt.Errorf("bad fence %q", val))
-				continue
-			}
+		fence, pttl, err := parseAcquire(rep.val)
+		switch {
+		case err != nil:
+			v.errs = append(v.errs, err)
+		case fence > 0:
 			v.fences[i] = fence
 			v.granted++
-		case int64:
-			pttl := time.Duration(max(val, 0)) * time.Millisecond
+		default:
 			if v.busy == 0 || pttl < v.pttl {
 				v.pttl = pttl
 			}
 			v.busy++
 			v.busyAt[i] = true
-		default:
-			v.errs = append(v.errs, fmt.Errorf("unexpected reply %T", rep.val))
 		}
 	}
 	return v

@@ -3,6 +3,7 @@ package dlock
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,6 +62,32 @@ var (
 // acquireOn runs acquire.lua for r on rdb (the Redis, or one Redlock node).
 func (r *request) acquireOn(ctx context.Context, rdb redis.UniversalClient) (any, error) {
 	return acquireScript.Run(ctx, rdb, r.keys, r.token, r.ttl.Milliseconds(), fenceKeyTTLArg, waitMarkTTLArg).Result()
+}
+
+// parseAcquire reads the answer of acquire.lua (and rwacquire.lua): the fence when the lock
+// was taken, or else the holder's remaining ttl (zero when unknown).
+func parseAcquire(res any) (fence int64, pttl time.Duration, err error) {
+	switch v := res.(type) {
+	case int64:
+		if v <= 0 {
+			return 0, 0, fmt.Errorf("bad fence %d", v)
+		}
+		return v, 0, nil
+	case []any:
+		if ms, ok := firstInt(v); ok {
+			return 0, time.Duration(max(ms, 0)) * time.Millisecond, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("unexpected reply %v", res)
+}
+
+// firstInt returns the only element of a one-integer array reply.
+func firstInt(v []any) (int64, bool) {
+	if len(v) != 1 {
+		return 0, false
+	}
+	ms, ok := v[0].(int64)
+	return ms, ok
 }
 
 // releaseOn runs release.lua for r on rdb: 1 when it held the key, else 0.

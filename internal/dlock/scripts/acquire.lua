@@ -6,9 +6,9 @@
 -- ARGV[1] token; ARGV[2] lock ttl (ms); ARGV[3] fence key ttl (ms); ARGV[4] how long
 -- the mark that someone waits lasts (ms)
 --
--- Returns the fence as a decimal string when the lock was taken, or the
--- holder's remaining ttl in ms (an integer) when someone else holds it; then
--- KEYS[2] is set, so that the holder's release publishes on the channel.
+-- Returns the fence (an integer) when the lock was taken, or, when someone else holds it,
+-- the holder's remaining ttl in ms as the only element of an array; then KEYS[2] is set,
+-- so that the holder's release publishes on the channel.
 --
 -- The fence is minted by mint.lua's mint, which scripts.go prepends.
 
@@ -22,4 +22,4 @@ if answer then
 	return answer
 end
 redis.call("SET", KEYS[2], "1", "PX", ARGV[4])
-return redis.call("PTTL", KEYS[1])
+return {redis.call("PTTL", KEYS[1])}

@@ -31,7 +31,7 @@ end
 
 local answer = again(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) -- a retried call
 if answer then
-	return answer
+	return type(answer) == "number" and decimal(answer) or answer
 end
 local holder = redis.call("GET", KEYS[1])
 
@@ -46,7 +46,7 @@ if not holder and (not first or first == ARGV[1]) then
 	redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 	local nextWaiter = redis.call("LINDEX", KEYS[3], 0)
 	local since = nextWaiter and redis.call("HGET", KEYS[5], nextWaiter) or ""
-	return fence .. "|" .. nowms .. "|" .. since
+	return decimal(fence) .. "|" .. nowms .. "|" .. since
 end
 
 -- Wait: take a place at the end of the queue on the first call, keep it on

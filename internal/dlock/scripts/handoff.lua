@@ -8,7 +8,7 @@
 -- ARGV[1] holder's token; ARGV[2] waiter's token; ARGV[3] lock ttl (ms);
 -- ARGV[4] fence key ttl (ms)
 --
--- Returns the waiter's fence as a decimal string, or 0 when the key does not hold the
+-- Returns the waiter's fence (an integer), or 0 when the key does not hold the
 -- holder's token (expired, or someone else holds it): the holder had lost it.
 --
 -- The fence is minted by mint.lua's mint, which scripts.go prepends.

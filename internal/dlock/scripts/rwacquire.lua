@@ -8,8 +8,8 @@
 -- ARGV[1] token; ARGV[2] ttl (ms); ARGV[3] fence key ttl (ms); ARGV[4] "r"
 -- (read) or "w" (write); ARGV[5] how long a waiting writer's claim lasts (ms).
 --
--- Returns the fence as a decimal string when the lock was taken, else the ms
--- to wait at most before asking again (0: unknown), as an integer.
+-- Answers as acquire.lua does: the fence (an integer) when the lock was taken, else the
+-- ms to wait at most before asking again (0: unknown) as the only element of an array.
 
 local now = redis.call("TIME")
 local nowms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -32,17 +32,17 @@ if ARGV[4] == "r" then
 	if mine then -- a retried call whose reply was lost
 		local fence = string.match(mine, ":(%d+)$")
 		redis.call("HSET", KEYS[3], ARGV[1], (nowms + ttl) .. ":" .. fence)
-		return fence
+		return tonumber(fence)
 	end
 	if writer then
-		return redis.call("PTTL", KEYS[1])
+		return {redis.call("PTTL", KEYS[1])}
 	end
 	local waiting = redis.call("PTTL", KEYS[4])
 	if waiting > 0 then -- a writer waits for the readers to go: let it
-		return waiting
+		return {waiting}
 	end
 	local fence = mint(KEYS[2], ARGV[3], now)
-	redis.call("HSET", KEYS[3], ARGV[1], (nowms + ttl) .. ":" .. fence)
+	redis.call("HSET", KEYS[3], ARGV[1], (nowms + ttl) .. ":" .. decimal(fence))
 	if redis.call("PTTL", KEYS[3]) < ttl then
 		redis.call("PEXPIRE", KEYS[3], ttl)
 	end
@@ -54,15 +54,15 @@ if answer then
 	return answer
 end
 if writer then
-	return redis.call("PTTL", KEYS[1])
+	return {redis.call("PTTL", KEYS[1])}
 end
 local waiting = redis.call("GET", KEYS[4])
 if waiting and waiting ~= ARGV[1] then -- another writer asked first
-	return redis.call("PTTL", KEYS[4])
+	return {redis.call("PTTL", KEYS[4])}
 end
 if readers > 0 then -- claim the next turn, and wait for the readers to go
 	redis.call("SET", KEYS[4], ARGV[1], "PX", ARGV[5])
-	return 0
+	return {0}
 end
 if waiting then
 	redis.call("DEL", KEYS[4])
