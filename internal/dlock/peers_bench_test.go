@@ -67,8 +67,9 @@ func dlockObtain(c *dlock.Client, ttl time.Duration) func(context.Context, strin
 }
 
 // peerRounds and peerOps: each measurement is peerRounds rounds, each running every library
-// in turn for peerOps operations, so that the machine's drift hits all three alike; the
-// figures are the medians over the rounds.
+// for peerOps operations, the libraries taking turns (every 10 operations uncontended, see
+// lockbench.Uncontended), so that the machine's drift hits all three alike; the figures are
+// the medians over the rounds.
 const (
 	peerRounds = 5
 	peerOps    = 2000
@@ -86,19 +87,7 @@ func BenchmarkPeers(b *testing.B) {
 		key := testKey(b, rdb, "peers")
 		ps := peers(b, rdb)
 		for b.Loop() {
-			reportPeers(b, ps, "us/op", func(p peer) float64 {
-				start := time.Now()
-				for range peerOps {
-					release, err := p.Obtain(context.Background(), key)
-					if err != nil {
-						b.Fatal(p.Name, err)
-					}
-					if err := release(context.Background()); err != nil {
-						b.Fatal(p.Name, err)
-					}
-				}
-				return float64(time.Since(start).Microseconds()) / peerOps
-			})
+			reportRatios(b, ps, lockbench.Uncontended(b, ps, key, peerRounds, peerOps, 0))
 		}
 		reportWork(b, rdb, ps, key)
 	})
@@ -129,7 +118,12 @@ func BenchmarkPeers(b *testing.B) {
 // reportPeers measures each peer peerRounds times, interleaved, and reports the medians in
 // unit and the ratio of dlock and dlock-cohort to each of the other libraries.
 func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float64) {
-	med := lockbench.Medians(b, ps, peerRounds, unit, measure)
+	reportRatios(b, ps, lockbench.Medians(b, ps, peerRounds, unit, measure))
+}
+
+// reportRatios reports the ratio of the medians of dlock and dlock-cohort to each of the other
+// libraries'.
+func reportRatios(b *testing.B, ps []peer, med map[string]float64) {
 	for _, ours := range []string{"dlock", "dlock-cohort"} {
 		for _, p := range ps {
 			if !strings.HasPrefix(p.Name, "dlock") {
@@ -145,15 +139,7 @@ func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float6
 // the commands the library sent ("<name>-redis-us/op": the median of peerRounds interleaved
 // rounds), with dlock's ratios to redislock.
 func reportWork(b *testing.B, rdb redis.UniversalClient, ps []peer, key string) {
-	cycle := func(p peer) {
-		release, err := p.Obtain(context.Background(), key)
-		if err != nil {
-			b.Fatal(p.Name, err)
-		}
-		if err := release(context.Background()); err != nil {
-			b.Fatal(p.Name, err)
-		}
-	}
+	cycle := func(p peer) { lockbench.Cycle(b, p, key) }
 	allocs := map[string]float64{}
 	for _, p := range ps {
 		allocs[p.Name] = testing.AllocsPerRun(peerOps, func() { cycle(p) })

@@ -70,10 +70,11 @@ func backendKey(b *testing.B) string {
 }
 
 // backendRounds, backendOps and backendWindow: each measurement is backendRounds rounds, each
-// running every store in turn for backendOps operations or backendWindow, whichever ends
-// first (dlock does its operations well within the window; etcd, some 10 to 30 times slower
-// here, runs out of time), so that the machine's drift hits all three alike; the figures are
-// the medians over the rounds.
+// running every store for backendOps operations or backendWindow of its own time, whichever
+// ends first (dlock does its operations well within the window; etcd, some 10 to 30 times
+// slower here, runs out of time), the stores taking turns (every 10 operations uncontended,
+// see lockbench.Uncontended), so that the machine's drift hits all three alike; the figures
+// are the medians over the rounds.
 const (
 	backendRounds = 5
 	backendOps    = 2000
@@ -95,21 +96,7 @@ func BenchmarkBackends(b *testing.B) {
 		key := backendKey(b)
 		bs := backends(b, cluster)
 		for b.Loop() {
-			reportBackends(b, bs, "us/op", func(s backend) float64 {
-				start := time.Now()
-				n := 0
-				for n < backendOps && time.Since(start) < backendWindow {
-					release, err := s.Obtain(context.Background(), key)
-					if err != nil {
-						b.Fatal(s.Name, err)
-					}
-					if err := release(context.Background()); err != nil {
-						b.Fatal(s.Name, err)
-					}
-					n++
-				}
-				return float64(time.Since(start).Microseconds()) / float64(n)
-			})
+			reportRatios(b, bs, lockbench.Uncontended(b, bs, key, backendRounds, backendOps, backendWindow))
 		}
 	})
 	for _, n := range []int{1, 4} {
@@ -132,7 +119,11 @@ func BenchmarkBackends(b *testing.B) {
 // reportBackends measures each store backendRounds times, interleaved, and reports the
 // medians in unit and each etcd's ratio to dlock.
 func reportBackends(b *testing.B, bs []backend, unit string, measure func(backend) float64) {
-	med := lockbench.Medians(b, bs, backendRounds, unit, measure)
+	reportRatios(b, bs, lockbench.Medians(b, bs, backendRounds, unit, measure))
+}
+
+// reportRatios reports each etcd's median over dlock's.
+func reportRatios(b *testing.B, bs []backend, med map[string]float64) {
 	for _, s := range bs {
 		if s.Name != "dlock" {
 			b.ReportMetric(med[s.Name]/med["dlock"], s.Name+"/dlock")

@@ -3,9 +3,12 @@ package lockbench
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // flaky is an in-process lock whose Obtain fails once every `every` calls, as a store that
@@ -39,5 +42,59 @@ func TestHandoffsToleratesRareFailures(t *testing.T) {
 		if !c.fails && rate <= 0 {
 			t.Errorf("one failure in %d: %f handoffs/s", c.every, rate)
 		}
+	}
+}
+
+// TestUncontendedTakesTurns: the locks run 10 cycles each in turn, each step starting one
+// lock further along, until each has done its operations or spent its window.
+func TestUncontendedTakesTurns(t *testing.T) {
+	var order []string
+	var mu sync.Mutex
+	lock := func(name string, pause time.Duration) Lock {
+		return Lock{Name: name, Obtain: func(context.Context, string) (func(context.Context) error, error) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			time.Sleep(pause)
+			return func(context.Context) error { return nil }, nil
+		}}
+	}
+	var med map[string]float64
+	testing.Benchmark(func(b *testing.B) {
+		order = nil
+		med = Uncontended(b, []Lock{lock("a", 0), lock("b", 0)}, "k", 1, 25, 0)
+	})
+	var runs []string // "a10" for 10 cycles of a in a row
+	for i := 0; i < len(order); {
+		j := i
+		for j < len(order) && order[j] == order[i] {
+			j++
+		}
+		runs = append(runs, order[i]+strconv.Itoa(j-i))
+		i = j
+	}
+	// a10 b10, then b first: b10 a10, then a5 b5; b's turn and the next a's merge.
+	if want := []string{"a10", "b20", "a15", "b5"}; !slices.Equal(runs, want) {
+		t.Errorf("turns %v, want %v", runs, want)
+	}
+	if len(med) != 2 {
+		t.Errorf("medians %v, want a and b", med)
+	}
+
+	testing.Benchmark(func(b *testing.B) {
+		order = nil
+		med = Uncontended(b, []Lock{lock("fast", 0), lock("slow", time.Millisecond)}, "k", 1, 1000, 50*time.Millisecond)
+	})
+	slow := 0
+	for _, name := range order {
+		if name == "slow" {
+			slow++
+		}
+	}
+	if slow < 10 || slow > 100 {
+		t.Errorf("slow lock ran %d cycles in a 50 ms window at 1 ms each", slow)
+	}
+	if med["slow"] < 1000 {
+		t.Errorf("slow lock measured %.0f us a cycle, want at least 1000", med["slow"])
 	}
 }
