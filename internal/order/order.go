@@ -154,7 +154,7 @@ func orderOf(tx *gorm.DB, productID, userID int64) (Order, error) {
 // keeping the original error in the chain for the log.
 func classify(err error) error {
 	switch {
-	case err == nil, errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable),
+	case err == nil, answered(err), errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable),
 		errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrCanceled), errors.Is(err, ErrAccepted):
 		return err
 	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, etcdlock.ErrNotObtained),
@@ -166,6 +166,15 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// answered reports whether err is an answer about the sale itself: sold out, already bought,
+// no such product or order. It never means an outage, so classify looks no further. Sold out
+// is most of a flash sale's answers, and the outage checks (errors.As by reflection along the
+// chain, each go-redis error reply test) cost each one about 6 us of CPU.
+func answered(err error) bool {
+	return errors.Is(err, inventory.ErrSoldOut) || errors.Is(err, ErrAlreadyPurchased) ||
+		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound)
 }
 
 // lost reports whether err says a product lock was lost while held, in either backend.
