@@ -171,7 +171,8 @@ func classify(err error) error {
 // answered reports whether err is an answer about the sale itself: sold out, already bought,
 // no such product or order. It never means an outage, so classify looks no further. Sold out
 // is most of a flash sale's answers, and the outage checks (errors.As by reflection along the
-// chain, each go-redis error reply test) cost each one about 6 us of CPU.
+// chain, each go-redis error reply test) cost each one 2.6-3.8 us and 24 allocations
+// (BenchmarkExplainSoldOut).
 func answered(err error) bool {
 	return errors.Is(err, inventory.ErrSoldOut) || errors.Is(err, ErrAlreadyPurchased) ||
 		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound)

@@ -187,7 +187,7 @@ type deadlineKey struct{}
 // of Purchase's documented errors: an error that stems from the context's end is ErrCanceled
 // when the buyer went away, ErrBusy when the deadline passed.
 func explain(ctx, pctx context.Context, err error) error {
-	if err == nil || errors.Is(err, ErrOutcomeUnknown) || answered(err) {
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
 		return err
 	}
 	ended := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
