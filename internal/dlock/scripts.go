@@ -73,21 +73,15 @@ func parseAcquire(res any) (fence int64, pttl time.Duration, err error) {
 			return 0, 0, fmt.Errorf("bad fence %d", v)
 		}
 		return v, 0, nil
-	case []any:
-		if ms, ok := firstInt(v); ok {
+	case []any: // busy: {pttl}
+		if len(v) != 1 {
+			break
+		}
+		if ms, ok := v[0].(int64); ok {
 			return 0, time.Duration(max(ms, 0)) * time.Millisecond, nil
 		}
 	}
 	return 0, 0, fmt.Errorf("unexpected reply %v", res)
-}
-
-// firstInt returns the only element of a one-integer array reply.
-func firstInt(v []any) (int64, bool) {
-	if len(v) != 1 {
-		return 0, false
-	}
-	ms, ok := v[0].(int64)
-	return ms, ok
 }
 
 // releaseOn runs release.lua for r on rdb: 1 when it held the key, else 0.
