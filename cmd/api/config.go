@@ -49,8 +49,7 @@ type config struct {
 	startupTimeout  time.Duration
 	migrate         bool
 	rateLimits      httpapi.RateLimits
-	rateInterval    time.Duration // RATE_LIMIT_INTERVAL
-	version         bool          // -version, no variable: print the build and exit
+	version         bool // -version, no variable: print the build and exit
 }
 
 // parseConfig reads the environment through getenv, then lets flags in args override it.
@@ -95,7 +94,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	startup := e.String("startup-timeout", "STARTUP_TIMEOUT", "60s", "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
 	rateUser := e.String("rate-limit-user", "RATE_LIMIT_USER", "10/s", "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
 	rateAddr := e.String("rate-limit-addr", "RATE_LIMIT_ADDR", "off", "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
-	rateInterval := e.String("rate-limit-interval", "RATE_LIMIT_INTERVAL", "5ms", "under load, the least time between two rate limit calls of this process to Redis; the checks that arrive meanwhile share the next call; 0 none (env RATE_LIMIT_INTERVAL)")
 	fs.BoolVar(&cfg.migrate, "migrate", e.Get("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
 	fs.BoolVar(&cfg.version, "version", false, "print the build (version, VCS revision and time, modified, Go version) and exit")
 	if err := fs.Parse(args); err != nil {
@@ -156,7 +154,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
 		{&cfg.shutdownDelay, "SHUTDOWN_DELAY", *shutdownDelay, 0},
 		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
-		{&cfg.rateInterval, "RATE_LIMIT_INTERVAL", *rateInterval, 0},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(d.text); err != nil || *d.dst < d.min {
@@ -166,9 +163,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.purchaseTimeout > maxPurchaseTimeout {
 		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %q: at most %s, so that every answer (deadline + 10s for COMMIT and its settling) fits in the %s write timeout",
 			*purchaseTimeout, maxPurchaseTimeout, writeTimeout))
-	}
-	if cfg.rateInterval > maxRateInterval {
-		errs = append(errs, fmt.Errorf("RATE_LIMIT_INTERVAL %q: at most %s: each check under load may wait this long", *rateInterval, maxRateInterval))
 	}
 	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {
 		errs = append(errs, fmt.Errorf("QUEUE_WAIT %q: at most PURCHASE_TIMEOUT (%s)", *queueWait, cfg.purchaseTimeout))
@@ -182,9 +176,6 @@ const (
 	writeTimeout       = 30 * time.Second
 	maxPurchaseTimeout = 15 * time.Second
 )
-
-// maxRateInterval bounds RATE_LIMIT_INTERVAL, a wait that every purchase may pay under load.
-const maxRateInterval = 100 * time.Millisecond
 
 // isLoopback reports whether addr is a host:port that only this machine reaches: localhost, or
 // a loopback IP. An empty host (":6060") listens on every interface and is not.

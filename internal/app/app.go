@@ -37,9 +37,6 @@ type Config struct {
 	// RateLimits caps purchase attempts per user and per client address; zero: no limits
 	// (cmd/api turns the per-user limit on by default).
 	RateLimits httpapi.RateLimits
-	// RateLimitInterval is the least time between two calls of this process's rate limiter to
-	// Redis (httpapi.LimiterConfig.Interval); zero: no wait.
-	RateLimitInterval time.Duration
 	// LockNodes, when set, are independent Redis masters on which the product locks are
 	// taken with Redlock (a majority of them), instead of in Redis. App does not close them.
 	LockNodes []redis.UniversalClient
@@ -112,7 +109,7 @@ func New(cfg Config) *App {
 		AdminToken: cfg.AdminToken,
 		Metrics:    m.Handler(),
 		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
-			Limits: cfg.RateLimits, Interval: cfg.RateLimitInterval, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m}),
+			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m}),
 		NoFair: noFair(cfg),
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -40,27 +40,18 @@ type check struct {
 // (what redis_rate allows), Redis runs one script per batch instead of one per request
 // (BenchmarkLimiterAllow). On a Redis Cluster the keys of a batch lie in different slots, so a
 // batch is one pipeline of one call per key there.
-//
-// Under load, when the last call carried more than one check, a call starts no sooner than
-// interval after the one before it: the leader of the next batch waits out the rest, and the
-// checks that arrive meanwhile join its call. Checks that come one at a time go out at once.
-// This trades up to interval of latency for fewer, larger calls: each call costs the API and
-// Redis a round trip of system calls whatever it carries (docs/group-commit.md).
 type checkBatches struct {
-	rdb      redis.UniversalClient
-	cluster  bool
-	interval time.Duration
+	rdb     redis.UniversalClient
+	cluster bool
 
 	mu    sync.Mutex
 	queue []*check
-	busy  bool      // a batch is being run
-	sent  time.Time // when the last call started
-	last  int       // the checks it carried
+	busy  bool // a batch is being run
 }
 
-func newCheckBatches(rdb redis.UniversalClient, interval time.Duration) *checkBatches {
+func newCheckBatches(rdb redis.UniversalClient) *checkBatches {
 	_, cluster := rdb.(*redis.ClusterClient)
-	return &checkBatches{rdb: rdb, cluster: cluster, interval: interval}
+	return &checkBatches{rdb: rdb, cluster: cluster}
 }
 
 // do answers c: in a batch that another check leads, or in one that c leads, on ctx (the
@@ -76,18 +67,8 @@ func (b *checkBatches) do(ctx context.Context, c *check) {
 		return
 	}
 	b.mu.Lock()
-	var wait time.Duration
-	if b.last > 1 { // under load
-		wait = b.interval - time.Since(b.sent)
-	}
-	b.mu.Unlock()
-	if wait > 0 {
-		time.Sleep(wait) // the checks that arrive meanwhile join this call
-	}
-	b.mu.Lock()
 	batch := b.queue
 	b.queue = nil
-	b.sent, b.last = time.Now(), len(batch)
 	b.mu.Unlock()
 	defer b.handOff(batch, c) // also if run panics: the others must not wait for ever
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)

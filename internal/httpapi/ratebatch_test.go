@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,9 +62,9 @@ func TestLimiterOnCluster(t *testing.T) {
 	a := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	b := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { a.Close(); b.Close() })
-	exactBudgets(t, "cluster", 0, a, b)
+	exactBudgets(t, "cluster", a, b)
 
-	batches := newCheckBatches(a, 0)
+	batches := newCheckBatches(a)
 	var batch []*check
 	for i := range 12 {
 		batch = append(batch, &check{key: fmt.Sprintf("rate:cluster:rl:flush:%d", i), rate: Rate{2, time.Hour}})
@@ -124,72 +122,5 @@ func TestLimiterLoadsItsScript(t *testing.T) {
 	}
 	if n, _ := rdb.Exists(ctx, "rate:p:rl:u:1:1").Result(); n != 1 {
 		t.Errorf("the limiter's key rate:p:rl:u:1:1 is missing")
-	}
-}
-
-// TestLimiterInterval: under load the limiter's calls start at least Interval apart and the
-// checks that arrive meanwhile share them: eight goroutines checking without pause for 300 ms
-// make at most one call per Interval of the time they took (and one more: the first, lone
-// check does not make the next wait), and every check is answered. Checks that come one at a
-// time do not wait: ten in a row with an Interval of an hour take seconds at most.
-func TestLimiterInterval(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	rdb, prefix := testenv.Redis(t)
-	if err := gcraScript.Load(ctx, rdb).Err(); err != nil { // no NOSCRIPT retry to count
-		t.Fatal(err)
-	}
-	own := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
-	t.Cleanup(func() { own.Close() })
-	calls := &pipelineCounter{}
-	own.AddHook(calls)
-	const interval = 50 * time.Millisecond
-	l := NewLimiter(LimiterConfig{Redis: own, Prefix: prefix, Limits: RateLimits{User: Rate{1_000_000, time.Hour}}, Interval: interval})
-	var checks atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for g := range 8 {
-		wg.Go(func() {
-			for time.Since(start) < 300*time.Millisecond {
-				if err := l.Allow(ctx, 1, int64(g+1), "192.0.2.1"); err != nil {
-					t.Errorf("user %d: %v, want allowed", g+1, err)
-					return
-				}
-				checks.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	n := calls.n.Load()
-	if most := int64(elapsed/interval) + 2; n > most || n < 1 {
-		t.Fatalf("%d checks in %s made %d calls to Redis, want 1 to %d (one per %s at most)", checks.Load(), elapsed, n, most, interval)
-	}
-	t.Logf("%d checks in %s: %d calls", checks.Load(), elapsed.Round(time.Millisecond), n)
-
-	alone := NewLimiter(LimiterConfig{Redis: own, Prefix: prefix, Limits: RateLimits{User: Rate{1_000_000, time.Hour}}, Interval: time.Hour})
-	start = time.Now()
-	for i := range 10 {
-		if err := alone.Allow(ctx, 2, 1, "192.0.2.1"); err != nil {
-			t.Fatalf("check %d: %v, want allowed", i+1, err)
-		}
-	}
-	if took := time.Since(start); took > time.Minute {
-		t.Fatalf("10 checks one at a time took %s: they waited for the interval", took)
-	}
-}
-
-// pipelineCounter is a go-redis hook that counts the pipelines of gcra.lua calls: the
-// limiter's calls (not the connection's set-up, also a pipeline).
-type pipelineCounter struct{ n atomic.Int64 }
-
-func (*pipelineCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (*pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (c *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() == "evalsha" {
-			c.n.Add(1)
-		}
-		return next(ctx, cmds)
 	}
 }

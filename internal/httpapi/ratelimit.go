@@ -81,11 +81,6 @@ type LimiterConfig struct {
 	Redis  redis.UniversalClient // required when a limit is on
 	Prefix string                // namespace of the limiter's keys
 	Limits RateLimits
-	// Interval is the least time between the starts of two calls of this limiter to Redis
-	// under load (when the last call carried more than one check): checks then wait up to
-	// Interval to share a call (see checkBatches). Zero: a call starts as soon as the one
-	// before it returns.
-	Interval time.Duration
 	// Exempt reports products whose purchases are not limited: those known to be sold out,
 	// whose answer costs less than the limit check. Nil: none.
 	Exempt   func(product int64) bool
@@ -128,7 +123,7 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
-	l.checks = newCheckBatches(cfg.Redis, cfg.Interval)
+	l.checks = newCheckBatches(cfg.Redis)
 	return l
 }
 
