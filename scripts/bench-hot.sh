@@ -6,11 +6,13 @@
 # buyers in HOT_WORKERS (default "64 512"), it starts three API processes, runs
 # `loadtest compare -strategies dlock` HOT_RUNS times (default 3) on a product whose stock
 # never runs out within HOT_DURATION (default 8s), and records the medians of orders/s and
-# p99 latency in bench/hot-<UTC date>-<host>.md (and one JSON per configuration). Last, the
-# ceiling: bare gin handlers that answer 409 and do nothing else, attacked the same way.
-# Between the two, open-loop rows: requests at a constant rate per HOT_RATES (default
-# "1000 2000 4000"), up to 512 waiting at once. The last line is the CPU steal over the
-# attacks. loadtest record writes the markdown from the JSON reports.
+# p99 latency in bench/hot-<UTC date>-<host>.md (and one JSON per configuration). With the
+# first BATCH_MAX, each round also attacks a sold-out product on the same processes and the
+# ceiling (bare gin handlers that answer 409 and do nothing else), back to back with the hot
+# product: the record sets the hot product against the sold-out one round by round, since the
+# machine's speed drifts over minutes. Then open-loop rows: requests at a constant rate per
+# HOT_RATES (default "1000 2000 4000"), up to 512 waiting at once. The last line is the CPU
+# steal over the attacks. loadtest record writes the markdown from the JSON reports.
 #
 # Lock backends: for each etcd topology in HOT_ETCD (default "1 3": the one member of `make
 # up` at ETCD_ENDPOINTS, and three members this script starts with scripts/cluster.sh on
@@ -65,18 +67,20 @@ hot_main() {
 	# Each report carries the machine, the commit and the CPU steal over its attacks; -meta
 	# adds the API's BATCH_MAX, which loadtest cannot know. loadtest record writes the rows in
 	# the order of the reports.
-	local reports=() batch workers rate json
+	local reports=() batch workers rate json baseline=true
 	local hot=(-strategies dlock -baseline=false -expect-naive-oversell=false -stock 50000000
 		-duration "$HOT_DURATION" -requests 5000000 -runs "$HOT_RUNS" -progress 0)
 	for batch in $HOT_BATCH; do
 		for workers in $HOT_WORKERS; do
 			json=$dir/batch$batch-w$workers.json
 			BATCH_MAX=$batch start_apis
-			bin/loadtest compare -targets "$TARGETS" "${hot[@]}" -workers "$workers" \
+			# -baseline: the sold-out product and the ceiling in each round (first BATCH_MAX).
+			bin/loadtest compare -targets "$TARGETS" "${hot[@]}" -baseline="$baseline" -workers "$workers" \
 				-meta "batch_max=$batch" -json "$json" >/dev/null
 			stop_apis
 			reports+=("$json")
 		done
+		baseline=false
 	done
 	# Lock backends: dlock with its locks in Redis, then in etcd (one member, then three), the
 	# same buyers, back to back in each round; BATCH_MAX at its default. -meta etcd_members
@@ -115,16 +119,6 @@ hot_main() {
 		start_apis
 		bin/loadtest compare -targets "$TARGETS" "${hot[@]}" -rate "$rate" -workers 64 -max-workers 512 \
 			-meta "batch_max=${BATCH_MAX:-128}" -json "$json" >/dev/null
-		stop_apis
-		reports+=("$json")
-	done
-	# The ceiling: the same attack on bare gin handlers that only answer 409 (HTTP and the load
-	# generator, no work), beside a sold-out product on the API.
-	for workers in $HOT_WORKERS; do
-		json=$dir/ceiling-w$workers.json
-		start_apis
-		bin/loadtest baseline -targets "$TARGETS" -workers "$workers" -duration "$HOT_DURATION" \
-			-requests 5000000 -runs "$HOT_RUNS" -progress 0 -json "$json" >/dev/null
 		stop_apis
 		reports+=("$json")
 	done

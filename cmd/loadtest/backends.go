@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seckill/seckill/internal/api/client"
@@ -81,31 +82,32 @@ func compareBackends(rows []summaryRow, rounds [][]runReport) {
 		if row.Backend != backendEtcd {
 			continue
 		}
-		var orders, p99, p99Bought []float64
-		for _, round := range rounds {
-			var etcd, redis *runReport
-			for j, r := range round {
-				switch {
-				case r.Name == row.Name:
-					etcd = &round[j]
-				case r.Strategy == row.Strategy && r.Backend == backendRedis:
-					redis = &round[j]
-				}
-			}
-			if etcd == nil || redis == nil {
-				continue
-			}
-			ratio := func(list *[]float64, f func(runReport) float64) {
-				if d := f(*redis); d > 0 {
-					*list = append(*list, f(*etcd)/d)
-				}
-			}
-			ratio(&orders, func(r runReport) float64 { return r.Stats.OrdersPerSec })
-			ratio(&p99, func(r runReport) float64 { return r.Stats.Latency.P99 })
-			ratio(&p99Bought, func(r runReport) float64 { return r.Stats.ByOutcome[bought.String()].P99 })
+		etcd := func(r runReport) bool { return r.Name == row.Name }
+		redis := func(r runReport) bool { return r.Strategy == row.Strategy && r.Backend == backendRedis }
+		ratio := func(f func(runReport) float64) float64 { return medianRatio(rounds, etcd, redis, f, f) }
+		rows[i].VsRedis = &backendRatio{
+			OrdersPerSec: ratio(func(r runReport) float64 { return r.Stats.OrdersPerSec }),
+			P99:          ratio(func(r runReport) float64 { return r.Stats.Latency.P99 }),
+			P99Bought:    ratio(func(r runReport) float64 { return r.Stats.ByOutcome[bought.String()].P99 }),
 		}
-		rows[i].VsRedis = &backendRatio{OrdersPerSec: median(orders), P99: median(p99), P99Bought: median(p99Bought)}
 	}
+}
+
+// medianRatio is the median over rounds of num(a)/den(b), a and b the runs of the round that
+// isA and isB pick, so that each ratio compares two attacks made back to back. Rounds without
+// both, or where den(b) is 0, are left out; 0 when none is left.
+func medianRatio(rounds [][]runReport, isA, isB func(runReport) bool, num, den func(runReport) float64) float64 {
+	var ratios []float64
+	for _, round := range rounds {
+		a, b := slices.IndexFunc(round, isA), slices.IndexFunc(round, isB)
+		if a < 0 || b < 0 {
+			continue
+		}
+		if d := den(round[b]); d > 0 {
+			ratios = append(ratios, num(round[a])/d)
+		}
+	}
+	return median(ratios)
 }
 
 // backendsLine says, in one line, what each strategy on etcd measured against the same

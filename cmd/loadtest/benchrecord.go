@@ -43,7 +43,10 @@ func writeBenchRecord(w io.Writer, rep report, stamp, jsonLink string) {
 // etcd's ratios to Redis in the same rounds; and the CPU steal over them all. A baseline
 // report's sold-out product (stock 0, on the same API processes) is a row too, and each hot
 // row of closed-loop buyers (the first of each number of buyers) is set against it: the
-// answers per second and the p99 of selling against those of only saying "sold out".
+// answers per second and the p99 of selling against those of only saying "sold out". When
+// the sold-out product ran in the hot row's own rounds (compare with -baseline), each ratio is
+// the median of the rounds' ratios, each of two attacks back to back on the same processes:
+// the machine's speed, which drifts over minutes, then weighs on both sides alike.
 func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	first := reps[0]
 	for _, r := range reps {
@@ -68,7 +71,8 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	var cpu cpuTime
 	var backends []string // the rows of the lock backends' table
 	hot, soldOut := map[int]summaryRow{}, map[int]summaryRow{}
-	var buyerCounts []int // of the hot rows, in order
+	paired := map[int][][]runReport{} // the rounds of hot rows that ran the sold-out product too
+	var buyerCounts []int             // of the hot rows, in order
 	measured := true
 	for _, r := range reps {
 		if r.CPU == nil {
@@ -85,8 +89,11 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 			case row.Name == ginBaselineName:
 				fmt.Fprintf(w, "| %s (ceiling) | %s | %.0f answers/s | %.1f | - | - | - | %d |\n",
 					ginBaselineName, buyers, row.RejectionsPerSec, row.P99, row.Errors)
-			case r.Command == "baseline" && row.Name == soldOutRowName:
+			case row.Name == soldOutRowName && (r.Command == "baseline" || r.Scenario.Rate == 0):
 				soldOut[r.Scenario.Workers] = row
+				if r.Command == "compare" {
+					paired[r.Scenario.Workers] = r.Rounds
+				}
 				fmt.Fprintf(w, "| sold out on the API (stock 0) | %s | %.0f answers/s | %.1f | - | - | - | %d |\n",
 					buyers, row.RejectionsPerSec, row.P99, row.Errors)
 			case r.Command == "compare" && row.Backend != "":
@@ -101,7 +108,7 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 			}
 		}
 	}
-	writeHotVsSoldOut(w, buyerCounts, hot, soldOut)
+	writeHotVsSoldOut(w, buyerCounts, hot, soldOut, paired)
 	if len(backends) > 0 {
 		fmt.Fprintln(w, "\nLock backends: dlock with its product locks in Redis, then in etcd (API processes with")
 		fmt.Fprintln(w, "LOCK_BACKEND=etcd), the same buyers back to back in each round; \"vs Redis\" is the median over")
@@ -128,23 +135,41 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 // row, the hot product's orders per second, its answers per second (orders and the repeat
 // buyers' 409s; reports written before answers_per_sec have none) and its p99 over the
 // sold-out product's answers per second and p99: what selling costs beyond the HTTP around it;
-// then, where both rows measured it, the CPU time each command of the machine used per answer
-// in each (summaryRow.CPUPerAnswer): where the difference goes.
-func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow) {
+// the medians of the rounds' ratios where paired holds the rounds of both. Then, where both
+// rows measured it, the CPU time each command of the machine used per answer in each
+// (summaryRow.CPUPerAnswer): where the difference goes.
+func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow, paired map[int][][]runReport) {
 	var pairs []string
+	inRounds := 0
 	for _, n := range buyerCounts {
 		s, ok := soldOut[n]
-		if h := hot[n]; ok && s.RejectionsPerSec > 0 && s.P99 > 0 {
-			answers := ""
-			if h.AnswersPerSec > 0 {
-				answers = fmt.Sprintf(" (answers/s %s)", times(h.AnswersPerSec/s.RejectionsPerSec))
-			}
-			pairs = append(pairs, fmt.Sprintf("%d buyers: orders/s %s the sold-out answers/s%s, p99 %s", n,
-				times(h.OrdersPerSec/s.RejectionsPerSec), answers, times(h.P99/s.P99)))
+		h := hot[n]
+		if !ok || s.RejectionsPerSec <= 0 || s.P99 <= 0 {
+			continue
 		}
+		orders, answersPerSec, p99 := h.OrdersPerSec/s.RejectionsPerSec, h.AnswersPerSec/s.RejectionsPerSec, h.P99/s.P99
+		if rounds := paired[n]; rounds != nil {
+			inRounds = len(rounds)
+			isHot := func(r runReport) bool { return r.Name == h.Name }
+			isSoldOut := func(r runReport) bool { return r.Name == soldOutRowName }
+			rejections := func(r runReport) float64 { return r.Stats.RejectionsPerSec }
+			orders = medianRatio(rounds, isHot, isSoldOut, func(r runReport) float64 { return r.Stats.OrdersPerSec }, rejections)
+			answersPerSec = medianRatio(rounds, isHot, isSoldOut, func(r runReport) float64 { return r.Stats.Throughput }, rejections)
+			p99f := func(r runReport) float64 { return r.Stats.Latency.P99 }
+			p99 = medianRatio(rounds, isHot, isSoldOut, p99f, p99f)
+		}
+		answers := ""
+		if h.AnswersPerSec > 0 {
+			answers = fmt.Sprintf(" (answers/s %s)", times(answersPerSec))
+		}
+		pairs = append(pairs, fmt.Sprintf("%d buyers: orders/s %s the sold-out answers/s%s, p99 %s", n, times(orders), answers, times(p99)))
 	}
 	if len(pairs) > 0 {
-		fmt.Fprintf(w, "\nHot product against the sold-out product on the same processes: %s.\n", strings.Join(pairs, "; "))
+		how := ""
+		if inRounds > 0 {
+			how = fmt.Sprintf(" (the two back to back in each round; each ratio the median of the %d rounds' ratios)", inRounds)
+		}
+		fmt.Fprintf(w, "\nHot product against the sold-out product on the same processes%s: %s.\n", how, strings.Join(pairs, "; "))
 	}
 	for _, n := range buyerCounts {
 		h, s := hot[n].CPUPerAnswer, soldOut[n].CPUPerAnswer

@@ -179,3 +179,33 @@ func TestProcField(t *testing.T) {
 		t.Errorf("redis_version = %q", got)
 	}
 }
+
+// TestRecordHotInRounds: a hot row whose rounds ran the sold-out product too (compare with
+// -baseline) is set against it round by round: each ratio is the median of the rounds'
+// ratios (0.60x, 0.66x, 2.00x here), not the ratio of the medians (0.50x, 0.55x, 2.00x).
+func TestRecordHotInRounds(t *testing.T) {
+	t.Parallel()
+	run := func(name string, orders, answers, rejections, p99 float64) runReport {
+		return runReport{Name: name, Strategy: "dlock", Stats: runStats{OrdersPerSec: orders, Throughput: answers,
+			RejectionsPerSec: rejections, Latency: latencies{P99: p99}}}
+	}
+	rep := recordFixture("compare", 512, 0, "128",
+		summaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: 5000, AnswersPerSec: 5500, P99: 200, P99Bought: 199, OK: true},
+		summaryRow{Name: soldOutRowName, Strategy: "dlock", RejectionsPerSec: 10000, AnswersPerSec: 10000, P99: 100, OK: true},
+		summaryRow{Name: ginBaselineName, RejectionsPerSec: 12000, P99: 90})
+	rep.Rounds = [][]runReport{
+		{run("dlock", 5000, 5500, 0, 200), run(soldOutRowName, 0, 10000, 10000, 100), run(ginBaselineName, 0, 12000, 12000, 90)},
+		{run("dlock", 6000, 6600, 0, 300), run(soldOutRowName, 0, 10000, 10000, 100), run(ginBaselineName, 0, 12000, 12000, 90)},
+		{run("dlock", 4000, 4400, 0, 150), run(soldOutRowName, 0, 5000, 5000, 75), run(ginBaselineName, 0, 6000, 6000, 70)},
+	}
+	got := record(t, append([]string{"-format", "hot", "-stamp", "2026-11-24T030000Z"}, writeReports(t, rep)...)...)
+	for _, want := range []string{
+		"| 128 | 512 | 5000 | 200.0 | 199.0 | 0 | 0 | 0 |\n| sold out on the API (stock 0) | 512 | 10000 answers/s | 100.0 | - | - | - | 0 |\n",
+		"Hot product against the sold-out product on the same processes (the two back to back in each round; " +
+			"each ratio the median of the 3 rounds' ratios): 512 buyers: orders/s 0.60x the sold-out answers/s (answers/s 0.66x), p99 2.00x.\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("record lacks %q:\n%s", want, got)
+		}
+	}
+}
