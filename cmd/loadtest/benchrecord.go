@@ -71,8 +71,8 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 	var cpu cpuTime
 	var backends []string // the rows of the lock backends' table
 	hot, soldOut := map[int]summaryRow{}, map[int]summaryRow{}
-	paired := map[int][][]runReport{} // the rounds of hot rows that ran the sold-out product too
-	var buyerCounts []int             // of the hot rows, in order
+	hotRounds := map[int][][]runReport{} // the rounds of each hot row's report
+	var buyerCounts []int                // of the hot rows, in order
 	measured := true
 	for _, r := range reps {
 		if r.CPU == nil {
@@ -91,9 +91,6 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 					ginBaselineName, buyers, row.RejectionsPerSec, row.P99, row.Errors)
 			case row.Name == soldOutRowName && (r.Command == "baseline" || r.Scenario.Rate == 0):
 				soldOut[r.Scenario.Workers] = row
-				if r.Command == "compare" {
-					paired[r.Scenario.Workers] = r.Rounds
-				}
 				fmt.Fprintf(w, "| sold out on the API (stock 0) | %s | %.0f answers/s | %.1f | - | - | - | %d |\n",
 					buyers, row.RejectionsPerSec, row.P99, row.Errors)
 			case r.Command == "compare" && row.Backend != "":
@@ -101,6 +98,7 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 			case r.Command == "compare" && row.Strategy != "" && row.Name != soldOutRowName:
 				if _, seen := hot[r.Scenario.Workers]; !seen && r.Scenario.Rate == 0 {
 					hot[r.Scenario.Workers] = row
+					hotRounds[r.Scenario.Workers] = r.Rounds
 					buyerCounts = append(buyerCounts, r.Scenario.Workers)
 				}
 				fmt.Fprintf(w, "| %s | %s | %.0f | %.1f | %.1f | %d | %d | %d |\n",
@@ -108,7 +106,7 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 			}
 		}
 	}
-	writeHotVsSoldOut(w, buyerCounts, hot, soldOut, paired)
+	writeHotVsSoldOut(w, buyerCounts, hot, soldOut, hotRounds)
 	if len(backends) > 0 {
 		fmt.Fprintln(w, "\nLock backends: dlock with its product locks in Redis, then in etcd (API processes with")
 		fmt.Fprintln(w, "LOCK_BACKEND=etcd), the same buyers back to back in each round; \"vs Redis\" is the median over")
@@ -135,10 +133,11 @@ func writeHotRecord(w io.Writer, reps []report, stamp string) {
 // row, the hot product's orders per second, its answers per second (orders and the repeat
 // buyers' 409s; reports written before answers_per_sec have none) and its p99 over the
 // sold-out product's answers per second and p99: what selling costs beyond the HTTP around it;
-// the medians of the rounds' ratios where paired holds the rounds of both. Then, where both
+// the medians of the rounds' ratios where the hot row's own rounds (hotRounds) ran the sold-out
+// product too. Then, where both
 // rows measured it, the CPU time each command of the machine used per answer in each
 // (summaryRow.CPUPerAnswer): where the difference goes.
-func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow, paired map[int][][]runReport) {
+func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summaryRow, hotRounds map[int][][]runReport) {
 	var pairs []string
 	inRounds := 0
 	for _, n := range buyerCounts {
@@ -148,10 +147,11 @@ func writeHotVsSoldOut(w io.Writer, buyerCounts []int, hot, soldOut map[int]summ
 			continue
 		}
 		orders, answersPerSec, p99 := h.OrdersPerSec/s.RejectionsPerSec, h.AnswersPerSec/s.RejectionsPerSec, h.P99/s.P99
-		if rounds := paired[n]; rounds != nil {
+		rounds := hotRounds[n]
+		isHot := func(r runReport) bool { return r.Name == h.Name }
+		isSoldOut := func(r runReport) bool { return r.Name == soldOutRowName }
+		if slices.ContainsFunc(rounds, func(round []runReport) bool { return slices.ContainsFunc(round, isSoldOut) }) {
 			inRounds = len(rounds)
-			isHot := func(r runReport) bool { return r.Name == h.Name }
-			isSoldOut := func(r runReport) bool { return r.Name == soldOutRowName }
 			rejections := func(r runReport) float64 { return r.Stats.RejectionsPerSec }
 			orders = medianRatio(rounds, isHot, isSoldOut, func(r runReport) float64 { return r.Stats.OrdersPerSec }, rejections)
 			answersPerSec = medianRatio(rounds, isHot, isSoldOut, func(r runReport) float64 { return r.Stats.Throughput }, rejections)
