@@ -13,7 +13,9 @@ package servers
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -160,8 +162,12 @@ func allStopped(pid int) bool {
 		return true
 	}
 	for _, task := range tasks {
-		if s, err := procstat.Read(dir + "/" + task.Name() + "/stat"); err == nil && !s.Stopped() {
-			return false // else the thread ended
+		s, err := procstat.Read(dir + "/" + task.Name() + "/stat")
+		var gone *fs.PathError
+		switch {
+		case errors.As(err, &gone): // the thread ended
+		case err != nil || !s.Stopped(): // a line it cannot read is not a stopped thread
+			return false
 		}
 	}
 	return true
