@@ -18,9 +18,16 @@ import (
 // BenchmarkSoldOutHTTP: a purchase of a sold-out product through the whole gin handler
 // (in memory, no sockets): the path most of a flash-sale crowd takes. It touches neither
 // PostgreSQL nor Redis.
+//
+// /buyers=N: the product sold N units first, so that the fast path tells each new buyer
+// from the N who hold an order (a retry of theirs is answered already_purchased).
 func BenchmarkSoldOutHTTP(b *testing.B) {
-	s := newStack(b, order.Config{})
-	benchSoldOut(b, s.App.Handler, soldOutPath(b, s))
+	for _, buyers := range []int{0, 10_000} {
+		b.Run(fmt.Sprintf("buyers=%d", buyers), func(b *testing.B) {
+			s := newStack(b, order.Config{})
+			benchSoldOut(b, s.App.Handler, soldOutPathAfter(b, s, buyers))
+		})
+	}
 }
 
 // BenchmarkBareGin is the baseline for BenchmarkSoldOutHTTP: the sold-out ceiling
@@ -32,9 +39,21 @@ func BenchmarkBareGin(b *testing.B) {
 
 // soldOutPath creates a product without stock on s, buys it once (which marks it sold out)
 // and returns its purchase path.
-func soldOutPath(b *testing.B, s *stack) string {
+func soldOutPath(b *testing.B, s *stack) string { return soldOutPathAfter(b, s, 0) }
+
+// soldOutPathAfter is soldOutPath for a product that sold n units first, to users from 2^40 up
+// (written straight to PostgreSQL: the benchmark's buyers count up from 1).
+func soldOutPathAfter(b *testing.B, s *stack, n int) string {
 	b.Helper()
-	p := s.createProduct(b, 0, "dlock", 0)
+	p := s.createProduct(b, n, "dlock", 0)
+	if n > 0 {
+		err := s.DB.Exec(`WITH ins AS (INSERT INTO orders (product_id, user_id)
+			SELECT ?, (1::bigint << 40) + u FROM generate_series(1, ?) AS u RETURNING 1)
+			UPDATE products SET stock = stock - (SELECT count(*) FROM ins) WHERE id = ?`, p.ID, n, p.ID).Error
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 	if status, code, _ := s.purchase(p.ID, 1); code != api.CodeSoldOut {
 		b.Fatalf("first purchase = %d %s", status, code)
 	}

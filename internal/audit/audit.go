@@ -154,21 +154,34 @@ func (a *Auditor) queue(ctx context.Context, s Sale) (Queue, error) {
 
 // Buyers returns the users who have an order of product id.
 func (a *Auditor) Buyers(ctx context.Context, id int64) (map[int64]bool, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT user_id FROM orders WHERE product_id = $1`, id)
+	orders, err := a.Orders(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("buyers of product %d: %w", id, err)
+		return nil, err
 	}
-	defer rows.Close()
-	buyers := map[int64]bool{}
-	for rows.Next() {
-		var u int64
-		if err := rows.Scan(&u); err != nil {
-			return nil, fmt.Errorf("buyers of product %d: %w", id, err)
-		}
+	buyers := make(map[int64]bool, len(orders))
+	for u := range orders {
 		buyers[u] = true
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("buyers of product %d: %w", id, err)
-	}
 	return buyers, nil
+}
+
+// Orders returns the order id of each user who has an order of product id.
+func (a *Auditor) Orders(ctx context.Context, id int64) (map[int64]int64, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT user_id, id FROM orders WHERE product_id = $1`, id)
+	if err != nil {
+		return nil, fmt.Errorf("orders of product %d: %w", id, err)
+	}
+	defer rows.Close()
+	orders := map[int64]int64{}
+	for rows.Next() {
+		var u, o int64
+		if err := rows.Scan(&u, &o); err != nil {
+			return nil, fmt.Errorf("orders of product %d: %w", id, err)
+		}
+		orders[u] = o
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("orders of product %d: %w", id, err)
+	}
+	return orders, nil
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/seckill/seckill/internal/audit"
 )
 
-// pgAudit is the sale as PostgreSQL records it (package audit), with its buyers.
+// pgAudit is the sale as PostgreSQL records it (package audit), with its buyers and their
+// orders.
 type pgAudit struct {
 	audit.Sale
 	buyers map[int64]bool
+	orders map[int64]int64 // user -> order id
 }
 
 // auditPG audits the sale in PostgreSQL, directly.
@@ -32,11 +34,15 @@ func (s *sale) auditPG(t *testing.T) pgAudit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buyers, err := s.audit.Buyers(ctx, s.id)
+	orders, err := s.audit.Orders(ctx, s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pgAudit{Sale: figures, buyers: buyers}
+	buyers := make(map[int64]bool, len(orders))
+	for u := range orders {
+		buyers[u] = true
+	}
+	return pgAudit{Sale: figures, buyers: buyers, orders: orders}
 }
 
 func (a pgAudit) String() string {
@@ -54,6 +60,9 @@ func (a pgAudit) String() string {
 //     unexpected answer; an outcome_unknown (the process could not ask PostgreSQL what became
 //     of its COMMIT) is resolved the way docs/api.md tells clients to, with GET
 //     /api/v1/products/{id}/orders/{user_id} through via, which must agree with PostgreSQL;
+//   - every buyer then retries once through via, as a client that lost its answer does, and
+//     each retry's answer agrees with PostgreSQL: already_purchased naming the user's order
+//     exactly when it has one, else sold_out (checkRetries);
 //   - the API's own audit (through via) says consistent, and for the redis strategy that
 //     the gate agrees with PostgreSQL.
 func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) {
@@ -71,6 +80,7 @@ func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) 
 	}
 	c := apiClient(via)
 	s.checkAnswers(t, pg, c, noAnswerOK)
+	s.checkRetries(t, pg, c, via.Name)
 	s.checkAPIAudit(t, c, via.Name)
 }
 

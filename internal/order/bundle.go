@@ -59,7 +59,15 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 			return nil, fmt.Errorf("%w: product %d: bundles are for dlock products that are not fair", inventory.ErrInvalid, id)
 		}
 		if s.SoldOut.Is(id) {
-			return nil, &ProductError{id, inventory.ErrSoldOut}
+			// Sold out, unless the user holds an order of it (a retry of this bundle, say):
+			// the transaction then answers already purchased, as for a product in stock.
+			maybe, err := s.buyers.maybeBuyer(ctx, s.db, id, userID)
+			if err != nil {
+				return nil, err
+			}
+			if !maybe {
+				return nil, &ProductError{id, inventory.ErrSoldOut}
+			}
 		}
 		keys[i] = s.Keys.Lock(id)
 		idOf[keys[i]] = id

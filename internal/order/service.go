@@ -97,6 +97,7 @@ type Service struct {
 	writers   writers    // the redis strategy's writer slots (group commit behind the gate)
 	waiters   waiters    // queue-strategy buyers waiting for their purchases to be written
 	consumers *consumers // queue-strategy consumers of this process
+	buyers    buyerLists // who holds an order of each sold-out product (the fast path's retries)
 }
 
 // NewService returns a Service over d with cfg.
@@ -157,7 +158,7 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 		switch {
 		case err != nil:
 		case s.SoldOut.Is(productID):
-			err = fmt.Errorf("product %d: %w", productID, inventory.ErrSoldOut)
+			err = s.soldOut(pctx, productID, userID) // a retry of a buyer who has an order too
 		default:
 			o, err = s.buy(pctx, p, userID)
 		}

@@ -3,7 +3,6 @@ package order
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"gorm.io/gorm"
 
@@ -31,7 +30,7 @@ func (s *Service) readThinkWrite(ctx context.Context, p inventory.Product, userI
 		return Order{}, err
 	}
 	if stock <= 0 {
-		return Order{}, fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
+		return Order{}, orderOrSoldOut(s.db.WithContext(ctx), p.ID, userID)
 	}
 	if err := think(ctx, p); err != nil {
 		return Order{}, err
@@ -50,7 +49,7 @@ func (s *Service) readThinkWrite(ctx context.Context, p inventory.Product, userI
 // holding a connection, at most Config.ProductConns of them per process.
 func (s *Service) buyPessimistic(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	return s.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
-		if err := s.soldOutCheck(ctx, tx, p, true); err != nil {
+		if err := s.soldOutCheck(ctx, tx, p, userID, true); err != nil {
 			return Order{}, 0, err
 		}
 		if err := think(ctx, p); err != nil {
@@ -64,7 +63,7 @@ func (s *Service) buyPessimistic(ctx context.Context, p inventory.Product, userI
 // inserts the order and takes the unit with UPDATE ... WHERE stock >= 1, the only
 // serialisation; a buyer who loses the race gets sold_out.
 func (s *Service) buyOptimistic(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	if err := s.soldOutCheck(ctx, s.db.WithContext(ctx), p, false); err != nil {
+	if err := s.soldOutCheck(ctx, s.db.WithContext(ctx), p, userID, false); err != nil {
 		return Order{}, err
 	}
 	if err := think(ctx, p); err != nil {
@@ -76,15 +75,16 @@ func (s *Service) buyOptimistic(ctx context.Context, p inventory.Product, userID
 }
 
 // soldOutCheck reads the product's stock in tx (locking the row with forUpdate), and marks
-// it sold out when none is left: a committed zero, safe to share.
-func (s *Service) soldOutCheck(ctx context.Context, tx *gorm.DB, p inventory.Product, forUpdate bool) error {
+// it sold out when none is left: a committed zero, safe to share. The buyer is then answered
+// with the order it holds, if it has one (a retry), else sold out.
+func (s *Service) soldOutCheck(ctx context.Context, tx *gorm.DB, p inventory.Product, userID int64, forUpdate bool) error {
 	stock, err := inventory.Stock(tx, p.ID, forUpdate)
 	if err != nil {
 		return err
 	}
 	if stock == 0 {
 		s.SoldOut.Mark(ctx, p.ID)
-		return fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
+		return orderOrSoldOut(tx, p.ID, userID)
 	}
 	return nil
 }

@@ -1,0 +1,98 @@
+//go:build linux
+
+package chaos_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/api/client"
+)
+
+// retryBudget bounds how long one buyer's retry may keep meeting 503s (each retried after its
+// Retry-After): an admission of a killed process stays pending in the redis strategy's gate
+// for PURCHASE_TIMEOUT + 11 s before it can be settled.
+const retryBudget = 30 * time.Second
+
+// checkRetries has every buyer of the sale retry its purchase once through via, as docs/api.md
+// tells a client that lost its answer (or got a 503) to do, and holds each retry's answer to
+// PostgreSQL: 409 already_purchased naming the user's order exactly when the user has one,
+// else 409 sold_out (the sale is over). A 503 is retried after its Retry-After, within
+// retryBudget; anything else fails the test.
+func (s *sale) checkRetries(t *testing.T, pg pgAudit, via *client.Client, name string) {
+	t.Helper()
+	var users []int64
+	for _, a := range s.answersSnapshot() {
+		users = append(users, a.user)
+	}
+	slices.Sort(users)
+	users = slices.Compact(users)
+	var (
+		mu   sync.Mutex
+		bad  []string
+		wg   sync.WaitGroup
+		next = make(chan int64)
+	)
+	for range 16 {
+		wg.Go(func() {
+			for u := range next {
+				if msg := s.retry(via, u, pg.orders[u]); msg != "" {
+					mu.Lock()
+					bad = append(bad, msg)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, u := range users {
+		next <- u
+	}
+	close(next)
+	wg.Wait()
+	for i, msg := range bad {
+		if i == 8 {
+			t.Errorf("%s: ... %d untrue retries in all", s.strategy, len(bad))
+			break
+		}
+		t.Errorf("%s: retry through %s: %s", s.strategy, name, msg)
+	}
+	t.Logf("%s: %d buyers retried through %s, %d answers untrue", s.strategy, len(users), name, len(bad))
+}
+
+// retry sends user's retry and returns what is untrue about its answer ("" if nothing), given
+// the user's order id in PostgreSQL (0: none).
+func (s *sale) retry(via *client.Client, user, orderID int64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), retryBudget)
+	defer cancel()
+	who := "user " + strconv.FormatInt(user, 10)
+	for {
+		o, err := via.Purchase(ctx, s.id, user)
+		var p *api.Problem
+		switch {
+		case err == nil:
+			return who + " bought order " + strconv.FormatInt(o.ID, 10) + " on retry, after the sale sold out"
+		case !errors.As(err, &p):
+			return who + ": " + err.Error()
+		case p.Status == http.StatusServiceUnavailable && (p.Code == api.CodeBusy || p.Code == api.CodeUnavailable):
+			select { // nothing was written: retry, as a client does
+			case <-ctx.Done():
+				return who + ": still 503 " + p.Code + " after " + retryBudget.String()
+			case <-time.After(time.Second):
+				continue
+			}
+		case orderID != 0 && (p.Code != api.CodeAlreadyPurchased || p.OrderID != orderID):
+			return who + " has order " + strconv.FormatInt(orderID, 10) + " but was answered " +
+				strconv.Itoa(p.Status) + " " + p.Code + " order " + strconv.FormatInt(p.OrderID, 10)
+		case orderID == 0 && p.Code != api.CodeSoldOut:
+			return who + " has no order but was answered " + strconv.Itoa(p.Status) + " " + p.Code
+		}
+		return ""
+	}
+}

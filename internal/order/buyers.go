@@ -1,0 +1,151 @@
+package order
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Bounds of the buyer lists kept for sold-out products (see buyerLists).
+const (
+	// maxListed is the most buyers one product's list holds: 8 MiB. A product with more
+	// orders is answered with one index probe per sold-out answer instead.
+	maxListed = 1 << 20
+	// maxLists is how many products' lists a process keeps; past it, the least recently
+	// used one is dropped, to be read again if it is asked for.
+	maxLists = 64
+	// listTimeout bounds one read of a product's buyers, whichever buyer waits for it.
+	listTimeout = 10 * time.Second
+)
+
+// buyerLists keep, for products marked sold out, who holds an order, so that the sold-out
+// fast path stays true without a round trip: a new buyer is answered sold out from memory,
+// and a buyer with an order (a client retrying a purchase whose answer it lost, most often
+// the one that took the last unit) is answered with that order. A product is marked sold out
+// only once PostgreSQL committed its stock at zero, and no order is written after that (every
+// write takes its unit with the order, and the stock never goes below zero), so a list read
+// after the mark is final. It is safe for concurrent use.
+type buyerLists struct {
+	maxListed, maxLists int // 0: the defaults above (tests set them lower)
+	flights             singleflight.Group
+	mu                  sync.Mutex
+	m                   map[int64]*buyerList
+	clock               atomic.Int64 // orders the lists' uses, for dropping the least recently used
+}
+
+// buyerList is one sold-out product's buyers, sorted; all is false when the product has more
+// than maxListed of them, and then users is empty.
+type buyerList struct {
+	users []int64
+	all   bool
+	used  atomic.Int64
+}
+
+// maybeBuyer reports whether user may hold an order of the sold-out product id: false
+// means certainly not. It reads the product's buyers from db once per process (buyers who
+// need it meanwhile wait for that read, bounded by ctx).
+func (b *buyerLists) maybeBuyer(ctx context.Context, db *gorm.DB, id, user int64) (bool, error) {
+	l, err := b.of(ctx, db, id)
+	if err != nil {
+		return false, err
+	}
+	if !l.all {
+		return true, nil
+	}
+	_, found := slices.BinarySearch(l.users, user)
+	return found, nil
+}
+
+func (b *buyerLists) of(ctx context.Context, db *gorm.DB, id int64) (*buyerList, error) {
+	b.mu.Lock()
+	l := b.m[id]
+	b.mu.Unlock()
+	if l == nil {
+		ch := b.flights.DoChan(strconv.FormatInt(id, 10), func() (any, error) {
+			return b.load(db, id)
+		})
+		select {
+		case r := <-ch:
+			if r.Err != nil {
+				return nil, r.Err
+			}
+			l = r.Val.(*buyerList)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	l.used.Store(b.clock.Add(1))
+	return l, nil
+}
+
+// load reads product id's buyers from db and keeps them, dropping the least recently used
+// list past maxLists.
+func (b *buyerLists) load(db *gorm.DB, id int64) (*buyerList, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	var users []int64
+	limit, lists := cmp.Or(b.maxListed, maxListed), cmp.Or(b.maxLists, maxLists)
+	err := db.WithContext(ctx).Raw(`SELECT user_id FROM orders WHERE product_id = ? ORDER BY user_id LIMIT ?`,
+		id, limit+1).Scan(&users).Error
+	if err != nil {
+		return nil, fmt.Errorf("read the buyers of sold-out product %d: %w", id, err)
+	}
+	l := &buyerList{users: users, all: len(users) <= limit}
+	if !l.all {
+		l.users = nil
+	}
+	l.used.Store(b.clock.Add(1))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = make(map[int64]*buyerList)
+	}
+	if len(b.m) >= lists {
+		var oldest int64
+		for k, v := range b.m {
+			if oldest == 0 || v.used.Load() < b.m[oldest].used.Load() {
+				oldest = k
+			}
+		}
+		delete(b.m, oldest)
+	}
+	b.m[id] = l
+	return l, nil
+}
+
+// soldOut answers a buyer of product id, which is marked sold out: with the order the user
+// holds (a *PurchasedError), else inventory.ErrSoldOut. A new buyer costs no round trip.
+func (s *Service) soldOut(ctx context.Context, id, userID int64) error {
+	maybe, err := s.buyers.maybeBuyer(ctx, s.db, id, userID)
+	if err != nil {
+		return err
+	}
+	if !maybe {
+		return fmt.Errorf("product %d: %w", id, inventory.ErrSoldOut)
+	}
+	return orderOrSoldOut(s.db.WithContext(ctx), id, userID)
+}
+
+// orderOrSoldOut answers a buyer of product id, which has no stock left, in tx: with the
+// order the user holds (a *PurchasedError), else inventory.ErrSoldOut.
+func orderOrSoldOut(tx *gorm.DB, id, userID int64) error {
+	o, err := orderOf(tx, id, userID)
+	switch {
+	case err == nil:
+		return &PurchasedError{Order: o}
+	case errors.Is(err, ErrOrderNotFound):
+		return fmt.Errorf("product %d: %w", id, inventory.ErrSoldOut)
+	}
+	return err
+}
