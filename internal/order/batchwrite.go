@@ -65,6 +65,10 @@ func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []i
 			return err
 		}
 		if out.left < 0 { // the fence condition held no row: nothing was written
+			// Said once a batch: a holder overtaken by a newer one (paused past its lease),
+			// or, were the lock's fences ever to fall back, a product that stalls.
+			s.Logger.Warn("write refused: the product was written under a newer lock fence",
+				"product_id", p.ID, "fence", fence, "product_fence", current, "buyers", len(users))
 			return fmt.Errorf("product %d fence %d > %d: %w", p.ID, current, fence, inventory.ErrFenced)
 		}
 		return nil

@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -92,6 +93,10 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 	if byID != nil && err != nil {
 		s.Logger.Warn("after a committed bundle", "product_ids", ids, "err", err)
 	} else if err != nil {
+		if errors.Is(err, inventory.ErrFenced) {
+			s.Logger.Warn("write refused: a product of the bundle was written under a newer lock fence",
+				"product_ids", ids, "user_id", userID, "err", err)
+		}
 		return nil, err
 	}
 	for i, id := range ids {

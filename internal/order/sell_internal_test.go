@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seckill/seckill/internal/inventory"
@@ -18,7 +19,9 @@ func TestSellStatement(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	store := inventory.NewStore(gdb)
 	keys := inventory.Keys{Prefix: prefix}
-	s := NewService(Deps{Products: store, SoldOut: inventory.NewSoldOut(rdb, keys, slog.New(slog.DiscardHandler)), Keys: keys}, Config{})
+	var logged strings.Builder
+	s := NewService(Deps{Products: store, SoldOut: inventory.NewSoldOut(rdb, keys, slog.New(slog.DiscardHandler)), Keys: keys,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))}, Config{})
 	ctx := context.Background()
 	p, err := store.Create(ctx, inventory.NewProduct{Name: "p", Stock: 3})
 	if err != nil {
@@ -50,6 +53,12 @@ func TestSellStatement(t *testing.T) {
 			t.Fatalf("%s: err = %v, want %v", st.name, err, st.wantErr)
 		}
 		if err != nil {
+			// A refused write is logged, with both fences: a product that kept refusing
+			// (fences fallen behind the row's) would otherwise stall in silence.
+			if want := "product_fence=10"; !strings.Contains(logged.String(), "write refused") ||
+				!strings.Contains(logged.String(), want) {
+				t.Errorf("%s: logged %q, want a warning with %s", st.name, logged.String(), want)
+			}
 			continue
 		}
 		if got := outcomes(rs); left != st.left || !slices.Equal(got, st.want) {
