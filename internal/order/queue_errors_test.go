@@ -85,7 +85,10 @@ func TestQueueErrorReply(t *testing.T) {
 }
 
 // ownRedisEnv is newEnv on the Redis at addr, with a client set as cmd/api's is, except
-// that it retries no command: a retry would run the script again and hide the lost reply.
+// that it retries no command. With cmd/api's one retry, a reply lost on a cut connection is
+// followed by a retry: it runs the script again (answered as the repeat it is), or, if Redis
+// refuses the connection, go-redis reports that refusal alone and the purchase is answered
+// unavailable although its script ran (see docs/strategies.md).
 func ownRedisEnv(t *testing.T, addr string) *env {
 	t.Helper()
 	gdb := testenv.Postgres(t)
