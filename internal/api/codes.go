@@ -44,7 +44,8 @@ const (
 	// retry after Retry-After.
 	CodeUnavailable = "unavailable"
 	// CodeOutcomeUnknown (503): the purchase's COMMIT got no answer and PostgreSQL could not
-	// be asked what became of it: the order may exist. Retrying the purchase, or the order
+	// be asked what became of it: the order may exist; or (queue strategy) its script got no
+	// answer from Redis: the purchase may be queued. Retrying the purchase, or the order
 	// lookup, tells.
 	CodeOutcomeUnknown = "outcome_unknown"
 )

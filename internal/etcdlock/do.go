@@ -12,7 +12,7 @@ import (
 // Lock.Watch), and releases the lock when fn returns or panics, on a fresh context bounded
 // to a few seconds. It returns fn's error, joined with a cause wrapping ErrLost if the lock
 // was lost while fn ran. A release that fails otherwise goes to the Observer only: fn's work
-// is done, and the key goes with the lease.
+// is done, and the key is deleted in the background (see Lock.Release).
 func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
 	fn func(ctx context.Context, l *Lock) error,
 ) error {

@@ -22,6 +22,15 @@
 // only when its keep-alive gives up (see Lock.Watch). A holder paused past its lease may
 // therefore still write after the next holder began: check the fence where the data lives.
 //
+// A failed release costs that lock only. The locks a process holds with one lease length
+// share one lease, so revoking it to be rid of one key would lose them all. Instead, a key
+// whose deletion etcd did not confirm (a release's, or a waiter's after a failed wait) is
+// deleted again in the background, with a backoff, until etcd confirms it or the lease ends
+// (the key goes with it: within a TTL once etcd stops answering); meanwhile no goroutine of
+// the process claims that lock again, so a late deletion cannot remove a newer claim. Only if
+// etcd keeps the lease alive and still refuses the deletion for 30 s is the lease revoked,
+// losing the process's locks under it, so that no one waits behind the key for ever.
+//
 // # Errors
 //
 //   - ErrNotObtained: the lock was held by others for the whole wait (busy);

@@ -24,8 +24,12 @@ var (
 	ErrClosed = errors.New("etcdlock: client closed")
 )
 
-// cleanupTimeout bounds a release, and the removal of a waiter's key after a failed wait.
+// cleanupTimeout bounds a release, and each try at removing a key left behind (see forget).
 const cleanupTimeout = 2 * time.Second
+
+// forgetTimeout is how long a key left behind is tried to be removed, while its session lives,
+// before the session is retired (see forget).
+const forgetTimeout = 30 * time.Second
 
 // probeTimeout bounds the read that tells, after a wait ran out, whether etcd could serve.
 const probeTimeout = 300 * time.Millisecond
@@ -156,9 +160,9 @@ func (c *Client) live(secs int64) (*concurrency.Session, error) {
 	return nil, nil
 }
 
-// retire stops using session s, whose keys may be left behind (a release or a waiter's
-// cleanup etcd did not confirm): its keep-alive stops and its lease is revoked, or expires,
-// so the keys go and no one waits behind them for ever. Locks held under s are lost.
+// retire stops using session s, whose lease ended, or under which a key was left behind that
+// etcd would not remove (see forget): its keep-alive stops and its lease is revoked, or
+// expires, so its keys go and no one waits behind them for ever. Locks held under s are lost.
 func (c *Client) retire(s *concurrency.Session) {
 	c.mu.Lock()
 	for secs, cur := range c.sessions {

@@ -78,7 +78,7 @@ func (c *Client) obtain(ctx context.Context, key string, ttl, wait time.Duration
 	}
 	m := newMutex(s, key)
 	if err := m.lock(wctx, wait <= 0); err != nil {
-		go c.cleanup(ctx, key, s, m) // the key's place in the process is held until it is done
+		go c.forget(key, s, m) // the key's place in the process is held until it is done
 		if errors.Is(err, errLocked) || (wait > 0 && wctx.Err() != nil && !errors.Is(err, errKeyGone)) {
 			return nil, c.notObtained(ctx, key, "held by others", err)
 		}
@@ -105,17 +105,41 @@ func (c *Client) notObtained(ctx context.Context, key, where string, err error) 
 	return fmt.Errorf("%w: %s: %s: %w", ErrNotObtained, key, where, err)
 }
 
-// cleanup removes the claim's key that a failed lock may have left (the request that wrote
-// it may have got no answer), then gives the key's place in the process to the next
-// goroutine. A removal etcd does not confirm within cleanupTimeout retires the session, so
-// the key dies with the lease and no one waits behind it for ever.
-func (c *Client) cleanup(ctx context.Context, key string, s *concurrency.Session, m *mutex) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	if err := m.unlock(rctx); err != nil {
-		c.retire(s)
+// forget deletes the claim's key that a failed lock or release may have left (the request
+// that wrote or deleted it may have got no answer), then gives the key's place in the process
+// to the next goroutine: until then no goroutine of the process writes the key again, so a
+// late deletion cannot take a newer claim's key. Only that key is at stake; the session, and
+// the other locks held under it, are kept. A deletion etcd does not confirm within
+// cleanupTimeout is tried again, after 50 ms doubling up to 1 s, until etcd confirms it, the
+// session's lease ends (the key goes with it: within a TTL once etcd stops answering), or the
+// Client is closed (Close revokes the leases). If etcd renews the lease but refuses the
+// deletion for forgetTimeout, the session is retired as a last resort, so that no one waits
+// behind the key for ever; the locks held under it are lost then.
+func (c *Client) forget(key string, s *concurrency.Session, m *mutex) {
+	defer c.queues.Unlock(key)
+	giveUp := time.Now().Add(forgetTimeout)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		ctx, cancel := context.WithTimeout(c.ctx, cleanupTimeout)
+		err := m.unlock(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(giveUp) {
+			c.retire(s)
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-s.Done():
+			t.Stop()
+			return
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		}
 	}
-	cancel()
-	c.queues.Unlock(key)
 }
 
 // watch reports the loss of the lock when its session's lease ends before the release.
@@ -134,21 +158,24 @@ func (l *Lock) watch() {
 
 // Release gives the lock back: its key is deleted, and the next waiter is granted it. It
 // returns an error wrapping ErrLost if the lease had ended; one wrapping ErrUnavailable if
-// etcd did not confirm the deletion, in which case the session is retired so that the key
-// goes with its lease. Only the first call does anything.
+// etcd did not confirm the deletion within ctx, in which case the key is deleted in the
+// background (see forget): the process's other locks, under the same lease, are kept. Only
+// the first call does anything.
 func (l *Lock) Release(ctx context.Context) error {
 	l.release.Do(func() {
+		defer func() { l.c.obs.Released(l.key, time.Since(l.at), l.relErr) }()
 		if cause := context.Cause(l.lost); cause != nil {
-			l.relErr = cause
-		} else {
-			l.lose(nil) // stops the watch; context.Cause(l.lost) is now context.Canceled
-			if err := l.m.unlock(ctx); err != nil {
-				l.c.retire(l.s)
-				l.relErr = fmt.Errorf("%w: release %s: %w", ErrUnavailable, l.key, err)
-			}
+			l.relErr = cause // the key went with the lease
+			l.c.queues.Unlock(l.key)
+			return
+		}
+		l.lose(nil) // stops the watch; context.Cause(l.lost) is now context.Canceled
+		if err := l.m.unlock(ctx); err != nil {
+			l.relErr = fmt.Errorf("%w: release %s: %w", ErrUnavailable, l.key, err)
+			go l.c.forget(l.key, l.s, l.m) // gives the key's place in the process back once done
+			return
 		}
 		l.c.queues.Unlock(l.key)
-		l.c.obs.Released(l.key, time.Since(l.at), l.relErr)
 	})
 	return l.relErr
 }

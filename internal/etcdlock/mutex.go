@@ -19,7 +19,7 @@ import (
 //     30 handoffs/s between processes, however fast etcd is;
 //   - nothing is done without the caller's deadline. The package's Mutex removes a waiter's
 //     key after a failed wait with no deadline, which waits for ever while etcd is down; the
-//     Client removes it in the background instead (see cleanup).
+//     Client removes it in the background instead (see forget).
 type mutex struct {
 	s      *concurrency.Session
 	pfx    string // the lock's name and "/"

@@ -65,10 +65,24 @@ func (s *Service) enqueue(ctx context.Context, id, userID int64) error {
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	case neverSent(err):
 		return err // nothing reached Redis: unavailable, nothing written
+	case replied(err):
+		// Redis answered, with an error: the script did not run, or stopped at the error. A
+		// refusal to serve for now (OOM, READONLY, MASTERDOWN, ...: see redisUnavailable) comes
+		// before the script's first write, as Redis checks it at the first write command and
+		// never after one: nothing was written, and the purchase is unavailable. Any other
+		// error reply is a bug.
+		return err
 	}
 	// The script may have run and its reply been lost: the purchase may be queued, and will
 	// then be written. Only a lookup (or a retry, which never buys twice) can tell.
 	return fmt.Errorf("%w: queuing the purchase got no answer from Redis: %w", ErrOutcomeUnknown, err)
+}
+
+// replied reports whether err is an error reply from Redis: an answer, so none was lost.
+// (go-redis's own CROSSSLOT, a command it never sent, counts too.)
+func replied(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply)
 }
 
 // neverSent reports whether a Redis call failed before its command could reach the server: a
