@@ -41,9 +41,8 @@ const (
 	defaultMinBackoff = 2 * time.Millisecond
 	defaultMaxBackoff = 64 * time.Millisecond
 
-	// fenceKeyTTL is the expiry of a key's fence counter, set when the counter
-	// starts from the server clock (see mint.lua), so that counters of keys no
-	// longer used go away.
+	// fenceKeyTTL is the expiry of a key's last fence, set again by every mint (see
+	// mint.lua), so that the fences of keys no longer used go away.
 	fenceKeyTTL = 7 * 24 * time.Hour
 
 	// waitMarkTTL is how long the mark that someone waits for a key lasts after
