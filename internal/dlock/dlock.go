@@ -51,6 +51,13 @@ const (
 	// the waiter to its backoff.
 	waitMarkTTL = time.Minute
 
+	// releaseMarkTTL is how long the marker a release leaves lasts (release.lua): a
+	// retried release call, whose first reply was lost, finds it and answers released
+	// instead of not held. go-redis retries a call after a broken connection within its
+	// backoff (at most 1 s each by default, 3 retries), after a hung one within its read
+	// timeout (3 s by default).
+	releaseMarkTTL = 5 * time.Second
+
 	// cleanupTimeout bounds the releases that run after the caller's context
 	// may have ended: in Do, and after a failed acquire call.
 	cleanupTimeout = time.Second
