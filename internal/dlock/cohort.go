@@ -18,7 +18,9 @@ import (
 // What does not change: every holder has its own token, a fence minted in Redis that is
 // larger than every earlier one, a ttl counted from a call that proved the key held, and
 // its own watchdog. A Release whose key no longer holds its token answers ErrNotHeld, as
-// the compare-and-delete would, and hands nothing over.
+// the compare-and-delete would, and hands nothing over. A handoff call retried by go-redis
+// after its reply was lost finds the waiter's token in the key and answers the fence minted
+// then, so the waiter still gets the lock.
 
 // grantGrace is how long a grant waits for the goroutine it was made for. A grant left
 // (its waiter gave up between the Release's look at the queue and the handoff) is released

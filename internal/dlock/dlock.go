@@ -41,9 +41,8 @@ const (
 	defaultMinBackoff = 2 * time.Millisecond
 	defaultMaxBackoff = 64 * time.Millisecond
 
-	// fenceKeyTTL is the expiry of a key's fence counter, set when the counter
-	// starts from the server clock (see mint.lua), so that counters of keys no
-	// longer used go away.
+	// fenceKeyTTL is the expiry of a key's last fence, set again by every mint (see
+	// mint.lua), so that the fences of keys no longer used go away.
 	fenceKeyTTL = 7 * 24 * time.Hour
 
 	// waitMarkTTL is how long the mark that someone waits for a key lasts after
@@ -51,6 +50,13 @@ const (
 	// release that publishes takes it away. A mark that has expired only leaves
 	// the waiter to its backoff.
 	waitMarkTTL = time.Minute
+
+	// releaseMarkTTL is how long the marker a release leaves lasts (release.lua): a
+	// retried release call, whose first reply was lost, finds it and answers released
+	// instead of not held. go-redis retries a call after a broken connection within its
+	// backoff (at most 1 s each by default, 3 retries), after a hung one within its read
+	// timeout (3 s by default).
+	releaseMarkTTL = 5 * time.Second
 
 	// cleanupTimeout bounds the releases that run after the caller's context
 	// may have ended: in Do, and after a failed acquire call.

@@ -106,16 +106,18 @@
 //
 // # When Redis loses its data
 //
-// The fence is counted by INCR in one companion key per lock key, which
-// starts from the Redis server's TIME in microseconds and expires 7 days
-// later (then starts again), so there is never more than one fence key per
-// lock key. If that key is lost (expired, evicted, or Redis restarted without
-// persistence, or failed over to a replica that missed the last writes), the
-// counter starts again from the clock, which is past every fence issued
-// before: Redis mints far fewer than one fence per microsecond. This holds as
-// long as the Redis server clock (of the new primary, after a failover) does
-// not step back by more than that margin. Fences already written to
-// PostgreSQL so never block new holders. Mutual exclusion itself is what a
+// A fence is the Redis server's TIME in microseconds when it was minted, or one
+// more than the last fence when that is not below the clock; the last fence is
+// kept in one companion key per lock key, which expires 7 days after its last
+// use, so there is never more than one fence key per lock key. Redis mints far
+// fewer than one fence per microsecond, so the fences follow the clock. If that
+// key is lost or stale (expired, evicted, Redis restarted without persistence or
+// from an older RDB snapshot or an AOF that lost its last second, or failed over
+// to a replica that missed the last writes), the next fence is the clock now,
+// which is past every fence issued before, as long as the clock that mints it
+// is not behind the clock that minted the last one by more than the time
+// between the two mints (a restart or a failover takes seconds). Fences already
+// written to PostgreSQL so never block new holders. Mutual exclusion itself is what a
 // single Redis can give: while data is lost, two processes may both hold a lock; the fence check is what
 // keeps their writes safe. Run the lock Redis with maxmemory-policy
 // noeviction, and keep its clock synchronised (NTP, slewing, not stepping).

@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// Suffixes of the keys derived from a lock key. Both live in the lock key's
+// Suffixes of the keys derived from a lock key. All live in the lock key's
 // hash slot (see derive), so one script may touch them together in a cluster.
 const (
 	fenceSuffix   = ":fence" // string: the last fencing token minted for the key
 	channelSuffix = ":rel"   // pub/sub channel: a release of the key was published
+	// releasedSuffix, followed by a token, names a release's marker (release.lua).
+	releasedSuffix = ":released:"
 )
 
 // hasHashTag reports whether key carries a non-empty Redis Cluster hash tag:
@@ -57,6 +59,13 @@ func companions(key string) (fenceKey, channel string) {
 	both := b.String()
 	cut := len(open) + len(key) + len(end) + len(fenceSuffix)
 	return both[:cut], both[cut:]
+}
+
+// releasedKey returns the marker that the release of token leaves (release.lua), in key's
+// hash slot.
+func releasedKey(key, token string) string {
+	open, end := tagWrap(key)
+	return open + key + end + releasedSuffix + token
 }
 
 // FenceKey returns the key where the fencing tokens of lock key are minted (a string: the

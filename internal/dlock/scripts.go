@@ -55,8 +55,9 @@ var (
 // Script arguments that never change, boxed once: an int64 above 255 put in an interface is
 // a heap allocation per call.
 var (
-	fenceKeyTTLArg any = fenceKeyTTL.Milliseconds()
-	waitMarkTTLArg any = waitMarkTTL.Milliseconds()
+	fenceKeyTTLArg    any = fenceKeyTTL.Milliseconds()
+	waitMarkTTLArg    any = waitMarkTTL.Milliseconds()
+	releaseMarkTTLArg any = releaseMarkTTL.Milliseconds()
 )
 
 // acquireOn runs acquire.lua for r on rdb (the Redis, or one Redlock node).
@@ -84,9 +85,11 @@ func parseAcquire(res any) (fence int64, pttl time.Duration, err error) {
 	return 0, 0, fmt.Errorf("unexpected reply %v", res)
 }
 
-// releaseOn runs release.lua for r on rdb: 1 when it held the key, else 0.
+// releaseOn runs release.lua for r on rdb: 1 when it held the key (or this release's first
+// call, whose reply was lost, deleted it), else 0.
 func (r *request) releaseOn(ctx context.Context, rdb redis.UniversalClient) (int64, error) {
-	return releaseScript.Run(ctx, rdb, r.keys[:2], r.token).Int64()
+	keys := []string{r.key, r.channel(), releasedKey(r.key, r.token)}
+	return releaseScript.Run(ctx, rdb, keys, r.token, releaseMarkTTLArg).Int64()
 }
 
 // notHeldPTTL is what pttl.lua returns when the key does not hold the token.

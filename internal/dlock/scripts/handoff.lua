@@ -8,13 +8,15 @@
 -- ARGV[1] holder's token; ARGV[2] waiter's token; ARGV[3] lock ttl (ms);
 -- ARGV[4] fence key ttl (ms)
 --
--- Returns the waiter's fence (an integer), or 0 when the key does not hold the
--- holder's token (expired, or someone else holds it): the holder had lost it.
+-- Returns the waiter's fence (an integer), or 0 when the key holds neither token (expired,
+-- or someone else holds it): the holder had lost it. A retried call, whose first reply was
+-- lost, finds the waiter's token there: it renews the key and returns the fence minted then,
+-- as acquire.lua's again does, so the waiter gets the lock and the holder no false loss.
 --
 -- The fence is minted by mint.lua's mint, which scripts.go prepends.
 
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
-	return 0
+	return again(KEYS[1], KEYS[3], ARGV[2], ARGV[3]) or 0
 end
 redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3])
 return mint(KEYS[3], ARGV[4])

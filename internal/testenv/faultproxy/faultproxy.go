@@ -1,6 +1,6 @@
 // Package faultproxy is a TCP proxy for fault tests: it forwards a loopback port to a server
-// and, on the test's command, delays the traffic, stalls it, holds back one request, or makes
-// the server unreachable and reachable again, without touching the server itself. It imports nothing from seckill,
+// and, on the test's command, delays the traffic, stalls it, holds back one request, loses one
+// reply, or makes the server unreachable and reachable again, without touching the server itself. It imports nothing from seckill,
 // so that the tests of every package (internal/dlock's included) can use it.
 package faultproxy
 
@@ -22,6 +22,7 @@ type Proxy struct {
 	latency [2]time.Duration // by direction: toServer, toClient
 	stalled bool
 	hold    *Hold         // the last HoldNext's
+	cut     *Cut          // the armed CutReply's, until its reply is cut
 	closed  chan struct{} // closed when the test ends: a held chunk is dropped
 	wg      sync.WaitGroup
 }
@@ -163,8 +164,12 @@ func (p *Proxy) pipe(dst, src net.Conn, dir int) {
 						return
 					}
 				}
+				p.arm(src, buf[:n])
 			} else {
 				p.keep(dst, buf[:n])
+				if p.cutting(dst) {
+					return // forget closes both sides: the reply is lost
+				}
 			}
 			latency, stalled := p.state(dir)
 			if latency > 0 {

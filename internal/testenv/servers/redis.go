@@ -21,10 +21,14 @@ func RedisBin(t testing.TB) string {
 	return lookBin(t, "redis-server", "redis-server not found: this test starts servers of its own (`make up` installs it)")
 }
 
-// Redis is a redis-server process of the test's own, without persistence. Stop and Start
-// may be called in any order; it is killed when the test ends. It is safe for concurrent use.
+// Redis is a redis-server process of the test's own, without persistence unless its
+// arguments ask for it. Stop and Start may be called in any order; it is killed when the test
+// ends. It is safe for concurrent use.
 type Redis struct {
 	Addr string // 127.0.0.1:port, the same across restarts
+	// Dir is its working directory (--dir), the same across restarts: what it saved there
+	// (dump.rdb, appendonlydir) is loaded again by Start. Removed when the test ends.
+	Dir string
 
 	t    testing.TB
 	bin  string
@@ -44,16 +48,50 @@ func StartRedis(t testing.TB, extra ...string) *Redis {
 	bin := RedisBin(t)
 	addr := FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
-	s := &Redis{Addr: addr, t: t, bin: bin, log: &Buffer{}}
+	s := &Redis{Addr: addr, Dir: t.TempDir(), t: t, bin: bin, log: &Buffer{}}
 	s.args = append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir(), "--logfile", "", "--daemonize", "no"}, extra...)
+		"--appendonly", "no", "--dir", s.Dir, "--logfile", "", "--daemonize", "no"}, extra...)
 	t.Cleanup(s.Stop)
 	s.Start()
 	return s
 }
 
-// Start starts the server again (empty, unless its arguments name a file to load) and waits
-// until it answers PING. It does nothing while the server runs.
+// StartRedisReplica is StartRedis for a replica of the master at addr (--replicaof): it
+// waits until the replica has synced (master_link_status:up). A master of the test's own
+// starts the sync at once with --repl-diskless-sync-delay 0 (Redis 7 waits 5 s by default).
+func StartRedisReplica(t testing.TB, master string, extra ...string) *Redis {
+	t.Helper()
+	host, port, err := net.SplitHostPort(master)
+	if err != nil {
+		t.Fatalf("master address %q: %v", master, err)
+	}
+	s := StartRedis(t, append([]string{"--replicaof", host, port}, extra...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rdb := s.Client()
+	for {
+		info, err := rdb.Info(ctx, "replication").Result()
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			return s
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("replica %s of %s not synced: %v\n%s", s.Addr, master, err, info)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Promote makes a replica a master (REPLICAOF NO ONE), as a failover does: it keeps the data
+// it had replicated, and takes writes.
+func (s *Redis) Promote(t testing.TB) {
+	t.Helper()
+	s.Do(t, 0, "REPLICAOF", "NO", "ONE")
+}
+
+// Start starts the server again and waits until it answers PING: empty, unless it saved to
+// Dir (an RDB snapshot it made, or its AOF with --appendonly yes), which it loads. It does
+// nothing while the server runs.
 func (s *Redis) Start() {
 	s.t.Helper()
 	s.mu.Lock()
@@ -71,8 +109,8 @@ func (s *Redis) Start() {
 	}
 }
 
-// Stop kills the server, as a crash would, and waits for it to exit: without persistence,
-// every key is gone.
+// Stop kills the server, as a crash would, and waits for it to exit: it saves nothing on the
+// way, so without persistence every key is gone.
 func (s *Redis) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,145 @@
+package dlock_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/faultproxy"
+)
+
+// A release or a handoff whose script ran but whose reply was lost: the proxy cuts the
+// connection as Redis answers, and go-redis sends the call again on a new connection. The
+// retried call must answer as the first would have.
+
+// lostReplyRedis returns a proxy to the suite's Redis and a client through it that retries a
+// failed call once, after backoff.
+func lostReplyRedis(t *testing.T, backoff time.Duration) (*faultproxy.Proxy, *redis.Client) {
+	t.Helper()
+	p := faultproxy.New(t, "", redisAddr(t))
+	return p, newRedisAt(t, p.Addr(), func(o *redis.Options) {
+		o.MaxRetries, o.MinRetryBackoff, o.MaxRetryBackoff = 1, backoff, backoff
+	})
+}
+
+// carries matches a chunk that carries token: a script call of the lock that holds it.
+func carries(token string) func([]byte) bool {
+	return func(chunk []byte) bool { return bytes.Contains(chunk, []byte(token)) }
+}
+
+// TestHandoffRetriedAfterLostReply: the handoff ran, its reply was lost, and go-redis
+// retried it. The key holds the waiter's token by then: the retry must return the waiter's
+// fence, so the waiter gets the lock at once and the holder's Release reports no loss.
+func TestHandoffRetriedAfterLostReply(t *testing.T) {
+	skipRedlockSuite(t) // a Redlock Client never hands over
+	t.Parallel()
+	p, rdb := lostReplyRedis(t, 10*time.Millisecond)
+	key := testKey(t, rdb, "lost-handoff")
+	c := newClient(t, rdb, &dlock.ClientOptions{Cohort: 4})
+
+	// Once through, so that Redis has the scripts: the call that is cut must be the one
+	// that runs the script, not an EVALSHA answered NOSCRIPT.
+	warm := mustObtain(t, c, key, 5*time.Second, nil)
+	waiter := queuedWaiter(t, c, key, "")
+	mustRelease(t, warm)
+	holder := <-waiter
+	if holder == nil {
+		t.FailNow()
+	}
+
+	waiter = queuedWaiter(t, c, key, "")
+	cut := p.CutReply(carries(holder.Token()))
+	start := time.Now()
+	if err := holder.Release(context.Background()); err != nil {
+		t.Errorf("holder's Release after the handoff's reply was lost = %v, want nil", err)
+	}
+	cut.Await(t, time.Second)
+	var next *dlock.Lock
+	select {
+	case next = <-waiter:
+	case <-time.After(2 * time.Second): // the lock's ttl is 5 s: an orphaned key would take that long
+		t.Cleanup(func() { // the waiter gets the lock after all, or fails
+			if l := <-waiter; l != nil {
+				_ = l.Release(context.Background())
+			}
+		})
+		t.Fatalf("the waiter did not get the lock within 2 s of the handoff (%v)", time.Since(start))
+	}
+	if next == nil {
+		t.FailNow()
+	}
+	if got := rdb.Get(context.Background(), key).Val(); got != next.Token() {
+		t.Errorf("key holds %q, the waiter's token is %q", got, next.Token())
+	}
+	if next.Fence() <= holder.Fence() {
+		t.Errorf("waiter's fence %d, not above the holder's %d", next.Fence(), holder.Fence())
+	}
+	mustRelease(t, next)
+}
+
+// TestReleaseRetriedAfterLostReply: the release deleted the key, its reply was lost, and
+// go-redis retried it: the retry must report the release, not a loss, whether it finds the
+// key gone or taken by the next holder meanwhile.
+func TestReleaseRetriedAfterLostReply(t *testing.T) {
+	for _, taken := range []bool{false, true} {
+		name := map[bool]string{false: "gone", true: "taken"}[taken]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// A retry late enough for another Client to take the key first.
+			p, rdb := lostReplyRedis(t, 200*time.Millisecond)
+			key := testKey(t, rdb, "lost-release")
+			c := newClient(t, rdb, nil)
+			warm := mustObtain(t, c, key, 5*time.Second, nil)
+			mustRelease(t, warm)
+
+			holder := mustObtain(t, c, key, 5*time.Second, nil)
+			next := make(chan *dlock.Lock, 1)
+			if taken { // waits for the key, directly
+				other := newClient(t, newRedis(t), nil)
+				go func() {
+					l, err := other.Obtain(context.Background(), key, 5*time.Second, &dlock.Options{Wait: 10 * time.Second})
+					if err != nil {
+						t.Errorf("other Obtain: %v", err)
+					}
+					next <- l
+				}()
+				testenv.Eventually(t, 5*time.Second, "the other Client to wait", func() bool {
+					return rdb.Exists(context.Background(), dlock.ReleaseChannel(key)).Val() == 1
+				})
+			}
+			cut := p.CutReply(carries(holder.Token()))
+			if err := holder.Release(context.Background()); err != nil {
+				t.Fatalf("Release retried after its reply was lost = %v, want nil", err)
+			}
+			cut.Await(t, time.Second)
+			if taken {
+				l := <-next
+				if l == nil {
+					t.FailNow()
+				}
+				if l.Fence() <= holder.Fence() {
+					t.Fatalf("next holder's fence %d, not above %d", l.Fence(), holder.Fence())
+				}
+				mustRelease(t, l)
+			}
+		})
+	}
+}
+
+// TestReleaseOfExpiredLockIsNotHeld: the marker is the release's own; a lock that expired
+// before its release is still reported not held.
+func TestReleaseOfExpiredLockIsNotHeld(t *testing.T) {
+	rdb, key, c := oneKey(t, "expired-release")
+	l := mustObtain(t, c, key, time.Minute, nil)
+	if err := rdb.Del(context.Background(), key).Err(); err != nil { // as its expiry would
+		t.Fatal(err)
+	}
+	if err := l.Release(context.Background()); err == nil {
+		t.Fatal("Release of a lock whose key was gone = nil, want ErrNotHeld")
+	}
+}
