@@ -39,7 +39,7 @@ type Entry struct {
 // ErrGateNotSeeded, or a Redis error (the purchase may then have been queued).
 func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
 	keys := []string{q.keys.GateStock(id), q.keys.GateBuyers(id), q.keys.QueueStream(id)}
-	res, err := enqueueScript.Run(ctx, q.rdb, keys, user).Result()
+	res, err := runOnce(ctx, q.rdb, enqueueScript, keys, user).Result() // an error is the first try's
 	if err != nil {
 		return "", fmt.Errorf("enqueue in product %d: %w", id, err)
 	}

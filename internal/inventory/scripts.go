@@ -1,7 +1,9 @@
 package inventory
 
 import (
+	"context"
 	"embed"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,4 +33,42 @@ func script(name string) *redis.Script {
 		panic("inventory: " + err.Error())
 	}
 	return redis.NewScript(string(src))
+}
+
+// onceCmd is a command that go-redis sends at most once (Cmder.NoRetry): a client with
+// MaxRetries would send it again after a reply lost on a cut connection, and then report only
+// the second try's error, such as a refused connection, which reads as "never sent" of a
+// script that ran. One that was never written to a connection may still be sent.
+type onceCmd struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to send the command again once it was written.
+func (onceCmd) NoRetry() bool { return true }
+
+// runOnce runs s by EVALSHA sent at most once; when Redis does not have the script (NOSCRIPT:
+// it restarted, or the script was never loaded), it loads it (SCRIPT LOAD, safe to repeat)
+// and tries once more. The error is the one of the try that reached Redis, if any.
+func runOnce(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	run := func() *redis.Cmd {
+		argv := append(append([]any{"evalsha", s.Hash(), len(keys)}, anys(keys)...), args...)
+		cmd := onceCmd{redis.NewCmd(ctx, argv...)}
+		_ = rdb.Process(ctx, cmd)
+		return cmd.Cmd
+	}
+	cmd := run()
+	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if err := s.Load(ctx, rdb).Err(); err != nil {
+			cmd.SetErr(err)
+			return cmd
+		}
+		cmd = run()
+	}
+	return cmd
+}
+
+func anys(keys []string) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
 }

@@ -84,15 +84,14 @@ func TestQueueErrorReply(t *testing.T) {
 	}
 }
 
-// ownRedisEnv is newEnv on the Redis at addr, with a client set as cmd/api's is, except
-// that it retries no command. With cmd/api's one retry, a reply lost on a cut connection is
-// followed by a retry: it runs the script again (answered as the repeat it is), or, if Redis
-// refuses the connection, go-redis reports that refusal alone and the purchase is answered
-// unavailable although its script ran (see docs/strategies.md).
+// ownRedisEnv is newEnv on the Redis at addr, with a client set as cmd/api's is: it retries
+// a command once. The enqueue script is sent at most once all the same (inventory's onceCmd):
+// after a reply lost on a cut connection, a retry refused a connection would otherwise be the
+// error go-redis reports, and a purchase whose script ran would be answered unavailable.
 func ownRedisEnv(t *testing.T, addr string) *env {
 	t.Helper()
 	gdb := testenv.Postgres(t)
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: 1,
 		DialerRetries: 1, DialTimeout: time.Second})
 	t.Cleanup(func() { rdb.Close() })
 	prefix := testenv.Name("t")
