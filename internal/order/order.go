@@ -28,7 +28,8 @@ var (
 	// was written.
 	ErrUnavailable = errors.New("order: service unavailable")
 	// ErrOutcomeUnknown: the purchase's COMMIT was sent and got no answer, and PostgreSQL
-	// could not be asked what became of it in time. The order may exist: OrderOf tells, and
+	// could not be asked what became of it in time; or (queue strategy) the script that
+	// queues it was sent to Redis and got no answer. The order may exist: OrderOf tells, and
 	// a retry never buys twice.
 	ErrOutcomeUnknown = errors.New("order: outcome unknown")
 	// ErrCanceled: the buyer went away (its context was cancelled) before the purchase was
