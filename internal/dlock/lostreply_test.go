@@ -143,3 +143,42 @@ func TestReleaseOfExpiredLockIsNotHeld(t *testing.T) {
 		t.Fatal("Release of a lock whose key was gone = nil, want ErrNotHeld")
 	}
 }
+
+// TestFairAndReaderReleaseRetriedAfterLostReply: TestReleaseRetriedAfterLostReply for a fair
+// lock's release and a reader's (RWMutex.RLock): each leaves its marker too, so a retry after
+// a lost reply reports the release, not a loss.
+func TestFairAndReaderReleaseRetriedAfterLostReply(t *testing.T) {
+	skipRedlockSuite(t) // neither a fair nor a read-write lock runs on Redlock
+	for _, kind := range []string{"fair", "reader"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			p, rdb := lostReplyRedis(t, 10*time.Millisecond)
+			key := testKey(t, rdb, "lost-"+kind+"-release")
+			c := newClient(t, rdb, nil)
+			obtain := func() *dlock.Lock {
+				t.Helper()
+				var (
+					l   *dlock.Lock
+					err error
+				)
+				if kind == "fair" {
+					l, err = c.ObtainFair(context.Background(), key, 5*time.Second, nil)
+				} else {
+					l, err = c.RW(key).RLock(context.Background(), 5*time.Second, nil)
+				}
+				if err != nil {
+					t.Fatalf("obtain: %v", err)
+				}
+				return l
+			}
+			mustRelease(t, obtain()) // Redis has the scripts: the cut call runs one
+			holder := obtain()
+			cut := p.CutReply(carries(holder.Token()))
+			if err := holder.Release(context.Background()); err != nil {
+				t.Errorf("Release retried after its reply was lost = %v, want nil", err)
+			}
+			cut.Await(t, time.Second)
+			mustRelease(t, obtain()) // the key is free
+		})
+	}
+}

@@ -77,7 +77,8 @@ func (c *Client) tryRW(ctx context.Context, r *request) (any, error) {
 // readerCall runs a reader's release ("release", with the channel), refresh ("refresh",
 // with the ttl in ms) or remaining ttl ("pttl").
 func (c *Client) readerCall(ctx context.Context, r *request, op string, arg any) (int64, error) {
-	return rwReaderScript.Run(ctx, c.rdb, []string{r.readersKey}, r.token, op, arg).Int64()
+	keys := []string{r.readersKey, releasedKey(r.key, r.token)}
+	return rwReaderScript.Run(ctx, c.rdb, keys, r.token, op, arg, releaseMarkTTLArg).Int64()
 }
 
 // leaveRW drops the claim on the next turn of a waiting writer that gave up. (A reader whose

@@ -124,7 +124,8 @@ func (c *Client) releaseCall(ctx context.Context, r *request) (int64, error) {
 		return c.rl.release(ctx, r)
 	}
 	if r.fair {
-		return fairReleaseScript.Run(ctx, c.rdb, []string{r.key, r.queueKey}, r.token, r.channel()).Int64()
+		keys := []string{r.key, r.queueKey, releasedKey(r.key, r.token)}
+		return fairReleaseScript.Run(ctx, c.rdb, keys, r.token, r.channel(), releaseMarkTTLArg).Int64()
 	}
 	if r.rw == rwRead {
 		return c.readerCall(ctx, r, "release", r.channel())
