@@ -18,6 +18,8 @@ var (
 	enqueueScript    = script("enqueue")
 	ackScript        = script("ack")
 	deadLetterScript = script("deadletter")
+	markScript       = script("mark")
+	forgetScript     = script("forget")
 )
 
 //go:embed lua/*.lua
