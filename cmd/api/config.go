@@ -40,6 +40,7 @@ type config struct {
 	lockCohort      int // LOCK_COHORT
 	batchLinger     time.Duration
 	purchaseTimeout time.Duration
+	writeTimeout    time.Duration // WRITE_TIMEOUT, or answerBudget's
 	queueWait       time.Duration
 	queueClaimIdle  time.Duration
 	queueAttempts   int
@@ -89,6 +90,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	queueClaim := e.String("queue-claim-idle", "QUEUE_CLAIM_IDLE", "5s", "how long a queued purchase read by a consumer stays unacknowledged before another process claims it (env QUEUE_CLAIM_IDLE)")
 	queueAttempts := e.String("queue-attempts", "QUEUE_ATTEMPTS", "3", "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
 	purchaseTimeout := e.String("purchase-timeout", "PURCHASE_TIMEOUT", "10s", "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
+	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, counted from the end of its headers; empty: "+
+		"what the worst purchase needs, body read + rate limit check + PURCHASE_TIMEOUT + 10s + 3s (env WRITE_TIMEOUT)")
 	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
 	shutdownDelay := e.String("shutdown-delay", "SHUTDOWN_DELAY", "0s", "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
 	startup := e.String("startup-timeout", "STARTUP_TIMEOUT", "60s", "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
@@ -161,8 +164,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	if cfg.purchaseTimeout > maxPurchaseTimeout {
-		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %q: at most %s, so that every answer (deadline + 10s for COMMIT and its settling) fits in the %s write timeout",
-			*purchaseTimeout, maxPurchaseTimeout, writeTimeout))
+		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %q: at most %s", *purchaseTimeout, maxPurchaseTimeout))
+	}
+	need := answerBudget(cfg.purchaseTimeout)
+	cfg.writeTimeout = need
+	if *writeTimeoutText != "" {
+		if cfg.writeTimeout, err = time.ParseDuration(*writeTimeoutText); err != nil || cfg.writeTimeout < need {
+			errs = append(errs, fmt.Errorf("WRITE_TIMEOUT %q: want at least %s, so that a committed purchase's answer reaches the client: "+
+				"the body's read (%s) + the rate limit check (%s) + PURCHASE_TIMEOUT (%s) + COMMIT and its settling (%s) + %s to write it",
+				*writeTimeoutText, need, readTimeout, limiterWait, cfg.purchaseTimeout, afterDeadline, writeMargin))
+		}
 	}
 	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {
 		errs = append(errs, fmt.Errorf("QUEUE_WAIT %q: at most PURCHASE_TIMEOUT (%s)", *queueWait, cfg.purchaseTimeout))
@@ -170,12 +181,26 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return cfg, errors.Join(errs...)
 }
 
-// writeTimeout is the HTTP server's limit on writing an answer; maxPurchaseTimeout keeps
-// every purchase's answer inside it.
+// The HTTP server's time limits, and what a purchase's answer needs of the write timeout.
+// Go's http.Server counts WriteTimeout from the end of a request's headers (HTTP/1.x, see
+// net/http's conn.readRequest); the purchase's deadline starts later, once the handler has
+// read the body (bounded by ReadTimeout, counted from the request's first byte) and the rate
+// limiter has answered. A purchase then answers within PURCHASE_TIMEOUT + afterDeadline.
 const (
-	writeTimeout       = 30 * time.Second
+	readHeaderTimeout  = 5 * time.Second
+	readTimeout        = 10 * time.Second
+	limiterWait        = 2 * time.Second  // the limiter's batch in flight, then its own (httpapi's checkTimeout, 1s, each)
+	afterDeadline      = 10 * time.Second // a COMMIT sent by the deadline: 5s; settling one that got no answer: 5s (order.Config)
+	writeMargin        = 3 * time.Second  // writing the answer, and the scheduler
 	maxPurchaseTimeout = 15 * time.Second
 )
+
+// answerBudget is the write timeout a purchase with deadline purchaseTimeout needs, so that
+// its answer, a committed 201 above all, reaches the client: WRITE_TIMEOUT's default, and
+// its least value.
+func answerBudget(purchaseTimeout time.Duration) time.Duration {
+	return readTimeout + limiterWait + purchaseTimeout + afterDeadline + writeMargin
+}
 
 // isLoopback reports whether addr is a host:port that only this machine reaches: localhost, or
 // a loopback IP. An empty host (":6060") listens on every interface and is not.

@@ -41,6 +41,12 @@ func (k Keys) QueueStream(id int64) string { return k.product(id, "queue") }
 // (entries: user, entry, reason).
 func (k Keys) QueueDead(id int64) string { return k.product(id, "dead") }
 
+// QueueActive is the registry of live queue products: a sorted set of the ids of the queue
+// products whose streams may hold purchases, each scored with the time of its last mark (see
+// Queue.Backlogged). It is one key, in no product's hash slot: scripts never touch it with a
+// product's keys.
+func (k Keys) QueueActive() string { return k.Prefix + ":queue:active" }
+
 // QueueChannel is the pub/sub channel on which written queue purchases are announced to the
 // buyers waiting for them in every process.
 func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,8 +22,9 @@ const QueueGroup = "writers"
 // script; consumers in the API processes read the stream through one consumer group, write
 // what they read, then Ack it (or DeadLetter it). It is safe for concurrent use.
 type Queue struct {
-	rdb  redis.UniversalClient
-	keys Keys
+	rdb    redis.UniversalClient
+	keys   Keys
+	marked sync.Map // int64 -> time.Time: when this Queue last marked the product live (see mark)
 }
 
 // NewQueue returns a Queue in rdb under keys.
@@ -34,10 +36,14 @@ type Entry struct {
 	User int64
 }
 
-// Enqueue admits user and appends its purchase to product id's stream, atomically. It
-// returns the entry's id, or ErrSoldOut, ErrAlreadyAdmitted (queued or written before),
-// ErrGateNotSeeded, or a Redis error (the purchase may then have been queued).
+// Enqueue admits user and appends its purchase to product id's stream, atomically, having
+// first marked the product live (see Backlogged). It returns the entry's id, or ErrSoldOut,
+// ErrAlreadyAdmitted (queued or written before), ErrGateNotSeeded, or a Redis error (the
+// purchase may then have been queued, unless the mark failed).
 func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
+	if err := q.mark(ctx, id); err != nil {
+		return "", err
+	}
 	keys := []string{q.keys.GateStock(id), q.keys.GateBuyers(id), q.keys.QueueStream(id)}
 	res, err := runOnce(ctx, q.rdb, enqueueScript, keys, user).Result() // an error is the first try's
 	if err != nil {

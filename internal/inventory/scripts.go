@@ -20,6 +20,8 @@ var (
 	enqueueScript    = script("enqueue")
 	ackScript        = script("ack")
 	deadLetterScript = script("deadletter")
+	markScript       = script("mark")
+	forgetScript     = script("forget")
 )
 
 //go:embed lua/*.lua

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -16,6 +17,9 @@ type Store struct {
 	// meta caches products by id for their immutable fields (name, strategy, think_ms,
 	// initial_stock): a purchase needs them before anything else, and they never change.
 	meta sync.Map // int64 -> Product
+	// notFound remembers for NotFoundTTL the ids PostgreSQL had no product of, so that
+	// unknown ids cost one round trip per NotFoundTTL, not one per request.
+	notFound notFound
 }
 
 // NewStore returns a Store on db.
@@ -36,14 +40,21 @@ func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 	if err != nil {
 		return Product{}, fmt.Errorf("create product: %w", err)
 	}
+	s.notFound.created(p.ID)
 	return p, nil
 }
 
-// Get reads the product as it is now.
+// Get reads the product as it is now. An id PostgreSQL had no product of within the last
+// NotFoundTTL is ErrNotFound with no round trip (see NotFoundTTL).
 func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
+	if s.notFound.has(id, time.Now()) {
+		return Product{}, fmt.Errorf("product %d: %w", id, ErrNotFound)
+	}
+	gen := s.notFound.generation()
 	var p Product
 	err := s.db.WithContext(ctx).Take(&p, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
+		s.notFound.add(id, gen, time.Now())
 		return Product{}, fmt.Errorf("product %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
@@ -53,8 +64,9 @@ func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
 	return p, nil
 }
 
-// Meta returns the product's immutable fields, from memory after the first read. Its Stock,
-// Fence and UpdatedAt are stale: read them in the transaction that needs them.
+// Meta returns the product's immutable fields, from memory after the first read (and
+// ErrNotFound, as Get does, from memory for NotFoundTTL). Its Stock, Fence and UpdatedAt are
+// stale: read them in the transaction that needs them.
 func (s *Store) Meta(ctx context.Context, id int64) (Product, error) {
 	if p, ok := s.meta.Load(id); ok {
 		return p.(Product), nil

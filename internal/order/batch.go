@@ -7,16 +7,17 @@ import (
 
 // request is one buyer waiting in a batch.
 type request struct {
-	user int64
-	at   time.Time   // when the buyer joined
-	res  chan result // buffered: the leader never blocks on a buyer who left
+	user     int64
+	at       time.Time   // when the buyer joined
+	deadline time.Time   // the buyer's own purchase deadline; zero if it has none
+	res      chan result // buffered: the leader never blocks on a buyer who left
+	bt       *batch      // the batch it is in now (a fair leader may put it back into another); under batcher.mu
 }
 
-// result is a buyer's answer, or (lead set) the order to lead that batch (see requeue).
+// result is a buyer's answer.
 type result struct {
 	o         Order
 	err       error
-	lead      *batch
 	confirmed bool // the leader confirmed the buyer's order in the gate (redis strategy)
 }
 
@@ -50,6 +51,7 @@ func (b *batcher) join(id int64, r *request) (bt *batch, lead bool) {
 		lead = true
 	}
 	bt.reqs = append(bt.reqs, r)
+	r.bt = bt
 	if len(bt.reqs) >= b.max {
 		delete(b.open, id) // newcomers start the next batch
 		close(bt.full)
@@ -62,6 +64,10 @@ func (b *batcher) join(id int64, r *request) (bt *batch, lead bool) {
 func (b *batcher) take(id int64, bt *batch) []*request {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.takeLocked(id, bt)
+}
+
+func (b *batcher) takeLocked(id int64, bt *batch) []*request {
 	if b.open[id] == bt {
 		delete(b.open, id)
 	}
@@ -70,11 +76,12 @@ func (b *batcher) take(id int64, bt *batch) []*request {
 	return reqs
 }
 
-// leave removes r from bt if the leader has not taken it yet, and reports whether it did;
-// if not, a result is on its way to r.
-func (b *batcher) leave(bt *batch, r *request) bool {
+// leave removes r from the batch it is in if no leader has taken it yet, and reports whether
+// it did; if not, a result is on its way to r.
+func (b *batcher) leave(r *request) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	bt := r.bt
 	for i, q := range bt.reqs {
 		if q == r {
 			bt.reqs = append(bt.reqs[:i], bt.reqs[i+1:]...)
@@ -86,38 +93,62 @@ func (b *batcher) leave(bt *batch, r *request) bool {
 
 // takeBefore is take for a fair product's leader: it returns the buyers who joined before
 // cutoff, and always the first (who came first of all, the leader's own buyer or one put
-// back earlier), so that a held lock serves someone; it puts the others back with requeue,
-// to be served after the lock's next waiter, who came before them.
-func (b *batcher) takeBefore(id int64, bt *batch, cutoff time.Time) []*request {
-	reqs := b.take(id, bt)
-	i := 1
+// back earlier), so that a held lock serves someone; it puts the others back, in the same
+// step, to be served after the lock's next waiter, who came before them (see requeue). If
+// they go into a new batch, that batch is returned with the latest of their deadlines: the
+// caller must have it led, until then at the latest.
+func (b *batcher) takeBefore(id int64, bt *batch, cutoff time.Time) (taken []*request, next *batch, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	reqs := b.takeLocked(id, bt)
+	i := min(1, len(reqs))
 	for i < len(reqs) && reqs[i].at.Before(cutoff) {
 		i++
 	}
 	if rest := reqs[i:]; len(rest) > 0 {
-		b.requeue(id, rest)
+		next = b.requeueLocked(id, rest)
+		_, until = span(rest)
 	}
-	return reqs[:i:i]
+	return reqs[:i:i], next, until
 }
 
-// requeue puts buyers a leader did not take into the product's open batch, ahead of its
-// buyers (they came first), or into a new open batch whose first buyer is told to lead it.
-func (b *batcher) requeue(id int64, rest []*request) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if bt, ok := b.open[id]; ok {
+// requeueLocked puts buyers a leader did not take into the product's open batch, ahead of its
+// buyers (they came first), or into a new open batch, which it returns: none of them leads it
+// (the first may have gone, and its deadline is not the others'), so the caller has it led.
+// Each buyer can still leave it, from its new batch.
+func (b *batcher) requeueLocked(id int64, rest []*request) *batch {
+	bt, ok := b.open[id]
+	if ok {
 		bt.reqs = append(append([]*request(nil), rest...), bt.reqs...)
-		if len(bt.reqs) >= b.max {
-			delete(b.open, id)
-			close(bt.full)
-		}
-		return
-	}
-	bt := &batch{reqs: append([]*request(nil), rest...), full: make(chan struct{})}
-	if len(bt.reqs) >= b.max {
-		close(bt.full)
 	} else {
+		bt = &batch{reqs: append([]*request(nil), rest...), full: make(chan struct{})}
 		b.open[id] = bt
 	}
-	rest[0].res <- result{lead: bt}
+	for _, r := range rest {
+		r.bt = bt
+	}
+	if len(bt.reqs) >= b.max {
+		delete(b.open, id)
+		close(bt.full)
+	}
+	if ok {
+		return nil
+	}
+	return bt
+}
+
+// span returns the earliest and the latest deadline of reqs (zero ones ignored).
+func span(reqs []*request) (first, last time.Time) {
+	for _, r := range reqs {
+		if r.deadline.IsZero() {
+			continue
+		}
+		if first.IsZero() || r.deadline.Before(first) {
+			first = r.deadline
+		}
+		if r.deadline.After(last) {
+			last = r.deadline
+		}
+	}
+	return first, last
 }

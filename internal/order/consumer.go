@@ -90,17 +90,17 @@ func (c *consumers) close() {
 
 // StartQueues starts this process's consumer of every queue product whose stream holds
 // purchases, so that a backlog left by a process that died is written even if no buyer of
-// the product reaches this one.
+// the product reaches this one. It looks only at the queue products purchases were queued of
+// lately or whose streams are not empty (inventory.Queue.Backlogged), not at every queue
+// product ever created: its cost does not grow with history, and it reads nothing from
+// PostgreSQL.
 func (s *Service) StartQueues(ctx context.Context) error {
-	var ids []int64
-	err := s.db.WithContext(ctx).Raw(`SELECT id FROM products WHERE strategy = ?`, inventory.StrategyQueue).Scan(&ids).Error
+	ids, err := s.Queue.Backlogged(ctx)
+	for _, id := range ids {
+		s.consumers.ensure(s, id)
+	}
 	if err != nil {
 		return fmt.Errorf("queue products: %w", err)
-	}
-	for _, id := range ids {
-		if st, err := s.Queue.State(ctx, id); err == nil && st.Queued > 0 {
-			s.consumers.ensure(s, id)
-		}
 	}
 	return nil
 }

@@ -43,26 +43,21 @@ func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID in
 	confirm confirmFunc,
 ) result {
 	r := &request{user: userID, at: time.Now(), res: make(chan result, 1)}
+	r.deadline, _ = ctx.Value(deadlineKey{}).(time.Time)
 	bt, lead := s.batches.join(p.ID, r)
 	if lead {
 		s.lead(ctx, p, bt, locks, confirm)
 	}
-	done := ctx.Done()
-	for {
-		select {
-		case res := <-r.res:
-			if res.lead != nil { // put back by a fair product's leader, first of its batch
-				bt = res.lead
-				s.lead(ctx, p, bt, locks, confirm) // it serves the batch even if its own buyer has gone
-				continue
-			}
-			return res
-		case <-done:
-			if s.batches.leave(bt, r) {
-				return result{err: context.Cause(ctx)}
-			}
-			done = nil // a leader has taken this buyer: the answer is on its way
+	select {
+	case res := <-r.res:
+		return res
+	case <-ctx.Done():
+		// Leave the batch the buyer is in now: the one it joined, or one a fair product's
+		// leader put it back into.
+		if s.batches.leave(r) {
+			return result{err: context.Cause(ctx)}
 		}
+		return <-r.res // a leader has taken this buyer: the answer is on its way
 	}
 }
 
@@ -70,6 +65,7 @@ func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID in
 // included, answers each buyer exactly once, and truly.
 type batchRun struct {
 	reqs     []*request
+	taken    bool     // the lock was had and reqs taken from the batch
 	results  []result // the batch's outcome, once known
 	answered bool
 	err      error // what ended the batch, if it has no results
@@ -78,40 +74,89 @@ type batchRun struct {
 // lead obtains the product's lock from locks, takes the batch, writes it in one transaction and answers
 // every buyer in it as soon as it committed (and confirm, if any, is done), before the lock is
 // released. It works on a context detached from its own buyer's (the other buyers depend on
-// it), with the same deadline.
+// it), with the same deadline; the write is bounded by the earliest deadline of the buyers it
+// took, so that each is answered within its own.
 func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, locks Locker, confirm confirmFunc) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
 	run := &batchRun{}
 	defer s.endBatch(ctx, p, bt, run)
-	run.err = locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, s.cfg.LockWait, p.Fair, func(ctx context.Context, l HeldLock) error {
-		s.linger(ctx, bt)
+	run.err = locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, s.cfg.LockWait, p.Fair, func(lctx context.Context, l HeldLock) error {
+		s.linger(lctx, bt)
 		if since, ok := l.NextWaiterSince(); ok { // known for fair Redis locks only
 			// Serve only the buyers who came before the lock's next waiter (another
 			// process's, or this one's next leader): the others go after it, as the fair
-			// lock's queue says.
-			run.reqs = s.batches.takeBefore(p.ID, bt, since)
+			// lock's queue says, in a batch led for them (see goLead).
+			var next *batch
+			var until time.Time
+			run.reqs, next, until = s.batches.takeBefore(p.ID, bt, since)
+			if next != nil {
+				s.goLead(ctx, until, p, next, locks, confirm)
+			}
 		} else {
 			run.reqs = s.batches.take(p.ID, bt)
 		}
-		if err := think(ctx, p); err != nil { // the teaching pause: lock held, no transaction open
-			return err
+		run.taken = true
+		wctx, cancel := s.dropExpired(lctx, run)
+		defer cancel()
+		if len(run.reqs) == 0 {
+			run.answered = true
+			return nil
 		}
-		results, left, err := s.writeBatch(ctx, p, users(run.reqs), l.Fence())
+		err := think(wctx, p) // the teaching pause: lock held, no transaction open
+		var results []result
+		var left int
+		if err == nil {
+			results, left, err = s.writeBatch(wctx, p, users(run.reqs), l.Fence())
+		}
 		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrOutcomeUnknown) &&
+				context.Cause(wctx) == errDeadline && lctx.Err() == nil {
+				err = fmt.Errorf("%w: %w", errDeadline, err) // its buyers' deadline: busy
+			}
 			return err
 		}
 		run.results = results
 		if confirm != nil {
-			confirmed(ctx, p.ID, results, users(run.reqs), confirm)
+			confirmed(lctx, p.ID, results, users(run.reqs), confirm)
 		}
-		s.soldOutIfZero(ctx, p.ID, left)
+		s.soldOutIfZero(lctx, p.ID, left)
 		if s.Observer != nil {
 			s.Observer.Batch(len(run.reqs))
 		}
 		s.answer(run)
 		return nil
 	})
+}
+
+// goLead leads next, a batch of buyers a fair product's leader put back, in a goroutine of
+// its own until their latest deadline (until): none of them leads it, so that each can still
+// leave (its client gone, its own deadline passed) and be answered at once.
+func (s *Service) goLead(ctx context.Context, until time.Time, p inventory.Product, next *batch, locks Locker, confirm confirmFunc) {
+	if until.IsZero() {
+		until = time.Now().Add(s.cfg.PurchaseTimeout)
+	}
+	ctx = context.WithValue(context.WithoutCancel(ctx), deadlineKey{}, until)
+	go s.lead(ctx, p, next, locks, confirm)
+}
+
+// dropExpired answers busy the buyers of run whose own deadline has passed (taken as they
+// were leaving) and returns ctx bounded by the earliest deadline of the others.
+func (s *Service) dropExpired(ctx context.Context, run *batchRun) (context.Context, context.CancelFunc) {
+	now := time.Now()
+	live := run.reqs[:0:0]
+	for _, r := range run.reqs {
+		if !r.deadline.IsZero() && !now.Before(r.deadline) {
+			r.res <- result{err: errDeadline}
+			continue
+		}
+		live = append(live, r)
+	}
+	run.reqs = live
+	if first, _ := span(live); !first.IsZero() {
+		return context.WithDeadlineCause(ctx, first, errDeadline)
+	}
+	return ctx, func() {}
 }
 
 // endBatch answers every buyer of the batch who has no answer yet: with the batch's results
@@ -124,7 +169,7 @@ func (s *Service) endBatch(ctx context.Context, p inventory.Product, bt *batch, 
 			"stack", string(debug.Stack()))
 		run.err = fmt.Errorf("%w: %v", errPanic, r)
 	}
-	if run.reqs == nil { // the lock was never had: the batch is still open
+	if !run.taken { // the lock was never had: the batch is still open
 		run.reqs = s.batches.take(p.ID, bt)
 	}
 	if run.answered {
