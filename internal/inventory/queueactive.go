@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -17,6 +18,10 @@ import (
 // both together, with room to spare.
 const QueueGrace = time.Minute
 
+// ErrNotQueued means Enqueue failed before it sent the purchase to the stream: whatever the
+// cause, the purchase was not queued.
+var ErrNotQueued = errors.New("inventory: purchase not queued")
+
 // markEvery is how often one process marks a product it queues purchases of.
 const markEvery = QueueGrace / 4
 
@@ -28,7 +33,7 @@ func (q *Queue) mark(ctx context.Context, id int64) error {
 	}
 	now := time.Now()
 	if err := markScript.Run(ctx, q.rdb, []string{q.keys.QueueActive()}, id).Err(); err != nil {
-		return fmt.Errorf("mark queue product %d live: %w", id, err)
+		return fmt.Errorf("mark queue product %d live: %w: %w", id, ErrNotQueued, err)
 	}
 	q.marked.Store(id, now)
 	return nil

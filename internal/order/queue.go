@@ -63,6 +63,8 @@ func (s *Service) enqueue(ctx context.Context, id, userID int64) error {
 		return err
 	case errors.Is(err, inventory.ErrGateNotSeeded):
 		return fmt.Errorf("%w: %w", ErrBusy, err)
+	case errors.Is(err, inventory.ErrNotQueued): // failed before the script was sent
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case neverSent(err):
 		return err // nothing reached Redis: unavailable, nothing written
 	case replied(err):

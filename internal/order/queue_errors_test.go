@@ -88,14 +88,34 @@ func TestQueueErrorReply(t *testing.T) {
 // a command once. The enqueue script is sent at most once all the same (inventory's onceCmd):
 // after a reply lost on a cut connection, a retry refused a connection would otherwise be the
 // error go-redis reports, and a purchase whose script ran would be answered unavailable.
-func ownRedisEnv(t *testing.T, addr string) *env {
+func ownRedisEnv(t *testing.T, addr string, readTimeout ...time.Duration) *env {
 	t.Helper()
 	gdb := testenv.Postgres(t)
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: 1,
-		DialerRetries: 1, DialTimeout: time.Second})
+		DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: append(readTimeout, 0)[0]})
 	t.Cleanup(func() { rdb.Close() })
 	prefix := testenv.Name("t")
 	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix})
 	t.Cleanup(func() { a.Close() })
 	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: inventory.NewStore(gdb)}
+}
+
+// TestQueueMarkFailsUnavailable: the queue product's mark in the registry of live queue
+// products (sent before the purchase's script) gets no answer in time: nothing was queued,
+// so the purchase is 503 unavailable, not outcome_unknown, and the buyer is not admitted.
+func TestQueueMarkFailsUnavailable(t *testing.T) {
+	t.Parallel()
+	red := servers.StartRedis(t)
+	px := faultproxy.New(t, testenv.FreeAddr(t), red.Addr)
+	e := ownRedisEnv(t, px.Addr(), 200*time.Millisecond)
+	p := e.product(t, 10, inventory.StrategyQueue, 0) // never bought: its first purchase marks it
+	px.SetReplyLatency(time.Second)
+	_, err := e.app.Orders.Purchase(context.Background(), p.ID, 1)
+	px.SetReplyLatency(0)
+	if got := order.Outcome(err); got != order.OutcomeUnavailable {
+		t.Errorf("purchase whose mark got no answer = %s (%v), want %s", got, err, order.OutcomeUnavailable)
+	}
+	if red.Client().SIsMember(context.Background(), inventory.Keys{Prefix: e.prefix}.GateBuyers(p.ID), 1).Val() {
+		t.Error("the buyer is admitted")
+	}
 }
