@@ -80,6 +80,7 @@ func New(cfg Config) *App {
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
+	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
 	a := &App{Keys: keys, locks: newLocks(cfg, m), labLocks: dlock.New(cfg.Redis, nil), listening: make(chan struct{})}
 	var productLocks order.Locker // nil: the Redis locks
 	if cfg.LocksInEtcd && cfg.Etcd == nil {
@@ -115,8 +116,9 @@ func New(cfg Config) *App {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
-	listeners.Add(3)
+	listeners.Add(4)
 	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
+	go func() { defer listeners.Done(); creations.Listen(ctx) }()
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
 	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
 	go func() { listeners.Wait(); close(a.listening) }()

@@ -53,3 +53,6 @@ func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }
 
 // SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
 func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }
+
+// CreatedChannel is the pub/sub channel on which the ids of new products are announced.
+func (k Keys) CreatedChannel() string { return k.Prefix + ":created" }

@@ -1,14 +1,16 @@
 package inventory
 
 import (
+	"cmp"
 	"sync"
 	"time"
 )
 
 // NotFoundTTL is how long a Store remembers that PostgreSQL had no product of an id: a
 // lookup of that id meanwhile answers ErrNotFound with no round trip. The Store's own Create
-// forgets the id at once; a product another process (another Store) creates is found by this
-// one within NotFoundTTL of its creation.
+// forgets the id at once, and so does the announcement of a product another process created
+// (Creations); if that announcement is lost, this Store finds the product within NotFoundTTL
+// of its creation.
 const NotFoundTTL = time.Second
 
 // notFoundMax bounds how many ids a Store remembers as not found: a client sweeping ids
@@ -22,6 +24,7 @@ type notFound struct {
 	until map[int64]time.Time // id -> when it is forgotten
 	fifo  []missing           // in the order remembered, which is the order they expire in
 	gen   uint64              // counts the Store's creations (see add)
+	ttl   time.Duration       // 0: NotFoundTTL (tests set it longer)
 }
 
 type missing struct {
@@ -64,12 +67,13 @@ func (n *notFound) add(id int64, gen uint64, now time.Time) {
 	if _, ok := n.until[id]; ok {
 		return
 	}
-	until := now.Add(NotFoundTTL)
+	until := now.Add(cmp.Or(n.ttl, NotFoundTTL))
 	n.until[id] = until
 	n.fifo = append(n.fifo, missing{id, until})
 }
 
-// created forgets id: the Store has just created it.
+// created forgets id: the Store has just created it, or another process announced it
+// (Creations).
 func (n *notFound) created(id int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

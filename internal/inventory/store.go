@@ -20,6 +20,8 @@ type Store struct {
 	// notFound remembers for NotFoundTTL the ids PostgreSQL had no product of, so that
 	// unknown ids cost one round trip per NotFoundTTL, not one per request.
 	notFound notFound
+	// announce, if set (NewCreations), tells the other processes of a product created here.
+	announce func(ctx context.Context, id int64)
 }
 
 // NewStore returns a Store on db.
@@ -41,6 +43,9 @@ func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 		return Product{}, fmt.Errorf("create product: %w", err)
 	}
 	s.notFound.created(p.ID)
+	if s.announce != nil {
+		s.announce(ctx, p.ID)
+	}
 	return p, nil
 }
 

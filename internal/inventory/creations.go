@@ -1,0 +1,49 @@
+package inventory
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Creations shares product creations between API processes through Redis, so that a Store
+// that remembered an id as not found (NotFoundTTL) forgets it as soon as another process
+// creates a product under it, not NotFoundTTL later. Announcements are best effort: a lost one
+// leaves that Store answering not found for NotFoundTTL at most. It is safe for concurrent use.
+type Creations struct {
+	rdb   redis.UniversalClient
+	keys  Keys
+	store *Store
+	log   *slog.Logger
+}
+
+// NewCreations returns the Creations of store, sharing them through rdb under keys, and makes
+// store announce each product it creates. Call it before store is used.
+func NewCreations(rdb redis.UniversalClient, keys Keys, store *Store, log *slog.Logger) *Creations {
+	c := &Creations{rdb: rdb, keys: keys, store: store, log: log}
+	store.announce = c.announce
+	return c
+}
+
+// announce tells every process that product id exists now.
+func (c *Creations) announce(ctx context.Context, id int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := c.rdb.Publish(ctx, c.keys.CreatedChannel(), id).Err(); err != nil {
+		c.log.Warn("announcing a new product failed; processes that looked its id up find it within NotFoundTTL",
+			"product_id", id, "err", err)
+	}
+}
+
+// Listen makes the Store forget each id another process announces until ctx ends. Run it in a
+// goroutine.
+func (c *Creations) Listen(ctx context.Context) {
+	listen(ctx, c.rdb, c.keys.CreatedChannel(), func(payload string) {
+		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+			c.store.notFound.created(id)
+		}
+	})
+}
