@@ -45,6 +45,28 @@ func TestWriteTimeoutFitsPurchase(t *testing.T) {
 	}
 }
 
+// TestShutdownWaitsForPurchases: SIGTERM waits, by default, as long as a purchase in flight may
+// take to be answered (the write timeout), not a fixed 15 s that a purchase whose COMMIT was
+// slow and then settled could outlast; an explicit SHUTDOWN_TIMEOUT is kept (a shorter one is
+// logged at start).
+func TestShutdownWaitsForPurchases(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		purchase, shutdown string
+		want               time.Duration
+	}{
+		{"", "", 35 * time.Second},
+		{"15s", "", 40 * time.Second},
+		{"", "5s", 5 * time.Second},
+	} {
+		cfg, err := parseEnv(map[string]string{"PURCHASE_TIMEOUT": tt.purchase, "SHUTDOWN_TIMEOUT": tt.shutdown})
+		if err != nil || cfg.shutdownTimeout != tt.want || tt.shutdown == "" && cfg.shutdownTimeout != cfg.writeTimeout {
+			t.Errorf("PURCHASE_TIMEOUT %q, SHUTDOWN_TIMEOUT %q: shutdown timeout %s (write timeout %s), %v; want %s",
+				tt.purchase, tt.shutdown, cfg.shutdownTimeout, cfg.writeTimeout, err, tt.want)
+		}
+	}
+}
+
 // TestSlowPurchaseAnswered runs the real server: a purchase whose body arrives 9 s after its
 // headers (ReadTimeout is 10 s) and whose COMMIT takes 4 s (a deferred trigger sleeps in it)
 // is answered 201, on the connection, with its order: the write timeout, counted from the

@@ -92,7 +92,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	purchaseTimeout := e.String("purchase-timeout", "PURCHASE_TIMEOUT", "10s", "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
 	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, counted from the end of its headers; empty: "+
 		"what the worst purchase needs, body read + rate limit check + PURCHASE_TIMEOUT + 10s + 3s (env WRITE_TIMEOUT)")
-	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long SIGTERM waits for in-flight requests (env SHUTDOWN_TIMEOUT)")
+	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "", "how long SIGTERM waits for in-flight requests; empty: WRITE_TIMEOUT, so that a purchase in flight is answered (env SHUTDOWN_TIMEOUT)")
 	shutdownDelay := e.String("shutdown-delay", "SHUTDOWN_DELAY", "0s", "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
 	startup := e.String("startup-timeout", "STARTUP_TIMEOUT", "60s", "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
 	rateUser := e.String("rate-limit-user", "RATE_LIMIT_USER", "10/s", "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
@@ -154,7 +154,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{&cfg.purchaseTimeout, "PURCHASE_TIMEOUT", *purchaseTimeout, 100 * time.Millisecond},
 		{&cfg.queueWait, "QUEUE_WAIT", *queueWait, time.Millisecond},
 		{&cfg.queueClaimIdle, "QUEUE_CLAIM_IDLE", *queueClaim, 100 * time.Millisecond},
-		{&cfg.shutdownTimeout, "SHUTDOWN_TIMEOUT", *shutdown, time.Millisecond},
 		{&cfg.shutdownDelay, "SHUTDOWN_DELAY", *shutdownDelay, 0},
 		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
 	}
@@ -173,6 +172,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			errs = append(errs, fmt.Errorf("WRITE_TIMEOUT %q: want at least %s, so that a committed purchase's answer reaches the client: "+
 				"the body's read (%s) + the rate limit check (%s) + PURCHASE_TIMEOUT (%s) + COMMIT and its settling (%s) + %s to write it",
 				*writeTimeoutText, need, readTimeout, limiterWait, cfg.purchaseTimeout, afterDeadline, writeMargin))
+		}
+	}
+	cfg.shutdownTimeout = cfg.writeTimeout
+	if *shutdown != "" {
+		if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout < time.Millisecond {
+			errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT %q: want a duration of at least 1ms, such as 2s", *shutdown))
 		}
 	}
 	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {

@@ -51,6 +51,10 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	if cfg.adminToken == "" {
 		log.Warn("ADMIN_TOKEN is empty: admin routes answer 403")
 	}
+	if cfg.shutdownTimeout < cfg.writeTimeout {
+		log.Warn("SHUTDOWN_TIMEOUT is shorter than WRITE_TIMEOUT: a purchase in flight at shutdown may commit and lose its answer",
+			"shutdown_timeout", cfg.shutdownTimeout.String(), "write_timeout", cfg.writeTimeout.String())
+	}
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
 		RateLimits: cfg.rateLimits, Build: build,
