@@ -28,18 +28,28 @@ as the command line gives it. Past runs are kept under -dir, can be reopened, an
 the JSON and HTML reports compare and lab write. One run at a time; every run is bounded as on
 the command line. Every asset is in the binary: the page needs no network.
 
-It listens on loopback only unless -public: anyone who reaches the page can start load.`
+What a run may attack is fixed here: the -targets and -etcd-targets APIs (a run picks among them,
+never names a URL; the admin token goes to them only), at most -max-buyers buyers, -max-duration
+per strategy and -max-rate requests per second. Only the page itself can start or stop a run (its
+Origin and its per-start token). It listens on loopback only, answering its own address, unless
+-public, which wants an access token (env LOADTEST_UI_ACCESS_TOKEN) asked of every request.`
 
 // cmdUI serves the live page until ctx ends; a run going then is stopped and written first.
 func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ui", "[flags]", uiHelp, stderr)
 	e := envflag.New(fs, getenv)
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
-	public := fs.Bool("public", false, "allow a listen address that is not loopback, and any Host header")
-	var targets string
+	public := fs.Bool("public", false, "allow a listen address that is not loopback, and any Host header; wants -access-token")
+	var targets, accessToken string
 	e.StringVar(&targets, "targets", "LOADTEST_TARGETS", "http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083",
-		"default API base URLs of a strategies run, comma-separated (env LOADTEST_TARGETS; make demo-ui starts these three)")
-	etcdTargets := fs.String("etcd-targets", "", "default etcd targets of a strategies run: APIs with LOCK_BACKEND=etcd, on which dlock runs beside -targets (compare -etcd-targets)")
+		"the APIs a strategies run may attack, comma-separated base URLs; a run picks among them (env LOADTEST_TARGETS; make demo-ui starts these three)")
+	etcdTargets := fs.String("etcd-targets", "", "the APIs with LOCK_BACKEND=etcd a strategies run may attack, on which dlock runs beside -targets (compare -etcd-targets)")
+	e.QuietVar(&accessToken, "access-token", "LOADTEST_UI_ACCESS_TOKEN", "",
+		"password (basic auth, any user name) every request must carry; -public wants one of at least 16 characters (env LOADTEST_UI_ACCESS_TOKEN; prefer the env, argv is visible to ps)")
+	limits := defaultUILimits
+	fs.IntVar(&limits.Buyers, "max-buyers", limits.Buyers, "most concurrent buyers a run may ask for")
+	fs.DurationVar(&limits.Duration, "max-duration", limits.Duration, "longest attack per strategy a run may ask for")
+	fs.IntVar(&limits.Rate, "max-rate", limits.Rate, "most requests per second a run may ask for (a run is paced at its rate, this by default)")
 	dir := fs.String("dir", defaultUIDir(), "where runs are kept, one directory each")
 	labPrefix := fs.String("lab-redis-prefix", "", "REDIS_KEY_PREFIX of the lab's API processes; default lab- and 8 random characters per run")
 	if err := parseFlags(fs, args); err != nil {
@@ -50,16 +60,33 @@ func cmdUI(ctx context.Context, args []string, getenv func(string) string, stdou
 		return usageError{fmt.Errorf("-addr %q: %w", *addr, err)}
 	}
 	if !*public && !loopbackHost(host) {
-		return usageError{fmt.Errorf("-addr %s is not loopback: the page starts load; add -public to serve it there", *addr)}
+		return usageError{fmt.Errorf("-addr %s is not loopback: the page starts load; add -public (and an access token) to serve it there", *addr)}
+	}
+	switch {
+	case *public && accessToken == "":
+		return usageError{errors.New("-public: set LOADTEST_UI_ACCESS_TOKEN (or -access-token) to a password of at least 16 characters: whoever reaches the page could start load otherwise")}
+	case accessToken != "" && len(accessToken) < 16:
+		return usageError{fmt.Errorf("-access-token: %d characters, want at least 16", len(accessToken))}
+	case accessToken != "" && accessToken == getenv("ADMIN_TOKEN"):
+		return usageError{errors.New("-access-token: is the API's ADMIN_TOKEN; give the page a password of its own")}
+	}
+	if err := limits.validate(); err != nil {
+		return usageError{err}
+	}
+	cfg := uiConfig{dir: *dir, limits: limits, public: *public, accessToken: accessToken, labPrefix: *labPrefix}
+	if cfg.targets, err = fixedTargets("-targets", targets, nil); err != nil {
+		return err
+	}
+	if cfg.etcdTargets, err = fixedTargets("-etcd-targets", *etcdTargets, cfg.targets); err != nil {
+		return err
 	}
 	if getenv("ADMIN_TOKEN") == "" {
 		fmt.Fprintln(stderr, "loadtest ui: ADMIN_TOKEN is not set: strategies runs will be refused (the lab needs none)")
 	}
-	u, err := newUIServer(*dir, targets, *public, getenv, stderr)
+	u, err := newUIServer(cfg, getenv, stderr)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
-	u.labPrefix, u.etcdTargets = *labPrefix, *etcdTargets
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
@@ -99,16 +126,22 @@ type runRequest struct {
 	ThinkMS    int      `json:"think_ms"`
 	Buyers     int      `json:"buyers"`
 	DurationS  int      `json:"duration_s"`
-	Targets    string   `json:"targets"`
-	// EtcdTargets, when set, are APIs whose locks are in etcd: dlock then runs on both
-	// backends, as with compare -etcd-targets.
-	EtcdTargets string   `json:"etcd_targets"`
-	Locks       []string `json:"locks"`
-	Scenario    string   `json:"scenario"`
+	// Rate is requests per second; 0: the -max-rate of loadtest ui.
+	Rate int `json:"rate"`
+	// Targets picks among the -targets of loadtest ui (all of them when absent): a list of
+	// names or indexes (pickTargets), never a URL.
+	Targets json.RawMessage `json:"targets"`
+	// EtcdTargets picks among its -etcd-targets, APIs whose locks are in etcd: dlock then
+	// runs on both backends, as with compare -etcd-targets.
+	EtcdTargets json.RawMessage `json:"etcd_targets"`
+	Locks       []string        `json:"locks"`
+	Scenario    string          `json:"scenario"`
 }
 
 // handleStart starts a run: 202 with it; 409 while another goes; 400 for a request the
-// command line would refuse, with its message; 503 when its directory cannot be written.
+// command line would refuse, with its message, or that names a target not fixed at start or
+// asks for more than a ceiling, with a code of its own; 503 when its directory cannot be
+// written.
 func (u *uiServer) handleStart(w http.ResponseWriter, r *http.Request) {
 	var req runRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
@@ -119,9 +152,12 @@ func (u *uiServer) handleStart(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := u.start(req)
 	var usage usageError
+	var refused uiRefusal
 	switch {
 	case errors.Is(err, errBusy):
 		uiProblem(w, http.StatusConflict, "run_in_progress", err.Error())
+	case errors.As(err, &refused):
+		uiProblem(w, http.StatusBadRequest, refused.code, refused.detail)
 	case errors.As(err, &usage):
 		uiProblem(w, http.StatusBadRequest, "bad_request", err.Error())
 	case err != nil: // the run's directory could not be made or written
@@ -194,13 +230,28 @@ func (u *uiServer) start(req runRequest) (*uiRun, error) {
 	return run, nil
 }
 
-// compareJob is loadtest compare of req's strategies, its files in dir.
+// compareJob is loadtest compare of req's strategies, its files in dir: on the targets it
+// picks among those fixed at start, within the ceilings, paced at its rate (the ceiling by
+// default) with at most its buyers at once.
 func (u *uiServer) compareJob(req runRequest, dir string) (uiJob, error) {
-	args := []string{"-targets", cmp.Or(req.Targets, u.targets), "-strategies", strings.Join(req.Strategies, ","),
+	if err := u.limits.check(req); err != nil {
+		return uiJob{}, err
+	}
+	targets, err := pickTargets("targets", req.Targets, u.targets)
+	if err != nil {
+		return uiJob{}, err
+	}
+	etcdTargets, err := pickTargets("etcd_targets", req.EtcdTargets, u.etcdTargets)
+	if err != nil {
+		return uiJob{}, err
+	}
+	rate := cmp.Or(req.Rate, u.limits.Rate)
+	args := []string{"-targets", strings.Join(targets, ","), "-strategies", strings.Join(req.Strategies, ","),
 		"-stock", strconv.FormatInt(req.Stock, 10), "-think-ms", strconv.Itoa(req.ThinkMS), "-workers", strconv.Itoa(req.Buyers),
-		"-duration", strconv.Itoa(req.DurationS) + "s", "-after-soldout", "1s", "-baseline=false"}
-	if t := strings.TrimSpace(req.EtcdTargets); t != "" {
-		args = append(args, "-etcd-targets", t)
+		"-duration", strconv.Itoa(req.DurationS) + "s", "-rate", strconv.Itoa(rate), "-max-workers", strconv.Itoa(req.Buyers),
+		"-after-soldout", "1s", "-baseline=false"}
+	if len(etcdTargets) > 0 {
+		args = append(args, "-etcd-targets", strings.Join(etcdTargets, ","))
 	}
 	files := []string{"-progress", "0", "-json", filepath.Join(dir, "report.json"), "-plot", filepath.Join(dir, "report.html")}
 	cfg, err := compareConfig(append(args, files...), u.getenv, io.Discard)

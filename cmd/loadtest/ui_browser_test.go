@@ -38,8 +38,10 @@ const readItems = `[...document.querySelectorAll("section.item")].map(s => ({
 // from the DOM: each strategy's chart received samples, naive's orders ran past the stock
 // (the oversell it exists to show, the CLI's "OVERSOLD (expected)"), dlock's verdict is PASS,
 // dlock's card shows the lock figures read from the APIs' /metrics, the overall verdict
-// passed, and the page threw no script error. Reopening the run from the
-// past runs draws its charts again. With SECKILL_UI_SCREENSHOT=file.png, the finished page
+// passed, and the page threw no script error. The targets are the two fixed at start, picked
+// by checkboxes (no field takes a URL); the run's POST carried the page's per-start token,
+// and a POST from the page without it is refused. Reopening the run from the past runs draws
+// its charts again. With SECKILL_UI_SCREENSHOT=file.png, the finished page
 // is saved there (docs/ui.png comes from it).
 func TestUIInChromium(t *testing.T) {
 	dsn, redisAddr, prefix := ownBackend(t)
@@ -61,6 +63,15 @@ func TestUIInChromium(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(`body[data-state="idle"] #run`),
+	)
+	if err != nil {
+		t.Fatalf("open the page: %v (script errors: %v)", err, jsErrors())
+	}
+	picks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#run-form input[name="target"]:checked, #run-form input[type="text"], #run-form input[type="url"]')].map(i => i.type + " " + i.value)`))
+	if err != nil || strings.Join(picks, ",") != "checkbox "+strings.TrimPrefix(targets[0], "http://")+",checkbox "+strings.TrimPrefix(targets[1], "http://") {
+		t.Errorf("the form's targets: %q %v, want the two fixed at start, checked, and no field for a URL", picks, err)
+	}
+	err = chromedp.Do(ctx,
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 			_, err := chromedp.Evaluate[any](`document.querySelectorAll('input[name="strategy"]').forEach(c => { c.checked = ["naive", "dlock"].includes(c.value) })`)(ctx, t)
 			return err
@@ -111,6 +122,12 @@ func TestUIInChromium(t *testing.T) {
 	}
 	if overallOK.Value != "true" || !strings.Contains(command, "loadtest compare") {
 		t.Errorf("overall verdict %s %q, command %q", overallOK.Value, overall, command)
+	}
+	// The run above went with the page's token; the page's own POST without it does not.
+	refused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json"},
+		body: JSON.stringify({kind: "lab", locks: ["none"], scenario: "crowd"})}).then(r => r.json()).then(p => p.status + " " + p.code)`, chromedp.EvalAwaitPromise))
+	if err != nil || refused != "403 bad_page_token" {
+		t.Errorf("a POST from the page without its token = %q %v, want 403 bad_page_token", refused, err)
 	}
 	if path := os.Getenv("SECKILL_UI_SCREENSHOT"); path != "" {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

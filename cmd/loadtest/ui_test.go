@@ -10,16 +10,31 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
 // newTestUI serves a loadtest ui of its own (runs kept in a temporary directory) whose
-// environment is env, and returns its base URL.
+// environment is env, with the default ceilings, and returns its base URL.
 func newTestUI(t *testing.T, targets string, env map[string]string) (string, *uiServer) {
 	t.Helper()
-	u, err := newUIServer(t.TempDir(), targets, false, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
+	fixed, err := fixedTargets("-targets", targets, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveTestUI(t, uiConfig{targets: fixed, limits: defaultUILimits}, env)
+}
+
+// serveTestUI serves a loadtest ui of c (runs kept in a temporary directory unless c.dir)
+// whose environment is env, and returns its base URL.
+func serveTestUI(t *testing.T, c uiConfig, env map[string]string) (string, *uiServer) {
+	t.Helper()
+	if c.dir == "" {
+		c.dir = t.TempDir()
+	}
+	u, err := newUIServer(c, func(k string) string { return env[k] }, &syncWriter{w: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +43,31 @@ func newTestUI(t *testing.T, targets string, env map[string]string) (string, *ui
 	return srv.URL, u
 }
 
-// uiCall sends a request to the UI and decodes its JSON answer into out (when not nil).
-func uiCall(t *testing.T, method, url, contentType, body string, out any) int {
+// pageToken reads the per-start token from the page base serves, as the page's script does.
+func pageToken(t *testing.T, base string) string {
+	t.Helper()
+	return pageTokenVia(t, http.DefaultClient, base)
+}
+
+// pageTokenVia is pageToken with client.
+func pageTokenVia(t *testing.T, client *http.Client, base string) string {
+	t.Helper()
+	resp, err := client.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`<meta name="seckill-page-token" content="([^"]+)">`).FindSubmatch(page)
+	if resp.StatusCode != 200 || m == nil {
+		t.Fatalf("GET %s/ = %d: no page token in the page", base, resp.StatusCode)
+	}
+	return string(m[1])
+}
+
+// uiCall sends a request to the UI, with the headers given as name, value pairs, and decodes
+// its JSON answer into out (when not nil).
+func uiCall(t *testing.T, method, url, contentType, body string, out any, headers ...string) int {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -37,6 +75,9 @@ func uiCall(t *testing.T, method, url, contentType, body string, out any) int {
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -63,6 +104,7 @@ func TestUIRefusals(t *testing.T) {
 	// Targets that never answer: a strategies run waits for their /readyz, so it is still
 	// going when the second one comes.
 	base, u := newTestUI(t, "http://127.0.0.1:1", map[string]string{"ADMIN_TOKEN": "ui-test-admin-token"})
+	tok := []string{pageTokenHeader, pageToken(t, base)} // the page's: these requests come from it
 	for _, c := range []struct {
 		body, code, detail string
 		status             int
@@ -76,12 +118,12 @@ func TestUIRefusals(t *testing.T) {
 		{`{"kind":"lab","lockz":["none"]}`, "bad_request", "unknown field", 400},
 	} {
 		var p uiProblemBody
-		if got := uiCall(t, "POST", base+"/api/runs", "application/json", c.body, &p); got != c.status || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {
+		if got := uiCall(t, "POST", base+"/api/runs", "application/json", c.body, &p, tok...); got != c.status || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {
 			t.Errorf("POST %s = %d %+v, want %d %s with %q", c.body, got, p, c.status, c.code, c.detail)
 		}
 	}
 	var p uiProblemBody
-	if got := uiCall(t, "POST", base+"/api/runs", "application/x-www-form-urlencoded", "kind=lab", &p); got != 415 {
+	if got := uiCall(t, "POST", base+"/api/runs", "application/x-www-form-urlencoded", "kind=lab", &p, tok...); got != 415 {
 		t.Errorf("a form post = %d %+v, want 415", got, p)
 	}
 	req, _ := http.NewRequest("GET", base+"/api/runs", nil)
@@ -98,21 +140,21 @@ func TestUIRefusals(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, nil, 0o644)
 	setDir(filepath.Join(blocker, "runs"))
-	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &p); got != 503 || p.Code != "storage_unavailable" {
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &p, tok...); got != 503 || p.Code != "storage_unavailable" {
 		t.Errorf("a run that cannot be kept = %d %+v, want 503 storage_unavailable", got, p)
 	}
 	setDir(keep)
 	var first runInfo
-	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &first); got != 202 || first.Status != "running" {
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &first, tok...); got != 202 || first.Status != "running" {
 		t.Fatalf("POST a run = %d %+v, want 202 running", got, first)
 	}
 	if !strings.HasPrefix(first.Command, "loadtest compare -targets http://127.0.0.1:1 -strategies dlock -stock 5") {
 		t.Errorf("command = %q", first.Command)
 	}
-	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &p); got != 409 || p.Code != "run_in_progress" || !strings.Contains(p.Detail, first.ID) {
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &p, tok...); got != 409 || p.Code != "run_in_progress" || !strings.Contains(p.Detail, first.ID) {
 		t.Errorf("a second run = %d %+v, want 409 run_in_progress naming %s", got, p, first.ID)
 	}
-	if got := uiCall(t, "POST", base+"/api/runs/"+first.ID+"/stop", "application/json", "", nil); got != 202 {
+	if got := uiCall(t, "POST", base+"/api/runs/"+first.ID+"/stop", "application/json", "", nil, tok...); got != 202 {
 		t.Errorf("stop = %d, want 202", got)
 	}
 	events := readEvents(t, base+"/api/runs/"+first.ID+"/events")
@@ -191,7 +233,7 @@ func TestUILabRun(t *testing.T) {
 	u.labPrefix = prefix // the test's: its cleanup deletes what the cell leaves in Redis
 	body := `{"kind":"lab","locks":["none"],"scenario":"crowd"}`
 	var started runInfo
-	if got := uiCall(t, "POST", base+"/api/runs", "application/json", body, &started); got != 202 {
+	if got := uiCall(t, "POST", base+"/api/runs", "application/json", body, &started, pageTokenHeader, pageToken(t, base)); got != 202 {
 		t.Fatalf("POST a lab run = %d", got)
 	}
 	if started.Command != "loadtest lab -locks none -scenarios crowd -redis-prefix "+prefix || len(started.Items) != 1 || started.Items[0].Expected != "oversold" {
@@ -226,7 +268,7 @@ func TestUILabRun(t *testing.T) {
 		t.Errorf("GET the HTML report = %d", got)
 	}
 
-	again, err := newUIServer(u.dir, "", false, func(string) string { return "" }, io.Discard)
+	again, err := newUIServer(uiConfig{dir: u.dir, limits: defaultUILimits}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,16 +26,27 @@ import (
 //go:embed ui
 var uiAssets embed.FS
 
-// uiServer serves loadtest ui: the page, its API, and at most one run at a time.
-type uiServer struct {
-	dir         string // where runs are kept, one directory each
-	targets     string // the default targets of a strategies run
-	etcdTargets string // and its default etcd targets (-etcd-targets of compare)
-	getenv      func(string) string
-	stderr      io.Writer // the runs' log
-	public      bool      // serve any Host, not only loopback names
+// uiConfig is what loadtest ui fixes at start: where runs are kept, what a run may attack
+// and how hard, and who may use the page.
+type uiConfig struct {
+	dir         string     // where runs are kept, one directory each
+	targets     []uiTarget // the APIs a strategies run may attack (-targets)
+	etcdTargets []uiTarget // and those whose locks are in etcd (-etcd-targets of compare)
+	limits      uiLimits   // the ceilings of a strategies run
+	public      bool       // serve any Host, not only loopback names
+	// accessToken, when set (-public wants one), is the basic auth password every request
+	// must carry.
+	accessToken string
 	// labPrefix is the REDIS_KEY_PREFIX of the lab's processes; empty: a random one per run.
 	labPrefix string
+}
+
+// uiServer serves loadtest ui: the page, its API, and at most one run at a time.
+type uiServer struct {
+	uiConfig
+	getenv    func(string) string
+	stderr    io.Writer // the runs' log
+	pageToken string    // random at each start: the page has it, other sites cannot read it
 
 	mu      sync.Mutex
 	runs    map[string]*uiRun
@@ -45,19 +55,20 @@ type uiServer struct {
 	wg      sync.WaitGroup
 }
 
-// newUIServer returns the server of the runs kept under dir, loading the past ones.
-func newUIServer(dir, targets string, public bool, getenv func(string) string, stderr io.Writer) (*uiServer, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// newUIServer returns the server of the runs kept under c.dir, loading the past ones.
+func newUIServer(c uiConfig, getenv func(string) string, stderr io.Writer) (*uiServer, error) {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return nil, err
 	}
-	u := &uiServer{dir: dir, targets: targets, getenv: getenv, stderr: stderr, public: public, runs: map[string]*uiRun{}}
-	entries, err := os.ReadDir(dir)
+	c.targets, c.etcdTargets = append([]uiTarget{}, c.targets...), append([]uiTarget{}, c.etcdTargets...) // [] in JSON, not null
+	u := &uiServer{uiConfig: c, getenv: getenv, stderr: stderr, pageToken: rand.Text(), runs: map[string]*uiRun{}}
+	entries, err := os.ReadDir(c.dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range entries {
 		if e.IsDir() && runID.MatchString(e.Name()) {
-			if r, err := loadUIRun(filepath.Join(dir, e.Name())); err == nil {
+			if r, err := loadUIRun(filepath.Join(c.dir, e.Name())); err == nil {
 				u.runs[r.info.ID] = r
 			}
 		}
@@ -96,43 +107,7 @@ func (u *uiServer) handler() http.Handler {
 	return u.guard(mux)
 }
 
-// guard refuses requests whose Host is not a loopback name (unless public), so that a web
-// page elsewhere cannot reach the server through DNS rebinding, and POSTs that are not JSON,
-// so that a form on another site cannot start a run (a JSON POST from another origin needs a
-// CORS preflight, which this server never grants). Every answer forbids framing and any
-// resource from elsewhere.
-func (u *uiServer) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		if !u.public && !loopbackHost(r.Host) {
-			uiProblem(w, http.StatusForbidden, "not_loopback", "this server answers loopback names only (127.0.0.1, localhost, [::1]); start it with -public to serve others")
-			return
-		}
-		if r.Method == http.MethodPost && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-			uiProblem(w, http.StatusUnsupportedMediaType, "bad_request", "send JSON (Content-Type: application/json)")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// loopbackHost reports whether hostport (a Host header) names this machine's loopback.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
+// asset serves an embedded file; the page (index.html) gets the per-start token.
 func (u *uiServer) asset(name, contentType string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		b, err := uiAssets.ReadFile("ui/" + name)
@@ -142,6 +117,10 @@ func (u *uiServer) asset(name, contentType string) http.HandlerFunc {
 		}
 		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Cache-Control", "no-cache")
+		if name == "index.html" {
+			b = bytes.Replace(b, []byte(`content="{{page-token}}"`), []byte(`content="`+u.pageToken+`"`), 1)
+			w.Header().Set("Cache-Control", "no-store")
+		}
 		w.Write(b)
 	}
 }
@@ -184,9 +163,11 @@ func (u *uiServer) handleOptions(w http.ResponseWriter, r *http.Request) {
 		"scenarios":    scens,
 		"targets":      u.targets,
 		"etcd_targets": u.etcdTargets,
-		"defaults": map[string]any{"strategies": []string{"naive", "dlock"}, "stock": 100, "think_ms": 5, "buyers": 64,
-			"duration_s": 8, "locks": []string{"none", "setnx", "dlock"}, "scenario": "crowd"},
-		"limits": map[string]any{"stock_max": 100_000_000, "think_ms_max": 10_000, "buyers_max": 100_000, "duration_s_max": 3600},
+		"defaults": map[string]any{"strategies": []string{"naive", "dlock"}, "stock": 100, "think_ms": 5,
+			"buyers": min(64, u.limits.Buyers), "duration_s": min(8, int(u.limits.Duration/time.Second)), "rate": u.limits.Rate,
+			"locks": []string{"none", "setnx", "dlock"}, "scenario": "crowd"},
+		"limits": map[string]any{"stock_max": 100_000_000, "think_ms_max": 10_000, "buyers_max": u.limits.Buyers,
+			"duration_s_max": int(u.limits.Duration / time.Second), "rate_max": u.limits.Rate},
 	})
 }
 

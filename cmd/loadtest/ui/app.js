@@ -27,10 +27,14 @@ const unit = (v, u) => `${has(v) ? num(v) : "–"} ${u}`; // "–" when the serv
 const rank = (list, v) => (list || []).includes(v) ? list.indexOf(v) : 1e9;
 const plural = (n, word) => `${num(n)} ${word}${n === 1 ? "" : "s"}`;
 
+// pageToken is the server's per-start token, in the page it served: every request that
+// changes something carries it (a page of another site cannot read it).
+const pageToken = document.querySelector('meta[name="seckill-page-token"]').content;
+
 // api calls the server; a non-2xx answer throws an Error carrying the server's detail.
 async function api(method, path, body) {
-  const res = await fetch(path, body === undefined ? { method } : {
-    method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const headers = method === "GET" ? {} : { "Content-Type": "application/json", "X-Seckill-Page-Token": pageToken };
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try { data = await res.json(); } catch { /* no JSON body (e.g. 202 of stop) */ }
   if (!res.ok) throw Object.assign(new Error((data && data.detail) || `${res.status} ${res.statusText}`),
@@ -54,10 +58,10 @@ const updateStop = () => { $("stop").disabled = !liveId; };
 
 // ---------- the form ----------
 
-// checkboxes fills box with one labelled checkbox per value.
-function checkboxes(box, name, values, checked) {
+// checkboxes fills box with one labelled checkbox per value (label: its text, when not v).
+function checkboxes(box, name, values, checked, label = (v) => v) {
   box.replaceChildren(...values.map((v) => h("label", { class: "check" },
-    h("input", { type: "checkbox", name, value: v, checked: checked.includes(v) }), " " + v)));
+    h("input", { type: "checkbox", name, value: v, checked: checked.includes(v) }), " " + label(v))));
 }
 
 function buildForm(o) {
@@ -68,12 +72,16 @@ function buildForm(o) {
     h("option", { value: sc.name, title: sc.about || false }, `${sc.name} (${sc.fault || "no fault"})`)));
   if (d.scenario) $("scenario").value = d.scenario;
   $("scenario").scenarios = o.scenarios || [];
-  for (const [id, key] of [["stock", "stock"], ["think-ms", "think_ms"], ["buyers", "buyers"], ["duration", "duration_s"]]) {
+  for (const [id, key] of [["stock", "stock"], ["think-ms", "think_ms"], ["buyers", "buyers"], ["duration", "duration_s"], ["rate", "rate"]]) {
     if (has(d[key])) $(id).value = d[key];
     if (has(lim[key + "_max"])) $(id).max = lim[key + "_max"];
   }
-  $("targets").value = o.targets || "";
-  $("etcd-targets").value = o.etcd_targets || "";
+  // The targets are fixed when loadtest ui starts: a run picks among them, by name.
+  const names = (ts) => (ts || []).map((t) => t.name), urls = new Map();
+  for (const t of [...(o.targets || []), ...(o.etcd_targets || [])]) urls.set(t.name, t.url);
+  checkboxes($("target-list"), "target", names(o.targets), names(o.targets), (n) => urls.get(n));
+  checkboxes($("etcd-target-list"), "etcd-target", names(o.etcd_targets), names(o.etcd_targets), (n) => urls.get(n));
+  $("etcd-target-fields").hidden = !(o.etcd_targets || []).length;
   showAbout();
   showKind();
   $("run").disabled = false;
@@ -108,9 +116,10 @@ async function submit(ev) {
   } else {
     body = { kind, strategies: picked("strategy", defaults.strategies), stock: Number($("stock").value),
       think_ms: Number($("think-ms").value), buyers: Number($("buyers").value),
-      duration_s: Number($("duration").value), targets: $("targets").value.trim(),
-      etcd_targets: $("etcd-targets").value.trim() };
+      duration_s: Number($("duration").value), rate: Number($("rate").value),
+      targets: picked("target"), etcd_targets: picked("etcd-target") };
     if (!body.strategies.length) return showError("Pick at least one strategy.");
+    if (!body.targets.length) return showError("Pick at least one target.");
   }
   setStatus("Starting…");
   try {
