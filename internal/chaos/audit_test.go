@@ -80,7 +80,7 @@ func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) 
 	}
 	c := apiClient(via)
 	s.checkAnswers(t, pg, c, noAnswerOK)
-	s.checkRetries(t, pg, c, via.Name)
+	s.checkRetries(t, pg, via)
 	s.checkAPIAudit(t, c, via.Name)
 }
 

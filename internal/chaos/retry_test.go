@@ -26,8 +26,15 @@ const retryBudget = 30 * time.Second
 // PostgreSQL: 409 already_purchased naming the user's order exactly when the user has one,
 // else 409 sold_out (the sale is over). A 503 is retried after its Retry-After, within
 // retryBudget; anything else fails the test.
-func (s *sale) checkRetries(t *testing.T, pg pgAudit, via *client.Client, name string) {
+func (s *sale) checkRetries(t *testing.T, pg pgAudit, proc *apiProc) {
 	t.Helper()
+	// A client of its own, its connections closed at the end: an idle connection the server
+	// has seen no request on yet counts as active for 5 s in its Shutdown (net/http), and the
+	// test stops the process right after (SHUTDOWN_TIMEOUT 5s).
+	tr := &http.Transport{MaxConnsPerHost: 16}
+	defer tr.CloseIdleConnections()
+	via := client.New(proc.Base, &client.Options{AdminToken: adminToken, HTTPClient: &http.Client{Transport: tr}})
+	name := proc.Name
 	var users []int64
 	for _, a := range s.answersSnapshot() {
 		users = append(users, a.user)
