@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +46,7 @@ func TestUIOnlyThePageChangesThings(t *testing.T) {
 		{"no Origin, the token", []string{pageTokenHeader, tok}, 400, "bad_request"},
 	} {
 		var p uiProblemBody
-		if got := uiCallHost(t, "POST", base+"/api/runs", body, &p, c.headers...); got != c.status || p.Code != c.code {
+		if got := uiCall(t, "POST", base+"/api/runs", "application/json", body, &p, c.headers...); got != c.status || p.Code != c.code {
 			t.Errorf("POST a run from %s = %d %+v, want %d %s", c.name, got, p, c.status, c.code)
 		}
 	}
@@ -59,42 +58,13 @@ func TestUIOnlyThePageChangesThings(t *testing.T) {
 	// its own name).
 	for host, want := range map[string]int{"127.0.0.1:" + port: 200, "localhost:" + port: 200, "[::1]:" + port: 200,
 		"attacker.example:" + port: 403, "localhost:1" + port: 403, "localhost": 403} {
-		if got := uiCallHost(t, "GET", base+"/api/runs", "", nil, "Host", host); got != want {
+		if got := uiCall(t, "GET", base+"/api/runs", "application/json", "", nil, "Host", host); got != want {
 			t.Errorf("GET with Host %s = %d, want %d", host, got, want)
 		}
 	}
 	if runs := u.runsList(); len(runs) != 0 {
 		t.Errorf("runs %v were started, want none", runs)
 	}
-}
-
-// uiCallHost is uiCall of JSON, with the headers given as name, value pairs, where a "Host"
-// pair sets the request's Host.
-func uiCallHost(t *testing.T, method, url, body string, out any, headers ...string) int {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i] == "Host" {
-			req.Host = headers[i+1]
-		} else {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s %s: decode: %v", method, url, err)
-		}
-	}
-	return resp.StatusCode
 }
 
 // recorder is an HTTP server that records every request it gets and answers 200 {}: a URL a

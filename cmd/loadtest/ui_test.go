@@ -65,8 +65,8 @@ func pageTokenVia(t *testing.T, client *http.Client, base string) string {
 	return string(m[1])
 }
 
-// uiCall sends a request to the UI, with the headers given as name, value pairs, and decodes
-// its JSON answer into out (when not nil).
+// uiCall sends a request to the UI, with the headers given as name, value pairs (a "Host"
+// pair sets the request's Host), and decodes its JSON answer into out (when not nil).
 func uiCall(t *testing.T, method, url, contentType, body string, out any, headers ...string) int {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -77,7 +77,11 @@ func uiCall(t *testing.T, method, url, contentType, body string, out any, header
 		req.Header.Set("Content-Type", contentType)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

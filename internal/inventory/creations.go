@@ -3,8 +3,6 @@ package inventory
 import (
 	"context"
 	"log/slog"
-	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -30,9 +28,7 @@ func NewCreations(rdb redis.UniversalClient, keys Keys, store *Store, log *slog.
 
 // announce tells every process that product id exists now.
 func (c *Creations) announce(ctx context.Context, id int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if err := c.rdb.Publish(ctx, c.keys.CreatedChannel(), id).Err(); err != nil {
+	if err := announce(ctx, c.rdb, c.keys.CreatedChannel(), id); err != nil {
 		c.log.Warn("announcing a new product failed; processes that looked its id up find it within NotFoundTTL",
 			"product_id", id, "err", err)
 	}
@@ -41,9 +37,5 @@ func (c *Creations) announce(ctx context.Context, id int64) {
 // Listen makes the Store forget each id another process announces until ctx ends. Run it in a
 // goroutine.
 func (c *Creations) Listen(ctx context.Context) {
-	listen(ctx, c.rdb, c.keys.CreatedChannel(), func(payload string) {
-		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-			c.store.notFound.created(id)
-		}
-	})
+	listenIDs(ctx, c.rdb, c.keys.CreatedChannel(), c.store.notFound.created)
 }

@@ -39,9 +39,7 @@ func (s *SoldOut) Mark(ctx context.Context, id int64) {
 	if _, loaded := s.local.LoadOrStore(id, struct{}{}); loaded {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if err := s.rdb.Publish(ctx, s.keys.SoldOutChannel(), id).Err(); err != nil {
+	if err := announce(ctx, s.rdb, s.keys.SoldOutChannel(), id); err != nil {
 		s.log.Warn("sharing sold-out mark failed; other processes will find out from PostgreSQL",
 			"product_id", id, "err", err)
 	}
@@ -49,9 +47,22 @@ func (s *SoldOut) Mark(ctx context.Context, id int64) {
 
 // Listen applies the marks other processes announce until ctx ends. Run it in a goroutine.
 func (s *SoldOut) Listen(ctx context.Context) {
-	listen(ctx, s.rdb, s.keys.SoldOutChannel(), func(payload string) {
+	listenIDs(ctx, s.rdb, s.keys.SoldOutChannel(), func(id int64) { s.local.Store(id, struct{}{}) })
+}
+
+// announce publishes product id on channel, for every process's listenIDs: best effort, within
+// a second, whatever becomes of ctx meanwhile.
+func announce(ctx context.Context, rdb redis.UniversalClient, channel string, id int64) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	return rdb.Publish(ctx, channel, id).Err()
+}
+
+// listenIDs calls fn with each product id published on channel until ctx ends.
+func listenIDs(ctx context.Context, rdb redis.UniversalClient, channel string, fn func(id int64)) {
+	listen(ctx, rdb, channel, func(payload string) {
 		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-			s.local.Store(id, struct{}{})
+			fn(id)
 		}
 	})
 }
