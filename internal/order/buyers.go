@@ -36,12 +36,16 @@ const (
 // only once PostgreSQL committed its stock at zero, and no order is written after that (every
 // write takes its unit with the order, and the stock never goes below zero), so a list read
 // after the mark is final. It is safe for concurrent use.
+//
+// A sold-out answer only reads shared memory (a sync.Map, and a list's last use, written only
+// when it changed), so that answers on many cores do not contend on one lock or counter.
 type buyerLists struct {
 	maxListed, maxLists int // 0: the defaults above (tests set them lower)
 	flights             singleflight.Group
+	m                   sync.Map // int64 -> *buyerList
 	mu                  sync.Mutex
-	m                   map[int64]*buyerList
-	clock               atomic.Int64 // orders the lists' uses, for dropping the least recently used
+	n                   int          // lists in m, under mu
+	loads               atomic.Int64 // counts the reads of lists: a list's last use, in those
 }
 
 // buyerList is one sold-out product's buyers, sorted; all is false when the product has more
@@ -68,10 +72,10 @@ func (b *buyerLists) maybeBuyer(ctx context.Context, db *gorm.DB, id, user int64
 }
 
 func (b *buyerLists) of(ctx context.Context, db *gorm.DB, id int64) (*buyerList, error) {
-	b.mu.Lock()
-	l := b.m[id]
-	b.mu.Unlock()
-	if l == nil {
+	var l *buyerList
+	if v, ok := b.m.Load(id); ok {
+		l = v.(*buyerList)
+	} else {
 		ch := b.flights.DoChan(strconv.FormatInt(id, 10), func() (any, error) {
 			return b.load(db, id)
 		})
@@ -85,7 +89,9 @@ func (b *buyerLists) of(ctx context.Context, db *gorm.DB, id int64) (*buyerList,
 			return nil, context.Cause(ctx)
 		}
 	}
-	l.used.Store(b.clock.Add(1))
+	if now := b.loads.Load(); l.used.Load() != now {
+		l.used.Store(now)
+	}
 	return l, nil
 }
 
@@ -105,22 +111,26 @@ func (b *buyerLists) load(db *gorm.DB, id int64) (*buyerList, error) {
 	if !l.all {
 		l.users = nil
 	}
-	l.used.Store(b.clock.Add(1))
+	l.used.Store(b.loads.Add(1))
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = make(map[int64]*buyerList)
+	if had, ok := b.m.Load(id); ok { // read again by a buyer who missed it just before it was kept
+		return had.(*buyerList), nil
 	}
-	if len(b.m) >= lists {
-		var oldest int64
-		for k, v := range b.m {
-			if oldest == 0 || v.used.Load() < b.m[oldest].used.Load() {
-				oldest = k
+	if b.n >= lists { // drop the list used least recently (in loads: lists used since the same load tie)
+		var oldest any
+		var oldestUse int64
+		b.m.Range(func(k, v any) bool {
+			if u := v.(*buyerList).used.Load(); oldest == nil || u < oldestUse {
+				oldest, oldestUse = k, u
 			}
-		}
-		delete(b.m, oldest)
+			return true
+		})
+		b.m.Delete(oldest)
+		b.n--
 	}
-	b.m[id] = l
+	b.m.Store(id, l)
+	b.n++
 	return l, nil
 }
 

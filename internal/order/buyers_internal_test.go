@@ -45,12 +45,12 @@ func TestBuyerListsBounded(t *testing.T) {
 					t.Errorf("product %d (%d buyers, listed): user %d said a buyer", id, n+1, u)
 				}
 			}
-			if kept := len(b.m); kept > 2 {
+			if kept := b.n; kept > 2 {
 				t.Fatalf("%d lists kept, want at most 2", kept)
 			}
 		}
 	}
-	if l := b.m[ids[3]]; l == nil || l.all || l.users != nil {
-		t.Errorf("the product with 4 buyers, over the limit of 3: list %+v, want none kept", l)
+	if v, _ := b.m.Load(ids[3]); v == nil || v.(*buyerList).all || v.(*buyerList).users != nil {
+		t.Errorf("the product with 4 buyers, over the limit of 3: list %+v, want one kept and not listed", v)
 	}
 }
