@@ -66,6 +66,13 @@ image: ## the API container image seckill-api, stamped like `make build` (needs 
 clean: ## remove bin/
 	rm -rf bin
 
+# The API reference page (internal/apidoc): one HTML file, CSS inline, no script, that opens
+# from disk with no network.
+.PHONY: docs-api
+docs-api: ## docs/api.html, the API reference page, from the OpenAPI description internal/api/openapi.yaml
+	@test -f internal/api/openapi.yaml || { echo "docs-api: internal/api/openapi.yaml does not exist; the page is written from it" >&2; exit 1; }
+	$(GO) run ./internal/apidoc/cmd/apidoc -in internal/api/openapi.yaml -out docs/api.html
+
 # Load testing (cmd/loadtest). demo and bench start their own three API processes.
 .PHONY: bench bench-hot bench-locks loadtest-ci lab demo-ui
 
