@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/contract"
 )
 
 const adminToken = "test-admin-token"
@@ -63,7 +64,7 @@ func serve(t testing.TB, cfg app.Config) *stack {
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
 	t.Cleanup(tr.CloseIdleConnections)
-	hc := &http.Client{Transport: tr}
+	hc := &http.Client{Transport: contract.Transport(t, tr)} // every exchange checked against the description
 	return &stack{URL: srv.URL, App: a, DB: gdb, Redis: rdb, Prefix: prefix, HTTP: hc,
 		API: client.New(srv.URL, &client.Options{AdminToken: adminToken, HTTPClient: hc})}
 }

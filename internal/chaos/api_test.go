@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"net/http"
 	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/testenv/contract"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -21,16 +23,18 @@ const adminToken = "chaos-admin-token"
 type apiProc = servers.API
 
 // apiClient is a client of p's API with the admin token, for the calls that are not
-// purchases (the groups of buyers have clients of their own: see launch).
-func apiClient(p *apiProc) *client.Client {
-	return client.New(p.Base, &client.Options{AdminToken: adminToken})
+// purchases (the groups of buyers have clients of their own: see launch). Its exchanges are
+// checked against the API's description (internal/testenv/contract) and fail t.
+func apiClient(t testing.TB, p *apiProc) *client.Client {
+	return client.New(p.Base, &client.Options{AdminToken: adminToken,
+		HTTPClient: contract.Client(t, &http.Client{Timeout: client.DefaultTimeout})})
 }
 
 // ready asks p's GET /readyz once, for 5 s at most: nil when every dependency answers.
-func ready(p *apiProc) error {
+func ready(t testing.TB, p *apiProc) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return apiClient(p).Ready(ctx)
+	return apiClient(t, p).Ready(ctx)
 }
 
 // apiEnv is the environment of the API processes on b: sensible test defaults, then b's

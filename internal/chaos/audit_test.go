@@ -68,7 +68,7 @@ func (a pgAudit) String() string {
 func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) {
 	t.Helper()
 	if s.strategy == "queue" {
-		s.drain(t, apiClient(via))
+		s.drain(t, apiClient(t, via))
 	}
 	pg := s.auditPG(t)
 	t.Logf("%s: answers %s; PostgreSQL: %s", s.strategy, s.summary(), pg)
@@ -78,7 +78,7 @@ func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) 
 	if pg.Stock != 0 {
 		t.Errorf("%s: not sold out: %s", s.strategy, pg)
 	}
-	c := apiClient(via)
+	c := apiClient(t, via)
 	s.checkAnswers(t, pg, c, noAnswerOK)
 	s.checkRetries(t, pg, via)
 	s.checkAPIAudit(t, c, via.Name)

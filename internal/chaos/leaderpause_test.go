@@ -57,7 +57,7 @@ func TestPausedLeaderAfterStatement(t *testing.T) {
 			a, _ := s.answerOf(u)
 			log("round %d: frozen batch's buyer %d answered %s, has an order: %v", round, u, a.outcome(), pg.buyers[u])
 		}
-		testenv.Eventually(t, 20*time.Second, "the victim ready again after SIGCONT", func() bool { return ready(victim) == nil })
+		testenv.Eventually(t, 20*time.Second, "the victim ready again after SIGCONT", func() bool { return ready(t, victim) == nil })
 	}
 	s.finish(t, other) // the victim's replies are slowed by the proxy: selling the rest there takes minutes
 	log("sold out: %s", s.summary())

@@ -131,7 +131,7 @@ func TestQueueRedisRestart(t *testing.T) {
 				t.Errorf("%d accepted purchases lost, more than the %d the stream held", len(lost), backlog)
 			}
 			for _, u := range lost {
-				if found, err := s.lookUpOrder(apiClient(apis[1]), u); err != nil || found {
+				if found, err := s.lookUpOrder(apiClient(t, apis[1]), u); err != nil || found {
 					t.Errorf("user %d: lost, but the order lookup says found=%v (%v)", u, found, err)
 				}
 			}
@@ -146,7 +146,7 @@ func TestQueueRedisRestart(t *testing.T) {
 			for _, u := range lost {
 				s.lostOK[u] = true
 			}
-			s.checkAnswers(t, pg, apiClient(apis[1]), noneUnanswered)
+			s.checkAnswers(t, pg, apiClient(t, apis[1]), noneUnanswered)
 		})
 	}
 }

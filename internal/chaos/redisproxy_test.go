@@ -41,7 +41,7 @@ func TestRedisSlowOrUnreachable(t *testing.T) {
 	px.Up(t)
 	testenv.Eventually(t, 20*time.Second, "both APIs ready again", func() bool {
 		for _, p := range apis {
-			if ready(p) != nil {
+			if ready(t, p) != nil {
 				return false
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/testenv/contract"
 )
 
 // retryBudget bounds how long one buyer's retry may keep meeting 503s (each retried after its
@@ -33,7 +34,7 @@ func (s *sale) checkRetries(t *testing.T, pg pgAudit, proc *apiProc) {
 	// test stops the process right after (SHUTDOWN_TIMEOUT 5s).
 	tr := &http.Transport{MaxConnsPerHost: 16}
 	defer tr.CloseIdleConnections()
-	via := client.New(proc.Base, &client.Options{AdminToken: adminToken, HTTPClient: &http.Client{Transport: tr}})
+	via := client.New(proc.Base, &client.Options{AdminToken: adminToken, HTTPClient: &http.Client{Transport: contract.Transport(t, tr)}})
 	name := proc.Name
 	var users []int64
 	for _, a := range s.answersSnapshot() {

@@ -69,6 +69,7 @@ type sale struct {
 	db       *sql.DB        // direct PostgreSQL: the source of truth for the audit
 	audit    *audit.Auditor // of db, PostgreSQL only
 	ctx      context.Context
+	t        testing.TB // of newSale: the buyers' exchanges are checked against the API's description
 	nextUser atomic.Int64
 	soldOut  atomic.Bool // a buyer was answered sold_out
 	bought   atomic.Int64
@@ -92,9 +93,9 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 	sqlDB, _ := gdb.DB()
 	t.Cleanup(func() { sqlDB.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), saleTimeout)
-	s := &sale{product: p, db: sqlDB, audit: audit.New(sqlDB, nil, inventory.Keys{}), ctx: ctx, inflight: map[int64]string{}}
+	s := &sale{product: p, db: sqlDB, audit: audit.New(sqlDB, nil, inventory.Keys{}), ctx: ctx, t: t, inflight: map[int64]string{}}
 	t.Cleanup(func() { cancel(); s.stopAll() })
-	created, err := apiClient(via).CreateProduct(ctx, api.NewProduct{
+	created, err := apiClient(t, via).CreateProduct(ctx, api.NewProduct{
 		Name: "chaos " + p.strategy, Stock: new(p.stock), Strategy: p.strategy, ThinkMS: p.thinkMS,
 	})
 	if err != nil || created.ID == 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/testenv/contract"
 )
 
 // group is a set of workers buying through a fixed list of API processes.
@@ -42,7 +43,7 @@ func (s *sale) startFresh(workers int, targets ...*apiProc) *group {
 
 func (s *sale) launch(workers int, fresh bool, targets []*apiProc) *group {
 	tr := &http.Transport{MaxIdleConnsPerHost: workers, DisableKeepAlives: fresh}
-	g := &group{s: s, targets: targets, hc: &http.Client{Transport: statusRecorder{tr}}}
+	g := &group{s: s, targets: targets, hc: &http.Client{Transport: contract.Transport(s.t, statusRecorder{tr})}}
 	for _, p := range targets {
 		g.clients = append(g.clients, client.New(p.Base, &client.Options{HTTPClient: g.hc}))
 	}

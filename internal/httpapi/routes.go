@@ -24,6 +24,7 @@ func addRoutes(r *gin.Engine, d Deps) {
 	v1.POST("/bundles/purchase", handleBundlePurchase(d))
 	v1.GET("/products/:id/orders/:user_id", handleOrderOf(d))
 	v1.GET("/products/:id/audit", admin, handleAudit(d))
+	r.GET(api.OpenAPIPath, handleOpenAPI())
 
 	r.NoRoute(func(c *gin.Context) {
 		abortProblem(c, api.CodeNotFound, "no such route")
