@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -53,12 +52,23 @@ type config struct {
 	version         bool // -version, no variable: print the build and exit
 }
 
+// secrets are the settings that may hold a password or a token. Each may be given in a file
+// instead, named by its _FILE form (ADMIN_TOKEN_FILE), and none shows its default in the
+// usage message.
+var secrets = []string{"DATABASE_URL", "REDIS_ADDR", "REDIS_CLUSTER_ADDRS", "REDLOCK_ADDRS", "REDIS_PASSWORD", "ETCD_PASSWORD", "ADMIN_TOKEN"}
+
 // parseConfig reads the environment through getenv, then lets flags in args override it.
-// args excludes the program name and any subcommand.
+// args excludes the program name and any subcommand. -h prints the usage message to stderr
+// and returns flag.ErrHelp.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	getenv, fileErr := envflag.Files(getenv, secrets...)
 	var cfg config
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
 	e := envflag.New(fs, getenv)
 	e.StringVar(&cfg.addr, "addr", "HTTP_ADDR", ":8080", "listen address (env HTTP_ADDR)")
 	// The settings that may hold a password or a token are quiet: -h and a flag error print
@@ -80,24 +90,25 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	e.StringVar(&cfg.redisPrefix, "redis-prefix", "REDIS_KEY_PREFIX", "seckill", "namespace of every Redis key (env REDIS_KEY_PREFIX)")
 	e.StringVar(&cfg.pprofAddr, "pprof-addr", "PPROF_ADDR", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
 	level := e.String("log-level", "LOG_LEVEL", "info", "debug, info, warn or error (env LOG_LEVEL)")
-	maxConns := e.String("db-max-conns", "DB_MAX_CONNS", "20", "PostgreSQL pool size (env DB_MAX_CONNS)")
-	lockTTL := e.String("lock-ttl", "LOCK_TTL", "2s", "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
-	lockWait := e.String("lock-wait", "LOCK_WAIT", "1s", "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
-	lockCohort := e.String("lock-cohort", "LOCK_COHORT", "0", "how many times in a row a product lock in Redis passes to the next batch of this process in one Redis call, before it is released to all; 0 never (env LOCK_COHORT)")
-	batchMax := e.String("batch-max", "BATCH_MAX", "128", "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
-	batchLinger := e.String("batch-linger", "BATCH_LINGER", "0s", "how long a lock holder waits for its batch to fill (env BATCH_LINGER)")
-	queueWait := e.String("queue-wait", "QUEUE_WAIT", "300ms", "how long a queue-strategy purchase waits for its order to be written before 202 Accepted, at most PURCHASE_TIMEOUT (env QUEUE_WAIT)")
-	queueClaim := e.String("queue-claim-idle", "QUEUE_CLAIM_IDLE", "5s", "how long a queued purchase read by a consumer stays unacknowledged before another process claims it (env QUEUE_CLAIM_IDLE)")
-	queueAttempts := e.String("queue-attempts", "QUEUE_ATTEMPTS", "3", "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
-	purchaseTimeout := e.String("purchase-timeout", "PURCHASE_TIMEOUT", "10s", "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
-	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, counted from the end of its headers; empty: "+
+	e.IntVar(&cfg.dbMaxConns, "db-max-conns", "DB_MAX_CONNS", 20, "PostgreSQL pool size (env DB_MAX_CONNS)")
+	e.DurationVar(&cfg.lockTTL, "lock-ttl", "LOCK_TTL", 2*time.Second, "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
+	e.DurationVar(&cfg.lockWait, "lock-wait", "LOCK_WAIT", time.Second, "how long a buyer waits for a product lock before 503 busy (env LOCK_WAIT)")
+	e.IntVar(&cfg.lockCohort, "lock-cohort", "LOCK_COHORT", 0, "how many times in a row a product lock in Redis passes to the next batch of this process in one Redis call, before it is released to all; 0 never (env LOCK_COHORT)")
+	e.IntVar(&cfg.batchMax, "batch-max", "BATCH_MAX", 128, "most buyers one lock holder serves in one transaction; 1 disables batching (env BATCH_MAX)")
+	e.DurationVar(&cfg.batchLinger, "batch-linger", "BATCH_LINGER", 0, "how long a lock holder waits for its batch to fill (env BATCH_LINGER; default 0s)")
+	e.DurationVar(&cfg.queueWait, "queue-wait", "QUEUE_WAIT", 300*time.Millisecond, "how long a queue-strategy purchase waits for its order to be written before 202 Accepted, at most PURCHASE_TIMEOUT (env QUEUE_WAIT)")
+	e.DurationVar(&cfg.queueClaimIdle, "queue-claim-idle", "QUEUE_CLAIM_IDLE", 5*time.Second, "how long a queued purchase read by a consumer stays unacknowledged before another process claims it (env QUEUE_CLAIM_IDLE)")
+	e.IntVar(&cfg.queueAttempts, "queue-attempts", "QUEUE_ATTEMPTS", 3, "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
+	e.DurationVar(&cfg.purchaseTimeout, "purchase-timeout", "PURCHASE_TIMEOUT", 10*time.Second, "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
+	// Empty means derived: these two stay strings, and their usage names their type.
+	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, a `duration` counted from the end of its headers; empty: "+
 		"what the worst purchase needs, body read + rate limit check + PURCHASE_TIMEOUT + 10s + 3s (env WRITE_TIMEOUT)")
-	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "", "how long SIGTERM waits for in-flight requests; empty: WRITE_TIMEOUT, so that a purchase in flight is answered (env SHUTDOWN_TIMEOUT)")
-	shutdownDelay := e.String("shutdown-delay", "SHUTDOWN_DELAY", "0s", "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY)")
-	startup := e.String("startup-timeout", "STARTUP_TIMEOUT", "60s", "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
+	shutdown := e.String("shutdown-timeout", "SHUTDOWN_TIMEOUT", "", "how long (a `duration`) SIGTERM waits for in-flight requests; empty: WRITE_TIMEOUT, so that a purchase in flight is answered (env SHUTDOWN_TIMEOUT)")
+	e.DurationVar(&cfg.shutdownDelay, "shutdown-delay", "SHUTDOWN_DELAY", 0, "on SIGTERM, answer /readyz 503 this long before closing the listener (env SHUTDOWN_DELAY; default 0s)")
+	e.DurationVar(&cfg.startupTimeout, "startup-timeout", "STARTUP_TIMEOUT", 60*time.Second, "how long start-up waits for PostgreSQL (env STARTUP_TIMEOUT)")
 	rateUser := e.String("rate-limit-user", "RATE_LIMIT_USER", "10/s", "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
 	rateAddr := e.String("rate-limit-addr", "RATE_LIMIT_ADDR", "off", "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
-	fs.BoolVar(&cfg.migrate, "migrate", e.Get("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	e.BoolVar(&cfg.migrate, "migrate", "MIGRATE_ON_START", true, "apply migrations at start (env MIGRATE_ON_START: true or false, as Go's strconv.ParseBool reads them)")
 	fs.BoolVar(&cfg.version, "version", false, "print the build (version, VCS revision and time, modified, Go version) and exit")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -108,7 +119,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.version { // the rest of the configuration does not matter
 		return cfg, nil
 	}
-	var errs []error
+	errs := []error{fileErr, e.Err()}
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.
 	errs = append(errs, cfg.parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
 	explicit := getenv("ETCD_ENDPOINTS") != ""
@@ -124,19 +135,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: want debug, info, warn or error", *level))
 	}
+	if cfg.dbMaxConns < 1 {
+		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want a positive integer", cfg.dbMaxConns))
+	}
+	if cfg.lockCohort < 0 || cfg.lockCohort > 1000 {
+		errs = append(errs, fmt.Errorf("LOCK_COHORT %d: want an integer from 0 to 1000", cfg.lockCohort))
+	}
+	if cfg.batchMax < 1 || cfg.batchMax > 10000 {
+		errs = append(errs, fmt.Errorf("BATCH_MAX %d: want an integer from 1 to 10000", cfg.batchMax))
+	}
+	if cfg.queueAttempts < 1 || cfg.queueAttempts > 100 {
+		errs = append(errs, fmt.Errorf("QUEUE_ATTEMPTS %d: want an integer from 1 to 100", cfg.queueAttempts))
+	}
 	var err error
-	if cfg.dbMaxConns, err = strconv.Atoi(*maxConns); err != nil || cfg.dbMaxConns < 1 {
-		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %q: want a positive integer", *maxConns))
-	}
-	if cfg.lockCohort, err = strconv.Atoi(*lockCohort); err != nil || cfg.lockCohort < 0 || cfg.lockCohort > 1000 {
-		errs = append(errs, fmt.Errorf("LOCK_COHORT %q: want an integer from 0 to 1000", *lockCohort))
-	}
-	if cfg.batchMax, err = strconv.Atoi(*batchMax); err != nil || cfg.batchMax < 1 || cfg.batchMax > 10000 {
-		errs = append(errs, fmt.Errorf("BATCH_MAX %q: want an integer from 1 to 10000", *batchMax))
-	}
-	if cfg.queueAttempts, err = strconv.Atoi(*queueAttempts); err != nil || cfg.queueAttempts < 1 || cfg.queueAttempts > 100 {
-		errs = append(errs, fmt.Errorf("QUEUE_ATTEMPTS %q: want an integer from 1 to 100", *queueAttempts))
-	}
 	if cfg.rateLimits.User, err = httpapi.ParseRate(*rateUser); err != nil {
 		errs = append(errs, fmt.Errorf("RATE_LIMIT_USER: %w", err))
 	}
@@ -144,26 +155,26 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		errs = append(errs, fmt.Errorf("RATE_LIMIT_ADDR: %w", err))
 	}
 	durations := []struct {
-		dst        *time.Duration
-		name, text string
-		min        time.Duration
+		name string
+		d    time.Duration
+		min  time.Duration
 	}{
-		{&cfg.lockTTL, "LOCK_TTL", *lockTTL, 100 * time.Millisecond},
-		{&cfg.lockWait, "LOCK_WAIT", *lockWait, time.Millisecond},
-		{&cfg.batchLinger, "BATCH_LINGER", *batchLinger, 0},
-		{&cfg.purchaseTimeout, "PURCHASE_TIMEOUT", *purchaseTimeout, 100 * time.Millisecond},
-		{&cfg.queueWait, "QUEUE_WAIT", *queueWait, time.Millisecond},
-		{&cfg.queueClaimIdle, "QUEUE_CLAIM_IDLE", *queueClaim, 100 * time.Millisecond},
-		{&cfg.shutdownDelay, "SHUTDOWN_DELAY", *shutdownDelay, 0},
-		{&cfg.startupTimeout, "STARTUP_TIMEOUT", *startup, time.Millisecond},
+		{"LOCK_TTL", cfg.lockTTL, 100 * time.Millisecond},
+		{"LOCK_WAIT", cfg.lockWait, time.Millisecond},
+		{"BATCH_LINGER", cfg.batchLinger, 0},
+		{"PURCHASE_TIMEOUT", cfg.purchaseTimeout, 100 * time.Millisecond},
+		{"QUEUE_WAIT", cfg.queueWait, time.Millisecond},
+		{"QUEUE_CLAIM_IDLE", cfg.queueClaimIdle, 100 * time.Millisecond},
+		{"SHUTDOWN_DELAY", cfg.shutdownDelay, 0},
+		{"STARTUP_TIMEOUT", cfg.startupTimeout, time.Millisecond},
 	}
 	for _, d := range durations {
-		if *d.dst, err = time.ParseDuration(d.text); err != nil || *d.dst < d.min {
-			errs = append(errs, fmt.Errorf("%s %q: want a duration of at least %s, such as 2s", d.name, d.text, d.min))
+		if d.d < d.min {
+			errs = append(errs, fmt.Errorf("%s %s: want a duration of at least %s, such as 2s", d.name, d.d, d.min))
 		}
 	}
 	if cfg.purchaseTimeout > maxPurchaseTimeout {
-		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %q: at most %s", *purchaseTimeout, maxPurchaseTimeout))
+		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %s: at most %s", cfg.purchaseTimeout, maxPurchaseTimeout))
 	}
 	need := answerBudget(cfg.purchaseTimeout)
 	cfg.writeTimeout = need
@@ -181,7 +192,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {
-		errs = append(errs, fmt.Errorf("QUEUE_WAIT %q: at most PURCHASE_TIMEOUT (%s)", *queueWait, cfg.purchaseTimeout))
+		errs = append(errs, fmt.Errorf("QUEUE_WAIT %s: at most PURCHASE_TIMEOUT (%s)", cfg.queueWait, cfg.purchaseTimeout))
 	}
 	return cfg, errors.Join(errs...)
 }

@@ -1,16 +1,20 @@
 // Command api serves the seckill flash-sale HTTP API.
 //
-//	api [flags]          migrate the database (unless -migrate=false), then serve
+//	api [serve] [flags]  migrate the database (unless -migrate=false), then serve
 //	api migrate [flags]  apply pending migrations and exit
 //	api healthcheck      exit 0 when the local API answers /readyz with 200 (for containers)
-//	api -version         print the build: version, VCS revision and time, modified, Go version
+//	api version          print the build: version, VCS revision and time, modified, Go version (also -version)
+//	api -h               print the usage message: the commands and every flag (also api help)
 //
 // Configuration comes from the environment (HTTP_ADDR, DATABASE_URL, REDIS_ADDR, ADMIN_TOKEN,
-// ...); a flag of the same meaning overrides its variable. See docs/configuration.md for the table.
+// ...); a flag of the same meaning overrides its variable, and a secret may be read from the
+// file its _FILE form names (ADMIN_TOKEN_FILE). See docs/configuration.md for the table.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,15 +33,43 @@ func main() {
 	}
 }
 
+// usage heads the usage message of -h and of a flag error; the flags follow.
+const usage = `usage: api [COMMAND] [flags]
+
+commands:
+  serve        migrate the database (unless -migrate=false), then serve (the default)
+  migrate      apply pending migrations and exit
+  healthcheck  exit 0 when the local API answers /readyz with 200 (for containers)
+  version      print the build: version, VCS revision and time, modified, Go version (also -version)
+
+Every setting is an environment variable that its flag overrides (docs/configuration.md).
+A secret may instead be read from a file named by its _FILE form: DATABASE_URL_FILE,
+REDIS_ADDR_FILE, REDIS_CLUSTER_ADDRS_FILE, REDLOCK_ADDRS_FILE, REDIS_PASSWORD_FILE,
+ETCD_PASSWORD_FILE, ADMIN_TOKEN_FILE. Booleans are what Go's strconv.ParseBool reads:
+1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
+
+flags:
+`
+
 // run is the whole program: it returns when ctx is cancelled (after a graceful shutdown) or
-// when start-up fails.
+// when start-up fails. -h returns nil once the usage message is printed.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	args = args[1:]
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "migrate" || args[0] == "healthcheck") {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve", "migrate", "healthcheck":
+			cmd, args = args[0], args[1:]
+		case "version": // as -version: the rest of the configuration does not matter
+			args = append([]string{"-version"}, args[1:]...)
+		case "help":
+			args = []string{"-h"}
+		}
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@
 //	loadtest ceiling [flags]         serve the bare gin ceiling (what baseline starts)
 //	loadtest version                 print the build (also -version)
 //
-// loadtest CMD -h lists a command's flags. Each command lives in the file of its name, with
+// loadtest CMD -h lists a command's flags. A secret may be read from the file its _FILE form
+// names: ADMIN_TOKEN_FILE, DATABASE_URL_FILE, LOADTEST_UI_ACCESS_TOKEN_FILE. Each command lives in the file of its name, with
 // its flags and help; the engine (attack, audit, reports) in the other files.
 //
 // Exit status: 0 when every audit passed; 3 when a safe strategy oversold, sold a user
@@ -28,8 +29,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/seckill/seckill/internal/envflag"
 )
+
+// secrets are the variables that may hold a password or a token: each may be given in a file
+// instead, named by its _FILE form.
+var secrets = []string{"ADMIN_TOKEN", "DATABASE_URL", "LOADTEST_UI_ACCESS_TOKEN"}
 
 // errAuditFailed is returned (wrapped) when a run broke the promise; main exits 3.
 var errAuditFailed = errors.New("audit failed")
@@ -89,9 +97,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		name = "version"
 	}
 	for _, c := range commands {
-		if c.name == name {
-			return c.run(ctx, args[2:], getenv, stdout, stderr)
+		if c.name != name {
+			continue
 		}
+		if name != "version" { // the build, whatever the environment says
+			var err error
+			if getenv, err = envflag.Files(getenv, secrets...); err != nil {
+				return usageError{err}
+			}
+		}
+		return c.run(ctx, args[2:], getenv, stdout, stderr)
 	}
 	usage(stderr)
 	return usageError{fmt.Errorf("unknown command %q", name)}
@@ -103,6 +118,16 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.help)
 	}
+	fmt.Fprintln(w, "\nA secret may be read from the file its _FILE form names:", strings.Join(fileForms(), ", "))
+}
+
+// fileForms are the _FILE forms of the secrets.
+func fileForms() []string {
+	forms := make([]string, len(secrets))
+	for i, s := range secrets {
+		forms[i] = s + "_FILE"
+	}
+	return forms
 }
 
 // exitCode maps the error of run to the exit status documented above.
