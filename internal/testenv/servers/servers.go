@@ -32,12 +32,19 @@ import (
 
 // FreeAddr returns a loopback host:port that is free now and lies below the kernel's
 // ephemeral port range, so that no outgoing connection takes it before a server binds it, or
-// while a server that a test stops and starts again is down.
+// while a server that a test stops and starts again is down. It never returns a port twice in
+// one process: a server stopped for a while (an etcd member, a Redis restarted on its port)
+// keeps its port for its restart, which another test of the same binary could otherwise get
+// and bind meanwhile (TestEtcdClusterQuorumLoss once found its member's port taken).
 func FreeAddr(t T) string {
 	t.Helper()
 	low := ephemeralLow()
 	for range 200 {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(max(low-10000, 1))))
+		port := 10000 + rand.IntN(max(low-10000, 1))
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if ln, err := net.Listen("tcp", addr); err == nil {
 			ln.Close()
 			return addr
@@ -46,6 +53,9 @@ func FreeAddr(t T) string {
 	t.Fatalf("no free loopback port between 10000 and %d", low)
 	return ""
 }
+
+// handedOut holds the ports FreeAddr has returned (or found taken) in this process.
+var handedOut sync.Map // int -> true
 
 // ephemeralLow is the first port of the kernel's ephemeral range (32768 if unknown).
 func ephemeralLow() int {
