@@ -90,7 +90,8 @@ func (g *Gate) Confirm(ctx context.Context, id int64, users ...int64) (needSync 
 	for i, u := range users {
 		args[i] = u
 	}
-	res, err := confirmScript.Run(ctx, g.rdb, g.gateKeys(id), args...).Int()
+	keys := append(g.gateKeys(id), g.keys.GateLate(id))
+	res, err := confirmScript.Run(ctx, g.rdb, keys, append([]any{seedingTTL.Milliseconds()}, args...)...).Int()
 	if err != nil {
 		return false, fmt.Errorf("confirm in gate of product %d: %w", id, err)
 	}

@@ -67,7 +67,7 @@ func (s *Seeding) Add(ctx context.Context, users []int64) error {
 // the gate. In SeedInit mode a gate that exists meanwhile is kept; written reports whether
 // the gate was written.
 func (s *Seeding) Publish(ctx context.Context, mode SeedMode, stock int) (written bool, err error) {
-	keys := append(s.g.gateKeys(s.id), s.tmp)
+	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id))
 	res, err := publishScript.Run(ctx, s.g.rdb, keys, string(mode), stock).Int()
 	if err != nil {
 		return false, fmt.Errorf("%s gate of product %d: %w", mode, s.id, err)

@@ -29,6 +29,11 @@ func (k Keys) GatePending(id int64) string { return k.product(id, "pending") }
 // becomes GateBuyers in one step.
 func (k Keys) GateSeed(id int64, token string) string { return k.product(id, "seed:"+token) }
 
+// GateLate is the set of buyers whose orders PostgreSQL confirmed while the gate did not exist
+// (Redis lost its data, and a seeding may be reading PostgreSQL): the seeding's publish adds
+// the ones its snapshot missed (see lua/confirm.lua and lua/publish.lua).
+func (k Keys) GateLate(id int64) string { return k.product(id, "late") }
+
 // GateRepairLock is the lock that lets one process at a time seed a product's gate or
 // reconcile its expired admissions.
 func (k Keys) GateRepairLock(id int64) string { return k.product(id, "gatelock") }

@@ -4,16 +4,25 @@
 -- process seeded it first); with "sync" the gate is overwritten (PostgreSQL refused an
 -- admitted buyer: PostgreSQL is the truth). Pending admissions are dropped either way: their
 -- purchases confirm themselves, or fail in PostgreSQL, which the seed reflects.
--- KEYS[1] stock, KEYS[2] buyers, KEYS[3] pending, KEYS[4] the loaded buyers. ARGV[2] stock.
+-- Buyers confirmed while the gate did not exist (KEYS[5], see confirm.lua) whose orders the
+-- seed's snapshot missed (committed after it was taken) are added, each taking its unit.
+-- KEYS[1] stock, KEYS[2] buyers, KEYS[3] pending, KEYS[4] the loaded buyers, KEYS[5] late
+-- buyers. ARGV[2] stock.
 -- Returns 1 written, 0 left as it was.
 if ARGV[1] == 'init' and redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('UNLINK', KEYS[4])
   return 0
 end
-redis.call('UNLINK', KEYS[2], KEYS[3])
+local stock = tonumber(ARGV[2])
+for _, user in ipairs(redis.call('SMEMBERS', KEYS[5])) do
+  if redis.call('SADD', KEYS[4], user) == 1 then
+    stock = stock - 1
+  end
+end
+redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[5])
 if redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('RENAME', KEYS[4], KEYS[2])
   redis.call('PERSIST', KEYS[2])
 end
-redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], math.max(stock, 0))
 return 1
