@@ -9,9 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
@@ -25,8 +23,6 @@ const (
 	// maxLists is how many products' lists a process keeps; past it, the least recently
 	// used one is dropped, to be read again if it is asked for.
 	maxLists = 64
-	// listTimeout bounds one read of a product's buyers, whichever buyer waits for it.
-	listTimeout = 10 * time.Second
 )
 
 // buyerLists keep, for products marked sold out, who holds an order, so that the sold-out
@@ -40,8 +36,8 @@ const (
 // A sold-out answer only reads shared memory (a sync.Map, and a list's last use, written only
 // when it changed), so that answers on many cores do not contend on one lock or counter.
 type buyerLists struct {
-	maxListed, maxLists int // 0: the defaults above (tests set them lower)
-	flights             singleflight.Group
+	maxListed, maxLists int      // 0: the defaults above (tests set them lower)
+	flights             flights  // one read of a product's buyers at a time (see gateseed.go)
 	m                   sync.Map // int64 -> *buyerList
 	mu                  sync.Mutex
 	n                   int          // lists in m, under mu
@@ -72,23 +68,19 @@ func (b *buyerLists) maybeBuyer(ctx context.Context, db *gorm.DB, id, user int64
 }
 
 func (b *buyerLists) of(ctx context.Context, db *gorm.DB, id int64) (*buyerList, error) {
-	var l *buyerList
-	if v, ok := b.m.Load(id); ok {
-		l = v.(*buyerList)
-	} else {
-		ch := b.flights.DoChan(strconv.FormatInt(id, 10), func() (any, error) {
-			return b.load(db, id)
+	v, ok := b.m.Load(id)
+	if !ok {
+		err := b.flights.do(ctx, "buyers "+strconv.FormatInt(id, 10), func(ctx context.Context) error {
+			return b.load(ctx, db, id)
 		})
-		select {
-		case r := <-ch:
-			if r.Err != nil {
-				return nil, r.Err
-			}
-			l = r.Val.(*buyerList)
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if v, ok = b.m.Load(id); !ok { // read, then dropped at once for others: say maybe
+			return &buyerList{}, nil
 		}
 	}
+	l := v.(*buyerList)
 	if now := b.loads.Load(); l.used.Load() != now {
 		l.used.Store(now)
 	}
@@ -97,15 +89,13 @@ func (b *buyerLists) of(ctx context.Context, db *gorm.DB, id int64) (*buyerList,
 
 // load reads product id's buyers from db and keeps them, dropping the least recently used
 // list past maxLists.
-func (b *buyerLists) load(db *gorm.DB, id int64) (*buyerList, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
-	defer cancel()
+func (b *buyerLists) load(ctx context.Context, db *gorm.DB, id int64) error {
 	var users []int64
 	limit, lists := cmp.Or(b.maxListed, maxListed), cmp.Or(b.maxLists, maxLists)
 	err := db.WithContext(ctx).Raw(`SELECT user_id FROM orders WHERE product_id = ? ORDER BY user_id LIMIT ?`,
 		id, limit+1).Scan(&users).Error
 	if err != nil {
-		return nil, fmt.Errorf("read the buyers of sold-out product %d: %w", id, err)
+		return fmt.Errorf("read the buyers of sold-out product %d: %w", id, err)
 	}
 	l := &buyerList{users: users, all: len(users) <= limit}
 	if !l.all {
@@ -114,8 +104,8 @@ func (b *buyerLists) load(db *gorm.DB, id int64) (*buyerList, error) {
 	l.used.Store(b.loads.Add(1))
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if had, ok := b.m.Load(id); ok { // read again by a buyer who missed it just before it was kept
-		return had.(*buyerList), nil
+	if _, ok := b.m.Load(id); ok { // read again by a buyer who missed it just before it was kept
+		return nil
 	}
 	if b.n >= lists { // drop the list used least recently (in loads: lists used since the same load tie)
 		var oldest any
@@ -131,7 +121,7 @@ func (b *buyerLists) load(db *gorm.DB, id int64) (*buyerList, error) {
 	}
 	b.m.Store(id, l)
 	b.n++
-	return l, nil
+	return nil
 }
 
 // soldOut answers a buyer of product id, which is marked sold out: with the order the user
