@@ -63,10 +63,7 @@ func companions(key string) (fenceKey, channel string) {
 
 // releasedKey returns the marker that the release of token leaves (release.lua), in key's
 // hash slot.
-func releasedKey(key, token string) string {
-	open, end := tagWrap(key)
-	return open + key + end + releasedSuffix + token
-}
+func releasedKey(key, token string) string { return derive(key, releasedSuffix+token) }
 
 // FenceKey returns the key where the fencing tokens of lock key are minted (a string: the
 // last one), in key's hash slot. For tests and tools that look at a lock from outside.
