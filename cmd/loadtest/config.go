@@ -200,6 +200,15 @@ func baseURLs(list string) []string {
 	return urls
 }
 
+// baseURL parses s, an API's base URL given by flag: http or https, with a host.
+func baseURL(flag, s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s: %q is not an http(s) base URL", flag, s)
+	}
+	return u, nil
+}
+
 // splitList splits a comma-separated list, trimming spaces and dropping empty items.
 func splitList(list string) []string {
 	var items []string
@@ -245,8 +254,8 @@ func (c *config) validate() error {
 		targets []string
 	}{{"-targets", c.targets}, {"-etcd-targets", c.etcdTargets}} {
 		for _, t := range f.targets {
-			if u, err := url.Parse(t); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				bad("%s: %q is not an http(s) base URL", f.name, t)
+			if _, err := baseURL(f.name, t); err != nil {
+				bad("%v", err)
 			}
 		}
 	}

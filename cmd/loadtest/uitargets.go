@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,9 +68,12 @@ func (l uiLimits) check(req runRequest) error {
 func fixedTargets(flag, list string, taken []uiTarget) ([]uiTarget, error) {
 	var targets []uiTarget
 	for _, s := range baseURLs(list) {
-		p, err := url.Parse(s)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
-			return nil, usageError{fmt.Errorf("%s: %q is not an http(s) base URL", flag, s)}
+		p, err := baseURL(flag, s)
+		if err == nil && p.User != nil {
+			err = fmt.Errorf("%s: %q carries credentials: the page shows its targets", flag, s)
+		}
+		if err != nil {
+			return nil, usageError{err}
 		}
 		t := uiTarget{Name: p.Host + p.Path, URL: s}
 		for _, o := range append(taken, targets...) {
