@@ -14,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/internal/envflag"
 	"github.com/seckill/seckill/internal/httpapi"
+	"github.com/seckill/seckill/internal/order"
 )
 
 // minAdminToken is the fewest characters a non-empty ADMIN_TOKEN may have: a short token is
@@ -177,19 +178,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		errs = append(errs, fmt.Errorf("PURCHASE_TIMEOUT %s: at most %s", cfg.purchaseTimeout, maxPurchaseTimeout))
 	}
 	need := answerBudget(cfg.purchaseTimeout)
-	cfg.writeTimeout = need
-	if *writeTimeoutText != "" {
-		if cfg.writeTimeout, err = time.ParseDuration(*writeTimeoutText); err != nil || cfg.writeTimeout < need {
-			errs = append(errs, fmt.Errorf("WRITE_TIMEOUT %q: want at least %s, so that a committed purchase's answer reaches the client: "+
-				"the body's read (%s) + the rate limit check (%s) + PURCHASE_TIMEOUT (%s) + COMMIT and its settling (%s) + %s to write it",
-				*writeTimeoutText, need, readTimeout, limiterWait, cfg.purchaseTimeout, afterDeadline, writeMargin))
-		}
+	if cfg.writeTimeout, err = orDerived(*writeTimeoutText, need); err != nil || cfg.writeTimeout < need {
+		errs = append(errs, fmt.Errorf("WRITE_TIMEOUT %q: want at least %s, so that a committed purchase's answer reaches the client: "+
+			"the body's read (%s) + the rate limit check (%s) + PURCHASE_TIMEOUT (%s) + COMMIT and its settling (%s) + %s to write it",
+			*writeTimeoutText, need, readTimeout, limiterWait, cfg.purchaseTimeout, order.AfterDeadline, writeMargin))
 	}
-	cfg.shutdownTimeout = cfg.writeTimeout
-	if *shutdown != "" {
-		if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout < time.Millisecond {
-			errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT %q: want a duration of at least 1ms, such as 2s", *shutdown))
-		}
+	if cfg.shutdownTimeout, err = orDerived(*shutdown, cfg.writeTimeout); err != nil || cfg.shutdownTimeout < time.Millisecond {
+		errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT %q: want a duration of at least 1ms, such as 2s", *shutdown))
 	}
 	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {
 		errs = append(errs, fmt.Errorf("QUEUE_WAIT %s: at most PURCHASE_TIMEOUT (%s)", cfg.queueWait, cfg.purchaseTimeout))
@@ -201,21 +196,28 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 // Go's http.Server counts WriteTimeout from the end of a request's headers (HTTP/1.x, see
 // net/http's conn.readRequest); the purchase's deadline starts later, once the handler has
 // read the body (bounded by ReadTimeout, counted from the request's first byte) and the rate
-// limiter has answered. A purchase then answers within PURCHASE_TIMEOUT + afterDeadline.
+// limiter has answered. A purchase then answers within PURCHASE_TIMEOUT + order.AfterDeadline.
 const (
 	readHeaderTimeout  = 5 * time.Second
 	readTimeout        = 10 * time.Second
-	limiterWait        = 2 * time.Second  // the limiter's batch in flight, then its own (httpapi's checkTimeout, 1s, each)
-	afterDeadline      = 10 * time.Second // a COMMIT sent by the deadline: 5s; settling one that got no answer: 5s (order.Config)
-	writeMargin        = 3 * time.Second  // writing the answer, and the scheduler
+	limiterWait        = 2 * time.Second // the limiter's batch in flight, then its own (httpapi's checkTimeout, 1s, each)
+	writeMargin        = 3 * time.Second // writing the answer, and the scheduler
 	maxPurchaseTimeout = 15 * time.Second
 )
+
+// orDerived parses text, a duration setting whose empty value means derived.
+func orDerived(text string, derived time.Duration) (time.Duration, error) {
+	if text == "" {
+		return derived, nil
+	}
+	return time.ParseDuration(text)
+}
 
 // answerBudget is the write timeout a purchase with deadline purchaseTimeout needs, so that
 // its answer, a committed 201 above all, reaches the client: WRITE_TIMEOUT's default, and
 // its least value.
 func answerBudget(purchaseTimeout time.Duration) time.Duration {
-	return readTimeout + limiterWait + purchaseTimeout + afterDeadline + writeMargin
+	return readTimeout + limiterWait + purchaseTimeout + order.AfterDeadline + writeMargin
 }
 
 // isLoopback reports whether addr is a host:port that only this machine reaches: localhost, or

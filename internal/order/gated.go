@@ -53,7 +53,7 @@ func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int6
 // than any purchase can take from admission to its answer, so that only the admissions of
 // purchases that ended without telling the gate (a killed process, a lost Redis reply) expire.
 func (s *Service) admissionTTL() time.Duration {
-	return s.cfg.PurchaseTimeout + commitTimeout + settleTimeout + time.Second
+	return s.cfg.PurchaseTimeout + AfterDeadline + time.Second
 }
 
 // admit passes the buyer through the gate: seeding the gate from PostgreSQL first when it is

@@ -21,6 +21,11 @@ const (
 	settleTimeout = 5 * time.Second
 )
 
+// AfterDeadline is how long past its deadline (Config.PurchaseTimeout) a purchase may take to
+// be answered: a COMMIT sent by the deadline, then finding out what became of one that got no
+// answer. A server's write timeout must leave room for it (cmd/api).
+const AfterDeadline = commitTimeout + settleTimeout
+
 // errCommitUnknown marks a transaction whose COMMIT was sent and got no answer: it may have
 // committed. settle finds out.
 var errCommitUnknown = errors.New("order: commit sent, no answer")
