@@ -21,5 +21,6 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w \
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/api /api
 EXPOSE 8080
-USER nonroot:nonroot
+# Numeric (distroless's nonroot), so that Kubernetes' runAsNonRoot can verify it.
+USER 65532:65532
 ENTRYPOINT ["/api"]

@@ -50,7 +50,7 @@ lint: ## staticcheck (every check, staticcheck.conf) and gofmt; CI runs it
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 test: up vet ## vet, then every test with the race detector against the real servers
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 build: ## bin/api and bin/loadtest, stamped with this checkout's git revision (bin/api -version)
 	@mkdir -p bin
@@ -79,7 +79,7 @@ docs-api: ## docs/api.html, the API reference page, from the OpenAPI description
 # make lab writes $(LAB_OUT).json and $(LAB_OUT).html (the report to open in a browser).
 LAB_OUT ?= lab
 
-demo: ## PostgreSQL, Redis and etcd up, three APIs locking in Redis and three in etcd, every strategy fired and audited (about a minute)
+demo: ## PostgreSQL, Redis and etcd up, three APIs locking in Redis and three in etcd, every strategy fired and audited, then one abandonment sale (about 80 s)
 	@GO=$(GO) scripts/demo.sh
 
 demo-ui: ## PostgreSQL + Redis up, three APIs, and the live page (loadtest ui) on 127.0.0.1:8090; Ctrl-C stops
@@ -121,6 +121,7 @@ cluster-status: ## which cluster and Redlock ports answer, and whether the clust
 test-cluster: up ## only the multi-node tests (part of `make test` already)
 	$(GO) test -race -count=1 -run 'TestSuiteOn|TestRedlock' -v ./internal/dlock/
 	$(GO) test -race -count=1 -run 'TestTopology' -v ./cmd/loadtest/
+	$(GO) test -race -count=1 -run 'Sentinel' -v ./internal/testenv/servers/ ./cmd/api/ ./internal/chaos/
 
 # Fault tests (internal/chaos): real API processes, faults injected mid-sale, audited in
 # PostgreSQL. They run in `make test` too (about 30-60 s); this runs only them, verbosely.

@@ -30,7 +30,7 @@ func TestSchemaGuards(t *testing.T) {
 	mustFail("products_stock_check", `UPDATE products SET stock = -1 WHERE id = 1`)
 	mustFail("products_strategy_check", `UPDATE products SET strategy = 'magic' WHERE id = 1`)
 	mustExec(`INSERT INTO orders (product_id, user_id) VALUES (1, 7)`)
-	mustFail("orders_product_user_key", `INSERT INTO orders (product_id, user_id) VALUES (1, 7)`)
+	mustFail("orders_live_key", `INSERT INTO orders (product_id, user_id) VALUES (1, 7)`)
 	mustFail("orders_product_id_fkey", `INSERT INTO orders (product_id, user_id) VALUES (2, 7)`)
 	mustFail("orders_user_id_check", `INSERT INTO orders (product_id, user_id) VALUES (1, 0)`)
 }

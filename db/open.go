@@ -1,8 +1,13 @@
 package db
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -14,7 +19,21 @@ type PoolOptions struct {
 	MaxOpen     int           // Default: 20.
 	MaxIdle     int           // Default: MaxOpen.
 	MaxLifetime time.Duration // Default: 30m.
+	// IdleInTransactionTimeout sets idle_in_transaction_session_timeout on every
+	// connection: PostgreSQL ends a session whose transaction waited that long for its
+	// client's next statement, rolling it back and freeing its row locks. A client cut off
+	// by a silent partition (or gone with its host) otherwise leaves its transaction open,
+	// and the rows it locked locked, until PostgreSQL's TCP keepalive gives up on it (two
+	// hours by default). A DSN that sets the parameter itself wins. Default: 0, PostgreSQL's
+	// own setting (none, by default).
+	IdleInTransactionTimeout time.Duration
+	// Tracer, when set, traces every query of every connection (pgx.ConnConfig.Tracer):
+	// OpenTelemetry spans (app.PostgresTracer). Default: none.
+	Tracer pgx.QueryTracer
 }
+
+// idleInTx is the name of PostgreSQL's parameter that IdleInTransactionTimeout sets.
+const idleInTx = "idle_in_transaction_session_timeout"
 
 // Open connects GORM to PostgreSQL through pgx. It does not run migrations and does not
 // wait for the server: callers ping when they need to know.
@@ -28,7 +47,21 @@ func Open(dsn string, o PoolOptions) (*gorm.DB, error) {
 	if o.MaxLifetime <= 0 {
 		o.MaxLifetime = 30 * time.Minute
 	}
-	gdb, err := gorm.Open(postgres.Open(dsn), &gorm.Config{
+	var opts []stdlib.OptionOpenDB
+	if o.IdleInTransactionTimeout > 0 || o.Tracer != nil {
+		ms := strconv.FormatInt(max(1, o.IdleInTransactionTimeout.Milliseconds()), 10)
+		// One BeforeConnect: a second OptionBeforeConnect would replace the first.
+		opts = append(opts, stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
+			if _, set := c.RuntimeParams[idleInTx]; !set && o.IdleInTransactionTimeout > 0 {
+				c.RuntimeParams[idleInTx] = ms
+			}
+			if o.Tracer != nil {
+				c.Tracer = o.Tracer
+			}
+			return nil
+		}))
+	}
+	gdb, err := gorm.Open(postgres.New(postgres.Config{DSN: dsn, OptionOpenDB: opts}), &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true, // every write we make is already in an explicit transaction
 		DisableAutomaticPing:   true, // callers decide when to wait for the server

@@ -10,7 +10,11 @@
 #          (peer port $ETCD_PEER_PORT) whose data stays in .run/etcd, so that its revisions
 #          only grow (history older than an hour is compacted), with its log in .run/etcd.log.
 #          Then create the role and database the service uses, and install Chromium (Debian's
-#          chromium) for the lab report's browser test. Idempotent.
+#          chromium) for the lab report's browser test, HAProxy (Debian's haproxy) for make demo
+#          and the rolling-restart test, the fault tests' tools (iproute2, nftables, iptables,
+#          faketime), and Debian's prometheus (prometheus and promtool, for the tests of
+#          deploy/prometheus and deploy/grafana; only the binaries are used: the package's own
+#          service is left stopped). Idempotent.
 # down: stop only what `up` started (recorded in .run/started); etcd's data stays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,10 +32,18 @@ STARTED=$STATE/started
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 
-# compose.yaml requires ADMIN_TOKEN for its api service, and compose checks the whole file even
-# when it starts or stops only postgres, redis and etcd. Those never read it: a placeholder
-# will do.
-compose() { ADMIN_TOKEN=${ADMIN_TOKEN:-unused-placeholder-postgres-redis-only} docker compose "$@"; }
+# compose.yaml takes its secrets from files in SECRETS_DIR, with no default, and compose checks
+# the whole file even when it starts or stops only postgres, redis and etcd. Those get the
+# development secrets of `make up` (PostgreSQL's password is $DB_PASS, as DATABASE_URL says),
+# in .run/compose-secrets; the other files are placeholders that nothing reads.
+compose() {
+	local dir=$STATE/compose-secrets
+	mkdir -p "$dir"
+	[ -s "$dir/postgres-password" ] || printf '%s\n' "$DB_PASS" >"$dir/postgres-password"
+	[ -s "$dir/database-url" ] || printf 'postgres://%s:%s@postgres:5432/%s?sslmode=disable\n' "$DB_USER" "$DB_PASS" "$DB_NAME" >"$dir/database-url"
+	[ -s "$dir/admin-token" ] || echo unused-placeholder-postgres-redis-only >"$dir/admin-token"
+	SECRETS_DIR=$dir docker compose "$@"
+}
 
 pg_answers() {
 	if command -v pg_isready >/dev/null; then
@@ -145,6 +157,54 @@ ensure_chromium() {
 	apt_install chromium
 }
 
+# ensure_haproxy: Debian's haproxy, the load balancer in front of the API processes of make demo
+# and of the rolling-restart test (deploy/haproxy/haproxy.cfg); they run haproxy processes of
+# their own, on ports of their own (the package's service, where an init system starts it,
+# listens on nothing: Debian's /etc/haproxy/haproxy.cfg has no frontend).
+ensure_haproxy() {
+	{ command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; } && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: haproxy is not installed (make demo and the rolling-restart test need it): sudo apt-get install haproxy"
+		return 0
+	fi
+	apt_install haproxy
+}
+
+# The fault tests (internal/chaos, internal/labrun) cut an API process off in a network namespace
+# of its own (iproute2's ip netns, veth) with silent drop rules (nftables, or iptables where nft
+# is missing), and step the Redis host's clock with libfaketime (Debian's faketime). Sentinel
+# needs nothing more: redis-server --sentinel is the same binary. Without root, the tests that
+# need these skip, saying why.
+ensure_fault_tools() {
+	local missing=()
+	command -v ip >/dev/null || missing+=(iproute2)
+	command -v nft >/dev/null || missing+=(nftables)
+	command -v iptables >/dev/null || missing+=(iptables)
+	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 ||
+		missing+=(faketime)
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: ${missing[*]} not installed (the partition and clock-step fault tests need them): sudo apt-get install ${missing[*]}"
+		return 0
+	fi
+	apt_install "${missing[@]}"
+}
+
+# ensure_prometheus installs Debian's prometheus package (prometheus and promtool) for
+# internal/observecheck's tests, which start a Prometheus of their own. Where the package
+# starts its service, it is stopped: nothing should listen on :9090 on its behalf.
+ensure_prometheus() {
+	command -v promtool >/dev/null && command -v prometheus >/dev/null && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: prometheus not installed (the Prometheus rule and dashboard tests need it): sudo apt-get install prometheus"
+		return 0
+	fi
+	apt_install prometheus
+	if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+		systemctl disable --now prometheus >/dev/null 2>&1 || true
+	fi
+}
+
 up() {
 	local pg=reuse redis=reuse etcd=reuse missing=()
 	pg_answers || { pg=start; missing+=(postgres); }
@@ -161,6 +221,9 @@ up() {
 	if [ $etcd = start ]; then start_etcd; else say "reusing etcd on 127.0.0.1:$ETCD_PORT"; fi
 	ensure_database
 	ensure_chromium
+	ensure_haproxy
+	ensure_fault_tools
+	ensure_prometheus
 	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT" \
 		"ETCD_ENDPOINTS=http://127.0.0.1:$ETCD_PORT"
 }

@@ -75,3 +75,27 @@ etcd_run() {
 		setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' etcd "$pidfile" etcd "$@" </dev/null >>"$logfile" 2>&1 &
 	poll 1 test -s "$pidfile" || die "etcd did not start (log: $logfile)"
 }
+
+# haproxy_bin: the path of haproxy (Debian's package puts it in /usr/sbin, which a user's PATH
+# may lack); empty when it is not installed.
+haproxy_bin() { command -v haproxy 2>/dev/null || { [ -x /usr/sbin/haproxy ] && echo /usr/sbin/haproxy; } || true; }
+
+# haproxy_run LOGFILE ADDR BACKEND...: HAProxy with deploy/haproxy/haproxy.cfg in the background,
+# listening on ADDR (host:port) in front of the API processes at BACKEND... (host:port each, six at
+# most: LB_API1..LB_API6), its log appended to LOGFILE; sets HAPROXY_PID. The configuration reads
+# only the LB_* variables given here (any others in the environment are left out), and
+# LB_STATS_ADDR when set: HAProxy's page (/stats) and its /metrics there. Waits up to 5s for it to
+# listen.
+haproxy_run() {
+	local logfile=$1 addr=$2 bin v i=0 vars=() unset=()
+	shift 2
+	bin=$(haproxy_bin)
+	[ -n "$bin" ] || die "haproxy is not installed: 'sudo make up' installs Debian's haproxy (or: apt-get install haproxy)"
+	[ $# -le 6 ] || die "deploy/haproxy/haproxy.cfg has room for 6 API processes, not $#"
+	for v in $(compgen -e); do [[ $v != LB_* ]] || unset+=(-u "$v"); done
+	for v in "$@"; do vars+=("LB_API$((++i))=$v"); done
+	[ -z "${LB_STATS_ADDR:-}" ] || vars+=("LB_STATS_ADDR=$LB_STATS_ADDR")
+	env "${unset[@]}" "${vars[@]}" LB_ADDR="$addr" "$bin" -db -f deploy/haproxy/haproxy.cfg </dev/null >>"$logfile" 2>&1 &
+	HAPROXY_PID=$!
+	poll 5 port_taken "${addr##*:}" || die "HAProxy did not start on $addr (log: $logfile)"
+}

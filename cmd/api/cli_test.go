@@ -163,9 +163,13 @@ func TestSecretFiles(t *testing.T) {
 		"REDIS_ADDR":          {"redis://:pw@h:1", func(c config) string { return "redis://:" + c.redis.password + "@" + c.redis.addr }},
 		"REDIS_CLUSTER_ADDRS": {"a:1,b:2", func(c config) string { return c.redisCluster[0].addr + "," + c.redisCluster[1].addr }},
 		"REDLOCK_ADDRS":       {"a:1,b:2,c:3", func(c config) string { return c.redlock[0].addr + ",b:2,c:3" }},
-		"REDIS_PASSWORD":      {"pw", func(c config) string { return c.redis.password }},
-		"ETCD_PASSWORD":       {"pw", func(c config) string { return c.etcd.password }},
-		"ADMIN_TOKEN":         {"a-secret-of-20-chars", func(c config) string { return c.adminToken }},
+		"REDIS_SENTINEL_ADDRS": {"redis://:pw@a:1", func(c config) string {
+			return "redis://:" + c.redisSentinel.sentinels[0].password + "@" + c.redisSentinel.sentinels[0].addr
+		}},
+		"REDIS_PASSWORD":          {"pw", func(c config) string { return c.redis.password }},
+		"REDIS_SENTINEL_PASSWORD": {"pw", func(c config) string { return c.redisSentinel.sentinels[0].password }},
+		"ETCD_PASSWORD":           {"pw", func(c config) string { return c.etcd.password }},
+		"ADMIN_TOKEN":             {"a-secret-of-20-chars", func(c config) string { return c.adminToken }},
 	}
 	for _, key := range secrets {
 		form, ok := forms[key]
@@ -173,8 +177,13 @@ func TestSecretFiles(t *testing.T) {
 			t.Fatalf("secret %s is not tested", key)
 		}
 		env := map[string]string{key + "_FILE": writeSecret(t, "s", form.value+"\n")}
-		if key == "ETCD_PASSWORD" { // read only with a user and an etcd
+		switch key {
+		case "ETCD_PASSWORD": // read only with a user and an etcd
 			env["ETCD_USERNAME"], env["ETCD_ENDPOINTS"] = "u", "127.0.0.1:2379"
+		case "REDIS_SENTINEL_ADDRS": // only with a master's name
+			env["REDIS_SENTINEL_MASTER"] = "m"
+		case "REDIS_SENTINEL_PASSWORD": // read only with sentinels
+			env["REDIS_SENTINEL_ADDRS"], env["REDIS_SENTINEL_MASTER"] = "a:1", "m"
 		}
 		cfg := mustParseEnv(t, env)
 		if got := form.got(cfg); got != form.value {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/internal/envflag"
 	"github.com/seckill/seckill/internal/httpapi"
+	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 )
 
@@ -27,6 +28,7 @@ type config struct {
 	databaseURL     string
 	redis           redisNode   // REDIS_ADDR when it names one Redis
 	redisCluster    []redisNode // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
+	redisSentinel   sentinelSet // REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER: a failover client (see sentinel.go)
 	redlock         []redisNode // REDLOCK_ADDRS: product locks with Redlock over these masters
 	lockBackend     string      // LOCK_BACKEND: redis or etcd (see etcd.go)
 	etcd            etcdConfig  // ETCD_ENDPOINTS and its credentials
@@ -44,19 +46,25 @@ type config struct {
 	queueWait       time.Duration
 	queueClaimIdle  time.Duration
 	queueAttempts   int
+	sweepInterval   time.Duration
+	sweepBatch      int
+	soldOut         inventory.SoldOutOptions // SOLDOUT_LEASE, SOLDOUT_HOLD
 	pprofAddr       string
+	lockHistory     string // LOCK_HISTORY: a test and lab tool (see lockhistory.go)
 	shutdownTimeout time.Duration
 	shutdownDelay   time.Duration
 	startupTimeout  time.Duration
 	migrate         bool
 	rateLimits      httpapi.RateLimits
-	version         bool // -version, no variable: print the build and exit
+	version         bool          // -version, no variable: print the build and exit
+	tracing         tracingConfig // the OTEL_* variables of traces (see tracing.go)
 }
 
 // secrets are the settings that may hold a password or a token. Each may be given in a file
 // instead, named by its _FILE form (ADMIN_TOKEN_FILE), and none shows its default in the
 // usage message.
-var secrets = []string{"DATABASE_URL", "REDIS_ADDR", "REDIS_CLUSTER_ADDRS", "REDLOCK_ADDRS", "REDIS_PASSWORD", "ETCD_PASSWORD", "ADMIN_TOKEN"}
+var secrets = []string{"DATABASE_URL", "REDIS_ADDR", "REDIS_CLUSTER_ADDRS", "REDIS_SENTINEL_ADDRS", "REDLOCK_ADDRS", "REDIS_PASSWORD",
+	"REDIS_SENTINEL_PASSWORD", "ETCD_PASSWORD", "ADMIN_TOKEN"}
 
 // parseConfig reads the environment through getenv, then lets flags in args override it.
 // args excludes the program name and any subcommand. -h prints the usage message to stderr
@@ -76,20 +84,26 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	// every flag's default, which comes from the environment.
 	e.QuietVar(&cfg.databaseURL, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
 		"PostgreSQL `URL` (env DATABASE_URL; default postgres://seckill:...@127.0.0.1:5432/seckill?sslmode=disable)")
-	var redisAddr, clusterAddrs, redlockAddrs string
-	e.QuietVar(&redisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379",
+	var rs redisSettings
+	e.QuietVar(&rs.addr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379",
 		"Redis `address`: host:port or redis[s]://[user:password@]host:port[/db] URL, or a comma-separated list of Redis Cluster nodes (env REDIS_ADDR; default 127.0.0.1:6379)")
-	e.QuietVar(&clusterAddrs, "redis-cluster-addrs", "REDIS_CLUSTER_ADDRS", "", "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
-	e.QuietVar(&redlockAddrs, "redlock-addrs", "REDLOCK_ADDRS", "", "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
+	e.QuietVar(&rs.cluster, "redis-cluster-addrs", "REDIS_CLUSTER_ADDRS", "", "comma-separated Redis Cluster `nodes` (host:port or URLs); overrides REDIS_ADDR (env REDIS_CLUSTER_ADDRS)")
+	e.QuietVar(&rs.sentinels, "redis-sentinel-addrs", "REDIS_SENTINEL_ADDRS", "",
+		"comma-separated Redis Sentinel `addresses` (host:port or URLs) watching the master REDIS_SENTINEL_MASTER; with it, overrides REDIS_ADDR (env REDIS_SENTINEL_ADDRS)")
+	e.StringVar(&rs.master, "redis-sentinel-master", "REDIS_SENTINEL_MASTER", "", "`name` of the master the sentinels of REDIS_SENTINEL_ADDRS watch (env REDIS_SENTINEL_MASTER)")
+	e.StringVar(&rs.sentinelUser, "redis-sentinel-username", "REDIS_SENTINEL_USERNAME", "",
+		"ACL user of the sentinels whose URL names none (env REDIS_SENTINEL_USERNAME; the password is REDIS_SENTINEL_PASSWORD, which has no flag)")
+	e.QuietVar(&rs.redlock, "redlock-addrs", "REDLOCK_ADDRS", "", "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
 	lockBackend := e.String("lock-backend", "LOCK_BACKEND", backendRedis, "where the dlock strategy's product locks live: redis or etcd (env LOCK_BACKEND)")
 	etcdEndpoints := e.String("etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
 		"comma-separated etcd `endpoints` (host:port or http[s]:// URLs) for LOCK_BACKEND=etcd and the lab's etcd lock (env ETCD_ENDPOINTS)")
 	etcdUser := e.String("etcd-username", "ETCD_USERNAME", "", "etcd user, if etcd's auth is on (env ETCD_USERNAME; the password is ETCD_PASSWORD, which has no flag)")
-	redisUser := e.String("redis-username", "REDIS_USERNAME", "", "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
+	e.StringVar(&rs.user, "redis-username", "REDIS_USERNAME", "", "Redis ACL user for every Redis address whose URL names none (env REDIS_USERNAME; the password is REDIS_PASSWORD, which has no flag)")
 	e.QuietVar(&cfg.adminToken, "admin-token", "ADMIN_TOKEN", "",
 		"bearer `token` for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	e.StringVar(&cfg.redisPrefix, "redis-prefix", "REDIS_KEY_PREFIX", "seckill", "namespace of every Redis key (env REDIS_KEY_PREFIX)")
 	e.StringVar(&cfg.pprofAddr, "pprof-addr", "PPROF_ADDR", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
+	e.StringVar(&cfg.lockHistory, "lock-history", "LOCK_HISTORY", "", "append every product lock grant, write, loss and release to this `file` as JSON lines, for a linearizability checker; a test and lab tool; empty: off (env LOCK_HISTORY)")
 	level := e.String("log-level", "LOG_LEVEL", "info", "debug, info, warn or error (env LOG_LEVEL)")
 	e.IntVar(&cfg.dbMaxConns, "db-max-conns", "DB_MAX_CONNS", 20, "PostgreSQL pool size (env DB_MAX_CONNS)")
 	e.DurationVar(&cfg.lockTTL, "lock-ttl", "LOCK_TTL", 2*time.Second, "lease of a product lock; the watchdog renews it (env LOCK_TTL)")
@@ -99,7 +113,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	e.DurationVar(&cfg.batchLinger, "batch-linger", "BATCH_LINGER", 0, "how long a lock holder waits for its batch to fill (env BATCH_LINGER; default 0s)")
 	e.DurationVar(&cfg.queueWait, "queue-wait", "QUEUE_WAIT", 300*time.Millisecond, "how long a queue-strategy purchase waits for its order to be written before 202 Accepted, at most PURCHASE_TIMEOUT (env QUEUE_WAIT)")
 	e.DurationVar(&cfg.queueClaimIdle, "queue-claim-idle", "QUEUE_CLAIM_IDLE", 5*time.Second, "how long a queued purchase read by a consumer stays unacknowledged before another process claims it (env QUEUE_CLAIM_IDLE)")
+	e.DurationVar(&cfg.soldOut.Lease, "soldout-lease", "SOLDOUT_LEASE", 200*time.Millisecond, "how long a process answers sold_out from a sold-out mark after it last found the mark in Redis; a lift waits this long (env SOLDOUT_LEASE)")
+	e.DurationVar(&cfg.soldOut.Hold, "soldout-hold", "SOLDOUT_HOLD", 10*time.Second, "how long after a lift no sold-out mark is made: the time a returned unit has to reach PostgreSQL (env SOLDOUT_HOLD)")
 	e.IntVar(&cfg.queueAttempts, "queue-attempts", "QUEUE_ATTEMPTS", 3, "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
+	e.DurationVar(&cfg.sweepInterval, "sweep-interval", "SWEEP_INTERVAL", time.Second, "how often this process's sweeper expires the reservations past their pay_by, giving their units back (env SWEEP_INTERVAL)")
+	e.IntVar(&cfg.sweepBatch, "sweep-batch", "SWEEP_BATCH", 100, "most reservations one sweep expires (env SWEEP_BATCH)")
 	e.DurationVar(&cfg.purchaseTimeout, "purchase-timeout", "PURCHASE_TIMEOUT", 10*time.Second, "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
 	// Empty means derived: these two stay strings, and their usage names their type.
 	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, a `duration` counted from the end of its headers; empty: "+
@@ -122,7 +140,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	errs := []error{fileErr, e.Err()}
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.
-	errs = append(errs, cfg.parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, *redisUser, getenv("REDIS_PASSWORD"))...)
+	rs.password, rs.sentinelPassword = getenv("REDIS_PASSWORD"), getenv("REDIS_SENTINEL_PASSWORD")
+	errs = append(errs, cfg.parseRedisTopology(rs)...)
 	explicit := getenv("ETCD_ENDPOINTS") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "etcd-endpoints" })
 	errs = append(errs, cfg.parseLockBackend(*lockBackend, *etcdEndpoints, explicit, *etcdUser, getenv("ETCD_PASSWORD"))...)
@@ -145,10 +164,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.batchMax < 1 || cfg.batchMax > 10000 {
 		errs = append(errs, fmt.Errorf("BATCH_MAX %d: want an integer from 1 to 10000", cfg.batchMax))
 	}
+	if cfg.sweepBatch < 1 || cfg.sweepBatch > 10_000 {
+		errs = append(errs, fmt.Errorf("SWEEP_BATCH %d: want an integer from 1 to 10000", cfg.sweepBatch))
+	}
 	if cfg.queueAttempts < 1 || cfg.queueAttempts > 100 {
 		errs = append(errs, fmt.Errorf("QUEUE_ATTEMPTS %d: want an integer from 1 to 100", cfg.queueAttempts))
 	}
 	var err error
+	if cfg.tracing, err = parseTracing(getenv); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.rateLimits.User, err = httpapi.ParseRate(*rateUser); err != nil {
 		errs = append(errs, fmt.Errorf("RATE_LIMIT_USER: %w", err))
 	}
@@ -166,6 +191,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"PURCHASE_TIMEOUT", cfg.purchaseTimeout, 100 * time.Millisecond},
 		{"QUEUE_WAIT", cfg.queueWait, time.Millisecond},
 		{"QUEUE_CLAIM_IDLE", cfg.queueClaimIdle, 100 * time.Millisecond},
+		{"SWEEP_INTERVAL", cfg.sweepInterval, 10 * time.Millisecond},
+		{"SOLDOUT_LEASE", cfg.soldOut.Lease, 10 * time.Millisecond},
+		{"SOLDOUT_HOLD", cfg.soldOut.Hold, time.Second},
 		{"SHUTDOWN_DELAY", cfg.shutdownDelay, 0},
 		{"STARTUP_TIMEOUT", cfg.startupTimeout, time.Millisecond},
 	}
@@ -185,6 +213,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.shutdownTimeout, err = orDerived(*shutdown, cfg.writeTimeout); err != nil || cfg.shutdownTimeout < time.Millisecond {
 		errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT %q: want a duration of at least 1ms, such as 2s", *shutdown))
+	}
+	if cfg.soldOut.Hold < 4*cfg.soldOut.Lease {
+		errs = append(errs, fmt.Errorf("SOLDOUT_HOLD %s: want at least 4 × SOLDOUT_LEASE (%s)", cfg.soldOut.Hold, cfg.soldOut.Lease))
 	}
 	if cfg.queueWait > cfg.purchaseTimeout && cfg.purchaseTimeout > 0 {
 		errs = append(errs, fmt.Errorf("QUEUE_WAIT %s: at most PURCHASE_TIMEOUT (%s)", cfg.queueWait, cfg.purchaseTimeout))

@@ -44,8 +44,8 @@ commands:
 
 Every setting is an environment variable that its flag overrides (docs/configuration.md).
 A secret may instead be read from a file named by its _FILE form: DATABASE_URL_FILE,
-REDIS_ADDR_FILE, REDIS_CLUSTER_ADDRS_FILE, REDLOCK_ADDRS_FILE, REDIS_PASSWORD_FILE,
-ETCD_PASSWORD_FILE, ADMIN_TOKEN_FILE. Booleans are what Go's strconv.ParseBool reads:
+REDIS_ADDR_FILE, REDIS_CLUSTER_ADDRS_FILE, REDIS_SENTINEL_ADDRS_FILE, REDLOCK_ADDRS_FILE,
+REDIS_PASSWORD_FILE, REDIS_SENTINEL_PASSWORD_FILE, ETCD_PASSWORD_FILE, ADMIN_TOKEN_FILE. Booleans are what Go's strconv.ParseBool reads:
 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
 
 flags:

@@ -11,10 +11,12 @@ import (
 )
 
 // Redis topologies: REDIS_ADDR names one Redis, unless it is a comma-separated list of
-// cluster nodes, or REDIS_CLUSTER_ADDRS names them (it then wins over REDIS_ADDR);
-// REDLOCK_ADDRS moves the product locks to Redlock over independent masters, while the gate
-// of the redis strategy, the sold-out channel and the rate limits stay on REDIS_ADDR. Each
-// address is host:port or a redis:// or rediss:// URL (see redisaddr.go).
+// cluster nodes, or REDIS_CLUSTER_ADDRS names them (it then wins over REDIS_ADDR), or
+// REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER name a Sentinel deployment (they win over
+// REDIS_ADDR too; see sentinel.go); REDLOCK_ADDRS moves the product locks to Redlock over
+// independent masters, while the gate of the redis strategy, the sold-out channel and the rate
+// limits stay on REDIS_ADDR. Each address is host:port or a redis:// or rediss:// URL (see
+// redisaddr.go).
 
 // minRedlockNodes is the fewest independent masters REDLOCK_ADDRS takes: with fewer, losing
 // one node stops every sale, which a single Redis does as well for less.
@@ -24,11 +26,12 @@ const minRedlockNodes = 3
 // each call more tightly (ClientOptions.NodeTimeout); this is the socket's backstop.
 const redlockNodeTimeout = time.Second
 
-// parseRedisTopology fills cfg.redis, cfg.redisCluster and cfg.redlock from REDIS_ADDR,
-// REDIS_CLUSTER_ADDRS and REDLOCK_ADDRS, with the credentials REDIS_USERNAME (user) and
-// REDIS_PASSWORD (password) for the addresses that hold none.
-func (cfg *config) parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, user, password string) []error {
-	var errs []error
+// parseRedisTopology fills cfg.redis, cfg.redisCluster, cfg.redisSentinel and cfg.redlock
+// from the settings s, with the credentials REDIS_USERNAME (user) and REDIS_PASSWORD
+// (password) for the addresses that hold none.
+func (cfg *config) parseRedisTopology(s redisSettings) []error {
+	redisAddr, clusterAddrs, redlockAddrs, user, password := s.addr, s.cluster, s.redlock, s.user, s.password
+	errs := cfg.parseSentinel(s)
 	add := func(err ...error) {
 		for _, e := range err {
 			if e != nil {
@@ -37,6 +40,7 @@ func (cfg *config) parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, use
 		}
 	}
 	switch {
+	case s.sentinels != "" || s.master != "": // REDIS_ADDR is not used
 	case clusterAddrs != "":
 		nodes, err := parseRedisList("REDIS_CLUSTER_ADDRS", clusterAddrs, user, password)
 		cfg.redisCluster = nodes
@@ -74,8 +78,11 @@ func (cfg *config) parseRedisTopology(redisAddr, clusterAddrs, redlockAddrs, use
 }
 
 // newRedisClient returns the service's Redis client: a cluster client when cluster nodes
-// are configured, else a client of REDIS_ADDR.
+// are configured, a failover client when sentinels are, else a client of REDIS_ADDR.
 func newRedisClient(cfg config) redis.UniversalClient {
+	if cfg.redisSentinel.on() {
+		return redis.NewFailoverClient(cfg.redisSentinel.failoverOptions())
+	}
 	if len(cfg.redisCluster) > 0 {
 		n := cfg.redisCluster[0] // all nodes share user, password and TLS (checkCluster)
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs(cfg.redisCluster),
@@ -116,6 +123,9 @@ func logRedisTopology(log *slog.Logger, cfg config) {
 	data := "single " + cfg.redis.String()
 	if len(cfg.redisCluster) > 0 {
 		data = "cluster " + joinNodes(cfg.redisCluster)
+	}
+	if cfg.redisSentinel.on() {
+		data = cfg.redisSentinel.String()
 	}
 	locks := "same as redis"
 	if len(cfg.redlock) > 0 {

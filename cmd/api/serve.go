@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -19,16 +20,28 @@ import (
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/reqid"
+	"github.com/seckill/seckill/internal/tracing"
 )
 
+// newLogger writes JSON lines to w; a line logged with a request's context (slog's *Context
+// methods) carries the request's id as request_id (reqid.NewHandler).
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(reqid.NewHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 // serve runs the API, which reports build on /metrics and in its "listening" line, until ctx
 // is cancelled, then drains in-flight requests.
 func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logger) error {
-	gdb, err := openDatabase(ctx, cfg, log)
+	tp, stopTracing, err := newTracerProvider(ctx, cfg.tracing)
+	if err != nil {
+		return err
+	}
+	defer flushTraces(stopTracing, log) // last: after the server and the app have stopped
+	if tracing.Enabled(tp) {
+		log.Info("tracing on", "endpoint", cfg.tracing.endpointURL, "service", cfg.tracing.serviceName)
+	}
+	gdb, err := openDatabase(ctx, cfg, app.PostgresTracer(tp), log)
 	if err != nil {
 		return err
 	}
@@ -55,13 +68,19 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 		log.Warn("SHUTDOWN_TIMEOUT is shorter than WRITE_TIMEOUT: a purchase in flight at shutdown may commit and lose its answer",
 			"shutdown_timeout", cfg.shutdownTimeout.String(), "write_timeout", cfg.writeTimeout.String())
 	}
+	lockHistory, closeLockHistory, err := openLockHistory(cfg.lockHistory, log)
+	if err != nil {
+		return err
+	}
+	defer closeLockHistory()
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
-		RateLimits: cfg.rateLimits, Build: build,
+		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, LockHistory: lockHistory, TracerProvider: tp,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),
 			QueueWait: cfg.queueWait, QueueClaimIdle: cfg.queueClaimIdle, QueueAttempts: cfg.queueAttempts,
+			SweepInterval: cfg.sweepInterval, SweepBatch: cfg.sweepBatch,
 		},
 	})
 	defer a.Close()
@@ -113,8 +132,9 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 
 // openDatabase connects to PostgreSQL, waiting up to the start-up timeout for it to answer,
 // and applies migrations unless told not to.
-func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*gorm.DB, error) {
-	gdb, err := db.Open(cfg.databaseURL, db.PoolOptions{MaxOpen: cfg.dbMaxConns})
+func openDatabase(ctx context.Context, cfg config, tracer pgx.QueryTracer, log *slog.Logger) (*gorm.DB, error) {
+	gdb, err := db.Open(cfg.databaseURL, db.PoolOptions{MaxOpen: cfg.dbMaxConns,
+		IdleInTransactionTimeout: order.IdleInTransactionTimeout(cfg.purchaseTimeout), Tracer: tracer})
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +188,7 @@ func closeDatabase(gdb *gorm.DB) {
 // migrateOnly applies pending migrations and reports on stdout.
 func migrateOnly(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) error {
 	cfg.migrate = true
-	gdb, err := openDatabase(ctx, cfg, log)
+	gdb, err := openDatabase(ctx, cfg, nil, log)
 	if err != nil {
 		return err
 	}

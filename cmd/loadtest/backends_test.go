@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/loadgen/fakeapi"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
@@ -16,10 +18,10 @@ import (
 // is a bad command line (exit 2) that names the target, found before any product is made.
 func TestEtcdTargetsRefused(t *testing.T) {
 	t.Parallel()
-	redisFake, redisAPI := newFakeAPI(t)
-	redisFake2, redisAPI2 := newFakeAPI(t)
-	etcdFake, etcdAPI := newFakeEtcdAPI(t)
-	_, etcdAPI2 := newFakeEtcdAPI(t)
+	redisFake, redisAPI := fakeapi.New(t)
+	redisFake2, redisAPI2 := fakeapi.New(t)
+	etcdFake, etcdAPI := fakeapi.NewEtcd(t)
+	_, etcdAPI2 := fakeapi.NewEtcd(t)
 	tests := []struct {
 		name string
 		args []string
@@ -45,12 +47,10 @@ func TestEtcdTargetsRefused(t *testing.T) {
 				tt.name, exitCode(err), err, exitUsage, tt.want, out, errOut)
 		}
 	}
-	for _, f := range []*fakeAPI{redisFake, redisFake2, etcdFake} {
-		f.mu.Lock()
-		if n := len(f.products); n != 0 {
+	for _, f := range []*fakeapi.API{redisFake, redisFake2, etcdFake} {
+		if n := len(f.Products()); n != 0 {
 			t.Errorf("%d products were made before the command line was refused", n)
 		}
-		f.mu.Unlock()
 	}
 }
 
@@ -59,8 +59,8 @@ func TestEtcdTargetsRefused(t *testing.T) {
 // over Redis's.
 func TestCompareBothBackends(t *testing.T) {
 	t.Parallel()
-	redisFake, redisAPI := newFakeAPI(t)
-	etcdFake, etcdAPI := newFakeEtcdAPI(t)
+	redisFake, redisAPI := fakeapi.New(t)
+	etcdFake, etcdAPI := fakeapi.NewEtcd(t)
 	dir := t.TempDir()
 	jsonPath, plotPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
 	out, errOut, err := runFake(t, redisAPI, "compare", "-targets="+redisAPI, "-etcd-targets="+etcdAPI,
@@ -92,15 +92,13 @@ func TestCompareBothBackends(t *testing.T) {
 	}
 	// Two rounds: each API sold its own products, dlock only on the etcd one.
 	for _, c := range []struct {
-		f    *fakeAPI
+		f    *fakeapi.API
 		want map[string]int
 	}{{redisFake, map[string]int{"dlock": 2, "naive": 2}}, {etcdFake, map[string]int{"dlock": 2}}} {
-		c.f.mu.Lock()
 		got := map[string]int{}
-		for _, p := range c.f.products {
+		for _, p := range c.f.Products() {
 			got[p.Strategy]++
 		}
-		c.f.mu.Unlock()
 		if !maps.Equal(got, c.want) {
 			t.Errorf("products by strategy %v, want %v", got, c.want)
 		}
@@ -142,7 +140,7 @@ func TestCompareBothBackendsAgainstAPIs(t *testing.T) {
 	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 2 {
 		t.Fatalf("rounds %v, want one of two runs", rep.Rounds)
 	}
-	for i, want := range []string{backendRedis, backendEtcd} {
+	for i, want := range []string{loadgen.BackendRedis, loadgen.BackendEtcd} {
 		r := rep.Rounds[0][i]
 		if r.Backend != want || r.Strategy != "dlock" || !r.Verdict.OK || r.Audit == nil || r.Audit.Direct == nil {
 			t.Errorf("run %d: %s on %q: %s %v, want dlock on %s, passed and audited", i, r.Name, r.Backend, r.Verdict.Label, r.Verdict.Problems, want)
@@ -154,48 +152,5 @@ func TestCompareBothBackendsAgainstAPIs(t *testing.T) {
 	}
 	if e := rep.Summary[1]; e.VsRedis == nil || e.VsRedis.OrdersPerSec <= 0 {
 		t.Errorf("dlock (etcd): no ratio to Redis: %+v", e)
-	}
-}
-
-// TestUIEtcdTargets: the etcd targets fixed at start (-etcd-targets) that a run picks become
-// compare's -etcd-targets: the run's command line carries them and its items are dlock on
-// both backends; without dlock, the command line's refusal is the page's 400.
-func TestUIEtcdTargets(t *testing.T) {
-	t.Parallel()
-	// Targets that never answer: the run waits for their /readyz until it is stopped.
-	targets, err := fixedTargets("-targets", "http://127.0.0.1:1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	etcdTargets, err := fixedTargets("-etcd-targets", "http://127.0.0.1:2", targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _ := serveTestUI(t, uiConfig{targets: targets, etcdTargets: etcdTargets, limits: defaultUILimits},
-		map[string]string{"ADMIN_TOKEN": "ui-test-admin-token"})
-	tok := []string{pageTokenHeader, pageToken(t, base)}
-	var p uiProblemBody
-	refused := `{"kind":"strategies","strategies":["naive"],"stock":5,"buyers":8,"duration_s":1,"etcd_targets":["127.0.0.1:2"]}`
-	if got := uiCall(t, "POST", base+"/api/runs", "application/json", refused, &p, tok...); got != 400 || !strings.Contains(p.Detail, "add dlock") {
-		t.Errorf("etcd targets without dlock = %d %+v, want 400 naming dlock", got, p)
-	}
-	var run runInfo
-	ok := `{"kind":"strategies","strategies":["dlock","naive"],"stock":5,"buyers":8,"duration_s":1,"etcd_targets":" 127.0.0.1:2 "}`
-	if got := uiCall(t, "POST", base+"/api/runs", "application/json", ok, &run, tok...); got != 202 {
-		t.Fatalf("POST a run with etcd targets = %d %+v, want 202", got, run)
-	}
-	defer func() {
-		uiCall(t, "POST", base+"/api/runs/"+run.ID+"/stop", "application/json", "", nil, tok...)
-		readEvents(t, base+"/api/runs/"+run.ID+"/events") // until its end
-	}()
-	if !strings.Contains(run.Command, " -etcd-targets http://127.0.0.1:2") {
-		t.Errorf("command = %q, want -etcd-targets", run.Command)
-	}
-	var items []string
-	for _, it := range run.Items {
-		items = append(items, it.Name)
-	}
-	if got, want := strings.Join(items, ", "), "dlock (redis), dlock (etcd), naive"; got != want {
-		t.Errorf("items %q, want %q", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/loadgen"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
@@ -35,7 +36,7 @@ func TestTopologyRedisCluster(t *testing.T) {
 	// Both audits read the cluster: the API's, and the harness's own (-redis-addr, a list).
 	rep := compareOn(t, topologyToken, targets, dsn, "-baseline=false",
 		"-redis-addr", clusterAddrs, "-redis-prefix", prefix)
-	checkRounds(t, rep, strategies)
+	checkRounds(t, rep, loadgen.Strategies)
 	for _, r := range rep.Rounds[0] {
 		if r.Strategy == "redis" && (r.Audit == nil || r.Audit.Direct == nil || r.Audit.Direct.Gate == nil) {
 			t.Errorf("redis: no direct audit of the gate in the cluster: %+v", r.Audit)
@@ -72,7 +73,7 @@ func TestTopologyRedlockTwoNodesDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := client.New(targets[0], &client.Options{AdminToken: topologyToken})
-	if err := waitReady(ctx, targets, 30*time.Second); err != nil {
+	if err := loadgen.WaitReady(ctx, loadgen.Deployment{}, targets, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	p, err := c.CreateProduct(ctx, api.NewProduct{Name: "redlock-drill", Stock: new(10), Strategy: "dlock"})
@@ -135,7 +136,7 @@ func startAPIs(t *testing.T, dsn string, redis map[string]string) []string {
 }
 
 // gate that disagrees with PostgreSQL, and on a strategy in want that did not run.
-func checkRounds(t *testing.T, rep report, want []string) {
+func checkRounds(t *testing.T, rep loadgen.Report, want []string) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, r := range rep.Rounds[0] {
@@ -144,7 +145,7 @@ func checkRounds(t *testing.T, rep report, want []string) {
 			t.Errorf("%s: no direct audit", r.Name)
 			continue
 		}
-		if s := r.Audit.Direct; isSafe(r.Strategy) && (s.Oversold != 0 || s.DuplicateUsers != 0 || !s.Consistent) {
+		if s := r.Audit.Direct; loadgen.IsSafe(r.Strategy) && (s.Oversold != 0 || s.DuplicateUsers != 0 || !s.Consistent) {
 			t.Errorf("%s: direct audit %+v", r.Name, *s)
 		}
 		if r.Strategy == "redis" && (r.Audit.API == nil || r.Audit.API.Redis == nil || !r.Audit.API.Redis.Agrees) {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"strings"
+
+	"github.com/seckill/seckill/internal/loadgen"
 )
 
 const compareHelp = `Run the same scenario against each of -strategies in turn (each on a fresh product), then
@@ -21,22 +24,29 @@ func cmdCompare(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	return execute(ctx, cfg, nil, stdout, stderr)
+	return loadgen.Execute(ctx, cfg.Config, nil, stdout, stderr)
 }
 
-// compareConfig reads compare's command line (loadtest ui builds one for each run).
-func compareConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	var cfg config
-	fs := cfg.attackFlags("compare", compareHelp, getenv, stderr)
-	list := fs.String("strategies", strings.Join(strategies, ","), "strategies to compare, in order")
-	fs.StringVar(&cfg.etcdTargetList, "etcd-targets", "",
-		"comma-separated base URLs of APIs whose dlock locks are in etcd (LOCK_BACKEND=etcd): dlock then runs on both backends")
-	fs.BoolVar(&cfg.baseline, "baseline", true, "also measure sold-out rejection on a stock-0 product and the bare gin ceiling")
-	fs.BoolVar(&cfg.expectNaive, "expect-naive-oversell", true,
-		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")
+// compareConfig reads compare's command line.
+func compareConfig(args []string, getenv func(string) string, stderr io.Writer) (attackConfig, error) {
+	var cfg attackConfig
+	fs, list := compareFlags(&cfg, getenv, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
-	cfg.strategies, cfg.strategyFlag = splitList(*list), "-strategies"
+	cfg.Strategies, cfg.StrategyFlag = loadgen.SplitList(*list), "-strategies"
 	return cfg, cfg.finish(fs)
+}
+
+// compareFlags returns compare's flag set, bound to cfg but for the list of strategies
+// (loadtest ui starts its runs from its defaults).
+func compareFlags(cfg *attackConfig, getenv func(string) string, stderr io.Writer) (fs *flag.FlagSet, strategies *string) {
+	fs = cfg.attackFlags("compare", compareHelp, getenv, stderr)
+	strategies = fs.String("strategies", strings.Join(loadgen.Strategies, ","), "strategies to compare, in order")
+	fs.StringVar(&cfg.etcdTargetList, "etcd-targets", "",
+		"comma-separated base URLs of APIs whose dlock locks are in etcd (LOCK_BACKEND=etcd): dlock then runs on both backends")
+	fs.BoolVar(&cfg.Baseline, "baseline", true, "also measure sold-out rejection on a stock-0 product and the bare gin ceiling")
+	fs.BoolVar(&cfg.ExpectNaive, "expect-naive-oversell", true,
+		"fail when the naive strategy does not oversell (needs -think-ms > 0 and concurrency)")
+	return fs, strategies
 }

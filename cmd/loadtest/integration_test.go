@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/labrun"
+	"github.com/seckill/seckill/internal/loadgen"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
@@ -18,7 +20,8 @@ import (
 // TestCompareAgainstThreeAPIs is the CI run of the harness: three real API processes on one
 // fresh PostgreSQL schema and Redis prefix, every strategy for a second or two each. It
 // fails on any oversell, duplicate or inconsistency of a safe strategy, and when naive does
-// not oversell (think_ms 10 with 24 buyers at once makes it oversell every time).
+// not oversell (think_ms 10 with 24 buyers at once makes it oversell every time). With
+// -check, each product's history must be linearizable, naive's illegal.
 func TestCompareAgainstThreeAPIs(t *testing.T) {
 	dsn, redisAddr, prefix := ownBackend(t)
 	t.Parallel()
@@ -30,7 +33,7 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 	}) {
 		targets = append(targets, api.Base)
 	}
-	rep := compareOn(t, token, targets, dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
+	rep := compareOn(t, token, targets, dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix, "-check")
 	if rep.Machine.PostgreSQL == "" || rep.Machine.Redis == "" {
 		t.Errorf("the report lacks the server versions: %+v", rep.Machine)
 	}
@@ -43,6 +46,14 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 		if r.Audit == nil || r.Audit.Direct == nil {
 			t.Errorf("%s: no direct audit", r.Name)
 			continue
+		}
+		switch h := r.History; {
+		case h == nil || !h.Resolved:
+			t.Errorf("%s: history %+v, want one checked with PostgreSQL's orders", r.Name, h)
+		case r.Strategy == "naive" && h.Verdict != history.Illegal, r.Strategy != "naive" && !h.Linearizable:
+			t.Errorf("%s: history %s", r.Name, h)
+		default:
+			t.Logf("%s: history %s", r.Name, h)
 		}
 		s := r.Audit.Direct
 		switch {
@@ -57,7 +68,7 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 			t.Errorf("redis: gate and PostgreSQL disagree: %+v", s.Gate)
 		}
 	}
-	for _, want := range append(append([]string{}, strategies...), soldOutRowName, ginBaselineName) {
+	for _, want := range append(append([]string{}, loadgen.Strategies...), loadgen.SoldOutRowName, loadgen.GinBaselineName) {
 		if !seen[want] {
 			t.Errorf("no %q run in the report", want)
 		}
@@ -66,7 +77,7 @@ func TestCompareAgainstThreeAPIs(t *testing.T) {
 
 // compareOn runs a short `loadtest compare` (stock 20, think_ms 10, 24 users at once, about
 // 4 s per strategy) against targets with the admin token, and returns its report.
-func compareOn(t *testing.T, token string, targets []string, dsn string, extra ...string) report {
+func compareOn(t *testing.T, token string, targets []string, dsn string, extra ...string) loadgen.Report {
 	t.Helper()
 	jsonPath := filepath.Join(t.TempDir(), "compare.json")
 	args := append([]string{"loadtest", "compare", "-targets", strings.Join(targets, ","),
@@ -103,14 +114,17 @@ func ownBackend(t *testing.T) (dsn, redisAddr, prefix string) {
 }
 
 // TestLabShortMatrix runs `loadtest lab -short` on a fresh schema and key prefix: three real
-// API processes, real kill -9 and SIGSTOP of the lock's holder, each lock's defining flaw
-// (none and mutex oversell in a crowd, the unrenewed leases in long work, setnx and
-// setnx-expire stall after a crash, the unfenced watchdog oversells after a pause) and dlock
-// safe in every scenario. The command exits 0 only when every cell came out as expected.
+// API processes, real kill -9 and SIGSTOP of the lock's holder and a real Sentinel failover
+// under it, each lock's defining flaw (none and mutex oversell in a crowd, the unrenewed
+// leases in long work, setnx and setnx-expire stall after a crash, the unfenced watchdog
+// oversells after a pause, a lease oversells after a failover that lost it) and dlock safe in
+// every scenario. The command exits 0 only when every cell came out as expected.
 func TestLabShortMatrix(t *testing.T) {
 	// Not parallel: its three processes and their faults would slow the other tests of the
-	// package past their bounds; alone, it takes 80-100 s under -race.
+	// package past their bounds; alone, it takes 110-120 s under -race (two of its cells, the
+	// failover ones, start a Sentinel stage and three processes of their own).
 	dsn, redisAddr, prefix := ownBackend(t) // the prefix's cleanup deletes stuck locks too
+	servers.RedisBin(t)                     // the failover cells start redis-servers of their own
 	dir := t.TempDir()
 	jsonPath, reportPath := filepath.Join(dir, "lab.json"), filepath.Join(dir, "lab.html")
 	var stdout, stderr bytes.Buffer
@@ -135,10 +149,13 @@ func TestLabShortMatrix(t *testing.T) {
 		if !c.OK() || len(c.Series) < 2 {
 			t.Errorf("%s × %s: %s, expected %s, %d samples", c.Lock, c.Scenario, c, c.Expected, len(c.Series))
 		}
-		if c.Scenario == "crash" || c.Scenario == "pause" {
+		if c.Scenario == "crash" || c.Scenario == "pause" || c.Scenario == "failover" {
 			if !strings.Contains(c.Fault, "SIG") {
 				t.Errorf("%s × %s: no fault done: %s", c.Lock, c.Scenario, c.Fault)
 			}
+		}
+		if c.Scenario == "failover" && !strings.Contains(c.Fault, "which lacked the lock") {
+			t.Errorf("%s × %s: no failover to a replica that lacked the lock: %s", c.Lock, c.Scenario, c.Fault)
 		}
 	}
 	page, err := os.ReadFile(reportPath)

@@ -7,18 +7,23 @@
 //	loadtest baseline [flags]        sold-out rejection on the API beside the bare gin ceiling
 //	loadtest lab [flags]             the oversell lab: locks × scenarios, audited (docs/lab.md)
 //	loadtest ui [flags]              a live page: start runs, watch them unfold, reopen them
+//	loadtest merge [flags] JSON...   one report from the runs of several load machines
 //	loadtest record [flags] JSON...  a bench record's markdown from JSON reports
 //	loadtest ceiling [flags]         serve the bare gin ceiling (what baseline starts)
 //	loadtest version                 print the build (also -version)
 //
 // loadtest CMD -h lists a command's flags. A secret may be read from the file its _FILE form
-// names: ADMIN_TOKEN_FILE, DATABASE_URL_FILE, LOADTEST_UI_ACCESS_TOKEN_FILE. Each command lives in the file of its name, with
-// its flags and help; the engine (attack, audit, reports) in the other files.
+// names: ADMIN_TOKEN_FILE, DATABASE_URL_FILE, LOADTEST_UI_ACCESS_TOKEN_FILE. Each command lives
+// in the file of its name, with its flags and help; config.go has the flags every attacking
+// command shares. The engine (attack, audit, verdict, reports, the lab's run) is
+// internal/loadgen, the live page internal/liveui, the bench records internal/benchrec.
 //
 // Exit status: 0 when every audit passed; 3 when a safe strategy oversold, sold a user
 // twice or left the audit inconsistent, or when naive did not oversell although
-// -expect-naive-oversell asked it to; 2 for a bad command line; 1 when the harness could
-// not run (API, PostgreSQL or Redis unreachable, files not writable).
+// -expect-naive-oversell asked it to; 4 when every audit passed but a threshold (-max-p99,
+// -max-error-rate, -min-orders-per-sec) was breached, once the report is written; 2 for a
+// bad command line; 1 when the harness could not run (API, PostgreSQL or Redis unreachable,
+// files not writable).
 package main
 
 import (
@@ -33,14 +38,12 @@ import (
 	"syscall"
 
 	"github.com/seckill/seckill/internal/envflag"
+	"github.com/seckill/seckill/internal/loadgen"
 )
 
 // secrets are the variables that may hold a password or a token: each may be given in a file
 // instead, named by its _FILE form.
 var secrets = []string{"ADMIN_TOKEN", "DATABASE_URL", "LOADTEST_UI_ACCESS_TOKEN"}
-
-// errAuditFailed is returned (wrapped) when a run broke the promise; main exits 3.
-var errAuditFailed = errors.New("audit failed")
 
 // Exit statuses of main.
 const (
@@ -48,6 +51,7 @@ const (
 	exitHarness     = 1
 	exitUsage       = 2
 	exitAuditFailed = 3
+	exitThreshold   = 4
 )
 
 // command is one subcommand: its name, what runs it (with the arguments after the name), and
@@ -65,6 +69,7 @@ var commands = []command{
 	{"baseline", cmdBaseline, "sold-out rejection on the API beside the bare gin ceiling"},
 	{"lab", cmdLab, "the oversell lab: every lab lock in every scenario, as a matrix (docs/lab.md)"},
 	{"ui", cmdUI, "serve a live page: run sales and lab cells, watch them unfold, reopen past runs (docs/ui.md)"},
+	{"merge", cmdMerge, "combine the JSON reports of runs from several load machines: merged histograms, summed counts"},
 	{"record", cmdRecord, "write a bench record's markdown from JSON reports (make bench, make bench-hot)"},
 	{ceilingCommand, cmdCeiling, "serve the bare gin ceiling (what baseline starts, one per target)"},
 	{"version", cmdVersion, "print the build: version, VCS revision and time, modified, Go version"},
@@ -86,7 +91,7 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) < 2 {
 		usage(stderr)
-		return usageError{errors.New("no command")}
+		return loadgen.UsageError{Err: errors.New("no command")}
 	}
 	name := args[1]
 	switch name {
@@ -103,13 +108,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if name != "version" { // the build, whatever the environment says
 			var err error
 			if getenv, err = envflag.Files(getenv, secrets...); err != nil {
-				return usageError{err}
+				return loadgen.UsageError{Err: err}
 			}
 		}
 		return c.run(ctx, args[2:], getenv, stdout, stderr)
 	}
 	usage(stderr)
-	return usageError{fmt.Errorf("unknown command %q", name)}
+	return loadgen.UsageError{Err: fmt.Errorf("unknown command %q", name)}
 }
 
 func usage(w io.Writer) {
@@ -132,12 +137,14 @@ func fileForms() []string {
 
 // exitCode maps the error of run to the exit status documented above.
 func exitCode(err error) int {
-	var usage usageError
+	var usage loadgen.UsageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, errAuditFailed):
+	case errors.Is(err, loadgen.ErrAuditFailed):
 		return exitAuditFailed
+	case errors.Is(err, loadgen.ErrThresholds):
+		return exitThreshold
 	case errors.As(err, &usage):
 		return exitUsage
 	}

@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/seckill/seckill/internal/benchrec"
+	"github.com/seckill/seckill/internal/loadgen"
 )
 
 const recordHelp = `Write the markdown of a benchmark record, from the JSON reports (-json) of the runs it holds,
@@ -34,13 +37,13 @@ func cmdRecord(_ context.Context, args []string, _ func(string) string, stdout, 
 	paths := fs.Args()
 	switch {
 	case *format != "bench" && *format != "hot":
-		return usageError{fmt.Errorf("-format %q: want bench or hot", *format)}
+		return loadgen.UsageError{Err: fmt.Errorf("-format %q: want bench or hot", *format)}
 	case len(paths) == 0:
-		return usageError{fmt.Errorf("no report: name the JSON reports to record")}
+		return loadgen.UsageError{Err: fmt.Errorf("no report: name the JSON reports to record")}
 	case *format == "bench" && len(paths) != 1:
-		return usageError{fmt.Errorf("-format bench records one compare report, not %d", len(paths))}
+		return loadgen.UsageError{Err: fmt.Errorf("-format bench records one compare report, not %d", len(paths))}
 	}
-	reps := make([]report, len(paths))
+	reps := make([]loadgen.Report, len(paths))
 	for i, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -61,9 +64,9 @@ func cmdRecord(_ context.Context, args []string, _ func(string) string, stdout, 
 				link = filepath.ToSlash(rel)
 			}
 		}
-		writeBenchRecord(&md, reps[0], *stamp, link)
+		benchrec.WriteBench(&md, reps[0], *stamp, link)
 	} else {
-		writeHotRecord(&md, reps, *stamp)
+		benchrec.WriteHot(&md, reps, *stamp)
 	}
 	if *out == "" {
 		_, err := stdout.Write(md.Bytes())

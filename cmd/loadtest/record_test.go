@@ -10,29 +10,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/loadgen"
 )
 
 // recordFixture is a report as compare or baseline writes it, with round figures.
-func recordFixture(cmd string, workers, rate int, batchMax string, rows ...summaryRow) report {
-	return report{
+func recordFixture(cmd string, workers, rate int, batchMax string, rows ...loadgen.SummaryRow) loadgen.Report {
+	return loadgen.Report{
 		Command: cmd, Started: time.Date(2026, 11, 22, 23, 4, 14, 0, time.UTC),
 		Flags: []string{"-runs=3", "-stock=50000000", "-targets=http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083",
 			"-meta-like=a b"},
-		Build: buildReport{Version: "v1.2.0+dirty", Revision: "662b1cb0123456789abcdef0123456789abcdef0", Modified: true, Go: "go1.26.8"},
-		Machine: machine{Host: "vm", CPUModel: "AMD EPYC", Cores: 2, MemoryBytes: 24 << 30, Kernel: "Linux 6.18.44",
+		Build: loadgen.BuildReport{Version: "v1.2.0+dirty", Revision: "662b1cb0123456789abcdef0123456789abcdef0", Modified: true, Go: "go1.26.8"},
+		Machine: loadgen.Machine{Host: "vm", CPUModel: "AMD EPYC", Cores: 2, MemoryBytes: 24 << 30, Kernel: "Linux 6.18.44",
 			PostgreSQL: "15.14", Redis: "7.0.15"},
-		CPU: &cpuTime{Ticks: 1000, StealTicks: 10, StealPercent: 1},
-		Scenario: scenario{Targets: []string{"a", "b", "c"}, Stock: 50_000_000, Workers: workers, Rate: rate,
+		CPU: &loadgen.CPUTime{Ticks: 1000, StealTicks: 10, StealPercent: 1},
+		Scenario: loadgen.Scenario{Targets: []string{"a", "b", "c"}, Stock: 50_000_000, Workers: workers, Rate: rate,
 			RepeatShare: 0.1, Duration: 8 * time.Second},
 		Meta:    map[string]string{"batch_max": batchMax, "db_max_conns": "20"},
-		Rounds:  [][]runReport{{}, {}, {}},
+		Rounds:  [][]loadgen.RunReport{{}, {}, {}},
 		Summary: rows,
 		OK:      true,
 	}
 }
 
 // writeReports writes reps as JSON files in a new directory and returns their paths.
-func writeReports(t *testing.T, reps ...report) []string {
+func writeReports(t *testing.T, reps ...loadgen.Report) []string {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string
@@ -61,24 +63,24 @@ func record(t *testing.T, args ...string) string {
 
 func TestRecordHot(t *testing.T) {
 	t.Parallel()
-	dlock := func(ordersPerSec, p99 float64) summaryRow {
-		return summaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: ordersPerSec, AnswersPerSec: ordersPerSec * 1.1, P99: p99, P99Bought: p99 - 1, OK: true}
+	dlock := func(ordersPerSec, p99 float64) loadgen.SummaryRow {
+		return loadgen.SummaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: ordersPerSec, AnswersPerSec: ordersPerSec * 1.1, P99: p99, P99Bought: p99 - 1, OK: true}
 	}
 	backends := recordFixture("compare", 512, 0, "128",
-		summaryRow{Name: "dlock (redis)", Strategy: "dlock", Backend: backendRedis, OrdersPerSec: 3000, P99: 60, P99Bought: 59, OK: true},
-		summaryRow{Name: "dlock (etcd)", Strategy: "dlock", Backend: backendEtcd, OrdersPerSec: 600, P99: 240, P99Bought: 230, OK: true,
-			VsRedis: &backendRatio{OrdersPerSec: 0.21, P99: 3.9, P99Bought: 3.8}})
+		loadgen.SummaryRow{Name: "dlock (redis)", Strategy: "dlock", Backend: loadgen.BackendRedis, OrdersPerSec: 3000, P99: 60, P99Bought: 59, OK: true},
+		loadgen.SummaryRow{Name: "dlock (etcd)", Strategy: "dlock", Backend: loadgen.BackendEtcd, OrdersPerSec: 600, P99: 240, P99Bought: 230, OK: true,
+			VsRedis: &loadgen.BackendRatio{OrdersPerSec: 0.21, P99: 3.9, P99Bought: 3.8}})
 	backends.Meta["etcd_members"] = "3"
 	backends.Scenario.EtcdTargets = []string{"d", "e", "f"}
 	hot := dlock(3259.4, 50.24)
-	hot.CPUPerAnswer = map[string]float64{"api": 130.4, "postgres": 31, "loadtest": 75, otherCommands: 20}
+	hot.CPUPerAnswer = map[string]float64{"api": 130.4, "postgres": 31, "loadtest": 75, loadgen.OtherCommands: 20}
 	paths := writeReports(t,
 		recordFixture("compare", 64, 0, "128", hot),
 		backends,
 		recordFixture("compare", 64, 1000, "128", dlock(899, 28.5)),
-		recordFixture("baseline", 64, 0, "", summaryRow{Name: soldOutRowName, Strategy: "dlock", RejectionsPerSec: 9000, P99: 20,
-			CPUPerAnswer: map[string]float64{"api": 67, "loadtest": 59, otherCommands: 5}},
-			summaryRow{Name: ginBaselineName, RejectionsPerSec: 18194.2, P99: 10, Errors: 1}),
+		recordFixture("baseline", 64, 0, "", loadgen.SummaryRow{Name: loadgen.SoldOutRowName, Strategy: "dlock", RejectionsPerSec: 9000, P99: 20,
+			CPUPerAnswer: map[string]float64{"api": 67, "loadtest": 59, loadgen.OtherCommands: 5}},
+			loadgen.SummaryRow{Name: loadgen.GinBaselineName, RejectionsPerSec: 18194.2, P99: 10, Errors: 1}),
 	)
 	got := record(t, append([]string{"-format", "hot", "-stamp", "2026-11-22T230414Z"}, paths...)...)
 	want := `# Hot product, dlock strategy, group commit on and off, locks in Redis and in etcd (2026-11-22T230414Z)
@@ -116,7 +118,7 @@ CPU steal (time the hypervisor gave to other guests) during the measurements: 1.
 
 func TestRecordBench(t *testing.T) {
 	t.Parallel()
-	rep := recordFixture("compare", 64, 0, "", summaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: 769, Bought: 100, OK: true, Verdict: "PASS"})
+	rep := recordFixture("compare", 64, 0, "", loadgen.SummaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: 769, Bought: 100, OK: true, Verdict: "PASS"})
 	paths := writeReports(t, rep)
 	out := filepath.Join(filepath.Dir(paths[0]), "rec.md")
 	if got := record(t, "-o", out, paths[0]); got != "" {
@@ -127,7 +129,7 @@ func TestRecordBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	var table bytes.Buffer
-	printTable(&table, rep)
+	loadgen.PrintTable(&table, rep)
 	for _, want := range []string{
 		"# Benchmark 2026-11-22T230414Z on vm\n\n| | |\n|---|---|\n",
 		"| CPU | AMD EPYC, 2 cores (shared with PostgreSQL, Redis, the APIs and the load generator) |\n",
@@ -145,7 +147,7 @@ func TestRecordBench(t *testing.T) {
 
 func TestRecordUsage(t *testing.T) {
 	t.Parallel()
-	paths := writeReports(t, report{}, report{})
+	paths := writeReports(t, loadgen.Report{}, loadgen.Report{})
 	for _, args := range [][]string{{}, {"-format", "csv", paths[0]}, {"-format", "bench", paths[0], paths[1]}} {
 		err := run(context.Background(), append([]string{"loadtest", "record"}, args...), func(string) string { return "" }, io.Discard, io.Discard)
 		if got := exitCode(err); got != exitUsage {
@@ -158,45 +160,23 @@ func TestRecordUsage(t *testing.T) {
 	}
 }
 
-func TestParseCPUTicks(t *testing.T) {
-	t.Parallel()
-	total, steal, err := parseCPUTicks([]byte("cpu  100 5 50 800 10 0 5 30 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"))
-	if err != nil || total != 1000 || steal != 30 {
-		t.Fatalf("parseCPUTicks = %d, %d, %v; want 1000, 30, nil", total, steal, err)
-	}
-	if _, _, err := parseCPUTicks([]byte("intr 1 2 3\n")); err == nil {
-		t.Fatal("parseCPUTicks of a file without a cpu line: no error")
-	}
-}
-
-func TestProcField(t *testing.T) {
-	t.Parallel()
-	cpuinfo := []byte("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n")
-	if got := procField(cpuinfo, "model name"); got != "AMD EPYC" {
-		t.Errorf("model name = %q", got)
-	}
-	if got := procField([]byte("# Server\r\nredis_version:7.0.15\r\n"), "redis_version"); got != "7.0.15" {
-		t.Errorf("redis_version = %q", got)
-	}
-}
-
 // TestRecordHotInRounds: a hot row whose rounds ran the sold-out product too (compare with
 // -baseline) is set against it round by round: each ratio is the median of the rounds'
 // ratios (0.60x, 0.66x, 2.00x here), not the ratio of the medians (0.50x, 0.55x, 2.00x).
 func TestRecordHotInRounds(t *testing.T) {
 	t.Parallel()
-	run := func(name string, orders, answers, rejections, p99 float64) runReport {
-		return runReport{Name: name, Strategy: "dlock", Stats: runStats{OrdersPerSec: orders, Throughput: answers,
-			RejectionsPerSec: rejections, Latency: latencies{P99: p99}}}
+	run := func(name string, orders, answers, rejections, p99 float64) loadgen.RunReport {
+		return loadgen.RunReport{Name: name, Strategy: "dlock", Stats: loadgen.RunStats{OrdersPerSec: orders, Throughput: answers,
+			RejectionsPerSec: rejections, Latency: loadgen.Latencies{P99: p99}}}
 	}
 	rep := recordFixture("compare", 512, 0, "128",
-		summaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: 5000, AnswersPerSec: 5500, P99: 200, P99Bought: 199, OK: true},
-		summaryRow{Name: soldOutRowName, Strategy: "dlock", RejectionsPerSec: 10000, AnswersPerSec: 10000, P99: 100, OK: true},
-		summaryRow{Name: ginBaselineName, RejectionsPerSec: 12000, P99: 90})
-	rep.Rounds = [][]runReport{
-		{run("dlock", 5000, 5500, 0, 200), run(soldOutRowName, 0, 10000, 10000, 100), run(ginBaselineName, 0, 12000, 12000, 90)},
-		{run("dlock", 6000, 6600, 0, 300), run(soldOutRowName, 0, 10000, 10000, 100), run(ginBaselineName, 0, 12000, 12000, 90)},
-		{run("dlock", 4000, 4400, 0, 150), run(soldOutRowName, 0, 5000, 5000, 75), run(ginBaselineName, 0, 6000, 6000, 70)},
+		loadgen.SummaryRow{Name: "dlock", Strategy: "dlock", OrdersPerSec: 5000, AnswersPerSec: 5500, P99: 200, P99Bought: 199, OK: true},
+		loadgen.SummaryRow{Name: loadgen.SoldOutRowName, Strategy: "dlock", RejectionsPerSec: 10000, AnswersPerSec: 10000, P99: 100, OK: true},
+		loadgen.SummaryRow{Name: loadgen.GinBaselineName, RejectionsPerSec: 12000, P99: 90})
+	rep.Rounds = [][]loadgen.RunReport{
+		{run("dlock", 5000, 5500, 0, 200), run(loadgen.SoldOutRowName, 0, 10000, 10000, 100), run(loadgen.GinBaselineName, 0, 12000, 12000, 90)},
+		{run("dlock", 6000, 6600, 0, 300), run(loadgen.SoldOutRowName, 0, 10000, 10000, 100), run(loadgen.GinBaselineName, 0, 12000, 12000, 90)},
+		{run("dlock", 4000, 4400, 0, 150), run(loadgen.SoldOutRowName, 0, 5000, 5000, 75), run(loadgen.GinBaselineName, 0, 6000, 6000, 70)},
 	}
 	got := record(t, append([]string{"-format", "hot", "-stamp", "2026-11-24T030000Z"}, writeReports(t, rep)...)...)
 	for _, want := range []string{

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/loadgen/fakeapi"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -30,7 +32,7 @@ func runFake(t *testing.T, base string, args ...string) (stdout, stderr string, 
 
 func TestRunWritesEveryReport(t *testing.T) {
 	t.Parallel()
-	_, base := newFakeAPI(t)
+	_, base := fakeapi.New(t)
 	dir := t.TempDir()
 	jsonPath, plotPath, resultsPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html"), filepath.Join(dir, "r.bin")
 	out, errOut, err := runFake(t, base, "run", "-strategy=pessimistic", "-stock=20", "-requests=300", "-workers=8",
@@ -47,14 +49,14 @@ func TestRunWritesEveryReport(t *testing.T) {
 	}
 	rep := readReport(t, jsonPath)
 	r := rep.Rounds[0][0]
-	if !rep.OK || r.Stats.Requests != 300 || r.Stats.Outcomes[bought] != 20 || r.Buyers.Repeats == 0 {
+	if !rep.OK || r.Stats.Requests != 300 || r.Stats.Outcomes[loadgen.Bought] != 20 || r.Buyers.Repeats == 0 {
 		t.Errorf("json report: ok %v, %d requests, %v outcomes, %d repeats", rep.OK, r.Stats.Requests, r.Stats.Outcomes, r.Buyers.Repeats)
 	}
 	if got := strings.Join(rep.Flags, " "); !strings.Contains(got, "-strategy=pessimistic") ||
 		!strings.Contains(got, "-admin-token=REDACTED") || strings.Contains(got, "secret") || strings.Contains(got, "-json") {
 		t.Errorf("json report: flags %q, want the scenario's with the token redacted and no outputs", got)
 	}
-	if c := r.Stats.Outcomes; c[bought]+c[soldOut]+c[alreadyPurchased] != 300 {
+	if c := r.Stats.Outcomes; c[loadgen.Bought]+c[loadgen.SoldOut]+c[loadgen.AlreadyPurchased] != 300 {
 		t.Errorf("outcomes %v do not add up to 300", c)
 	}
 	html, err := os.ReadFile(plotPath)
@@ -88,13 +90,13 @@ func TestRunWritesEveryReport(t *testing.T) {
 
 func TestCompareShowsNaiveOversell(t *testing.T) {
 	t.Parallel()
-	_, base := newFakeAPI(t)
+	_, base := fakeapi.New(t)
 	out, errOut, err := runFake(t, base, "compare", "-strategies=dlock,naive,redis", "-stock=10", "-requests=200",
 		"-workers=4", "-after-soldout=300ms", "-repeat-share=0", "-requests=100000")
 	if err != nil {
 		t.Fatalf("compare: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
-	for _, want := range []string{"OVERSOLD (expected)", "PASS: no safe strategy oversold", soldOutRowName, ginBaselineName,
+	for _, want := range []string{"OVERSOLD (expected)", "PASS: no safe strategy oversold", loadgen.SoldOutRowName, loadgen.GinBaselineName,
 		"sold-out rejection: the API answers"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -107,7 +109,7 @@ func TestCompareShowsNaiveOversell(t *testing.T) {
 // fake writes one queued order per audit request, so the run has to wait for it).
 func TestRunQueueCountsAccepted(t *testing.T) {
 	t.Parallel()
-	_, base := newFakeAPI(t)
+	_, base := fakeapi.New(t)
 	jsonPath, plotPath := filepath.Join(t.TempDir(), "q.json"), filepath.Join(t.TempDir(), "q.html")
 	out, errOut, err := runFake(t, base, "run", "-strategy=queue", "-stock=20", "-requests=200", "-workers=4",
 		"-repeat-share=0", "-json="+jsonPath, "-plot="+plotPath)
@@ -124,7 +126,7 @@ func TestRunQueueCountsAccepted(t *testing.T) {
 		t.Errorf("stderr lacks the admitted buyers:\n%s", errOut)
 	}
 	rep := readReport(t, jsonPath)
-	if c := rep.Rounds[0][0].Stats.Outcomes; c[bought] != 10 || c[accepted] != 10 || c.errors() != 0 {
+	if c := rep.Rounds[0][0].Stats.Outcomes; c[loadgen.Bought] != 10 || c[loadgen.Accepted] != 10 || c.Errors() != 0 {
 		t.Errorf("json outcomes = %v, want 10 bought, 10 accepted, no error", c)
 	}
 	if s := rep.Summary[0]; s.Bought != 10 || s.Accepted != 10 || !s.OK {
@@ -137,11 +139,11 @@ func TestRunQueueCountsAccepted(t *testing.T) {
 
 func TestCompareFailsWhenASafeStrategyOversells(t *testing.T) {
 	t.Parallel()
-	f, base := newFakeAPI(t)
-	f.setOversells("optimistic", true)
+	f, base := fakeapi.New(t)
+	f.SetOversells("optimistic", true)
 	out, _, err := runFake(t, base, "compare", "-strategies=dlock,optimistic", "-stock=10", "-requests=100",
 		"-workers=4", "-baseline=false", "-expect-naive-oversell=false")
-	if !errors.Is(err, errAuditFailed) || exitCode(err) != exitAuditFailed {
+	if !errors.Is(err, loadgen.ErrAuditFailed) || exitCode(err) != exitAuditFailed {
 		t.Fatalf("compare = %v (exit %d), want an audit failure (exit 3)\n%s", err, exitCode(err), out)
 	}
 	if !strings.Contains(out, "FAIL: optimistic") || !strings.Contains(out, "API audit: oversold 10") {
@@ -151,8 +153,8 @@ func TestCompareFailsWhenASafeStrategyOversells(t *testing.T) {
 
 func TestCompareFailsWhenNaiveDoesNotOversell(t *testing.T) {
 	t.Parallel()
-	f, base := newFakeAPI(t)
-	f.setOversells("naive", false)
+	f, base := fakeapi.New(t)
+	f.SetOversells("naive", false)
 	out, _, err := runFake(t, base, "compare", "-strategies=naive", "-stock=10", "-requests=50", "-workers=2", "-baseline=false")
 	if exitCode(err) != exitAuditFailed || !strings.Contains(out, "naive did not oversell") {
 		t.Fatalf("compare = %v, want naive to fail for not overselling\n%s", err, out)
@@ -166,7 +168,7 @@ func TestCompareFailsWhenNaiveDoesNotOversell(t *testing.T) {
 
 func TestCompareRunsMedians(t *testing.T) {
 	t.Parallel()
-	_, base := newFakeAPI(t)
+	_, base := fakeapi.New(t)
 	jsonPath := filepath.Join(t.TempDir(), "c.json")
 	out, _, err := runFake(t, base, "compare", "-strategies=dlock,pessimistic", "-stock=5", "-requests=60", "-workers=2",
 		"-baseline=false", "-runs=3", "-json="+jsonPath, "-meta=cpu=test cpu", "-meta=go=go1.26")
@@ -194,7 +196,7 @@ func TestCompareRunsMedians(t *testing.T) {
 
 func TestRunHarnessErrors(t *testing.T) {
 	t.Parallel()
-	_, base := newFakeAPI(t)
+	_, base := fakeapi.New(t)
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -226,12 +228,12 @@ func TestRunHarnessErrors(t *testing.T) {
 
 func TestBadFlagsAreAllNamed(t *testing.T) {
 	t.Parallel()
-	err := run(context.Background(), []string{"loadtest", "run", "-strategy=magic", "-repeat-share=1", "-duration=2h", "-workers=0"},
+	err := run(context.Background(), []string{"loadtest", "run", "-strategy=magic", "-repeat-share=1", "-duration=0s", "-workers=0", "-model=half-open"},
 		func(string) string { return "" }, io.Discard, io.Discard)
 	if got := exitCode(err); got != exitUsage {
 		t.Errorf("exit %d, want %d", got, exitUsage)
 	}
-	for _, want := range []string{"-strategy", "-repeat-share", "-duration", "-workers", "admin token"} {
+	for _, want := range []string{"-strategy", "-repeat-share", "-duration", "-workers", "-model", "admin token"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
@@ -240,13 +242,13 @@ func TestBadFlagsAreAllNamed(t *testing.T) {
 
 func TestBaselineCommand(t *testing.T) {
 	t.Parallel()
-	_, base := newFakeAPI(t)
+	_, base := fakeapi.New(t)
 	// Paced, so that the rejections span enough time for a rate also on a fast machine.
 	out, errOut, err := runFake(t, base, "baseline", "-requests=3000", "-rate=6000", "-workers=4")
 	if err != nil {
 		t.Fatalf("baseline: %v\n%s\n%s", err, out, errOut)
 	}
-	for _, want := range []string{soldOutRowName, ginBaselineName, "the API answers"} {
+	for _, want := range []string{loadgen.SoldOutRowName, loadgen.GinBaselineName, "the API answers"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("baseline table lacks %q:\n%s", want, out)
 		}
@@ -258,9 +260,9 @@ func TestBaselineCommand(t *testing.T) {
 }
 
 // readReport reads the JSON report a run wrote to path (-json).
-func readReport(t *testing.T, path string) report {
+func readReport(t *testing.T, path string) loadgen.Report {
 	t.Helper()
-	var rep report
+	var rep loadgen.Report
 	b, err := os.ReadFile(path)
 	if err == nil {
 		err = json.Unmarshal(b, &rep)

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/liveui"
+	"github.com/seckill/seckill/internal/loadgen"
 )
 
 // TestUIPublicWantsAccessToken: -public refuses to start without an access token of its own
@@ -30,7 +34,7 @@ func TestUIPublicWantsAccessToken(t *testing.T) {
 		err := run(ctx, []string{"loadtest", "ui", "-public", "-addr", "127.0.0.1:0", "-dir", t.TempDir()},
 			func(k string) string { return c.env[k] }, io.Discard, io.Discard)
 		cancel()
-		var usage usageError
+		var usage loadgen.UsageError
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ui -public with env %v = %v, want a usage error naming %s", c.env, err, c.want)
 		}
@@ -94,7 +98,7 @@ func TestUIPublicWantsAccessToken(t *testing.T) {
 		req, _ := http.NewRequest("POST", base+"/api/runs", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Origin", base)
-		req.Header.Set(pageTokenHeader, c.token)
+		req.Header.Set(liveui.PageTokenHeader, c.token)
 		resp, err := c.client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -113,4 +117,21 @@ func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.SetBasicAuth(b.user, b.pass)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// pageTokenVia reads the per-start token from the page base serves, with client, as the
+// page's script does.
+func pageTokenVia(t *testing.T, client *http.Client, base string) string {
+	t.Helper()
+	resp, err := client.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`<meta name="seckill-page-token" content="([^"]+)">`).FindSubmatch(page)
+	if resp.StatusCode != 200 || m == nil {
+		t.Fatalf("GET %s/ = %d: no page token in the page", base, resp.StatusCode)
+	}
+	return string(m[1])
 }

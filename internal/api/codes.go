@@ -17,7 +17,8 @@ const (
 	CodeNotFound = "not_found"
 	// CodeProductNotFound (404): no product with the id in the path.
 	CodeProductNotFound = "product_not_found"
-	// CodeOrderNotFound (404): the order lookup found no order of this user for this product.
+	// CodeOrderNotFound (404): the order lookup, a payment or a cancel found no order of this
+	// user for this product.
 	CodeOrderNotFound = "order_not_found"
 	// CodeMethodNotAllowed (405): a method the route does not serve.
 	CodeMethodNotAllowed = "method_not_allowed"
@@ -26,6 +27,14 @@ const (
 	// CodeAlreadyPurchased (409): the user already has an order of this product (one per
 	// user); Problem.OrderID names it.
 	CodeAlreadyPurchased = "already_purchased"
+	// CodeOrderExpired (409): a payment (or cancel) of a reservation past its pay_by: it
+	// expired, and its unit went back to stock or is going back; Problem.OrderID names it.
+	CodeOrderExpired = "order_expired"
+	// CodeOrderCancelled (409): a payment of a cancelled reservation; Problem.OrderID names it.
+	CodeOrderCancelled = "order_cancelled"
+	// CodeOrderPaid (409): a cancel of a paid order (or of one final from the start, a product
+	// without a payment window); Problem.OrderID names it.
+	CodeOrderPaid = "order_paid"
 	// CodeRequestTooLarge (413): a request body over 4 KiB.
 	CodeRequestTooLarge = "request_too_large"
 	// CodeRateLimited (429): too many purchase attempts by this user for this product, or
@@ -65,6 +74,9 @@ var statuses = map[string]int{
 	CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
 	CodeSoldOut:             http.StatusConflict,
 	CodeAlreadyPurchased:    http.StatusConflict,
+	CodeOrderExpired:        http.StatusConflict,
+	CodeOrderCancelled:      http.StatusConflict,
+	CodeOrderPaid:           http.StatusConflict,
 	CodeRequestTooLarge:     http.StatusRequestEntityTooLarge,
 	CodeRateLimited:         http.StatusTooManyRequests,
 	CodeClientClosedRequest: StatusClientClosedRequest,

@@ -26,11 +26,16 @@ type Problem struct {
 	Status int    `json:"status"`
 	Code   string `json:"code"`
 	Detail string `json:"detail,omitempty"`
-	// OrderID is the user's existing order, on CodeAlreadyPurchased.
+	// OrderID is the user's existing order, on CodeAlreadyPurchased; the order paid or cancel
+	// refused, on CodeOrderExpired, CodeOrderCancelled and CodeOrderPaid.
 	OrderID int64 `json:"order_id,omitempty"`
 	// ProductID names the product that decided a bundle purchase's answer, on CodeSoldOut,
 	// CodeAlreadyPurchased and CodeProductNotFound to POST /api/v1/bundles/purchase.
 	ProductID int64 `json:"product_id,omitempty"`
+	// RequestID is the request's id, as in the answer's X-Request-ID header: the client's own
+	// when the server accepted it, else one the server made. Every log line the server wrote
+	// for the request carries it. The server always sets it.
+	RequestID string `json:"request_id,omitempty"`
 	// RetryAfter is the answer's Retry-After header as sent (whole seconds), on
 	// CodeRateLimited, CodeBusy, CodeUnavailable and CodeOutcomeUnknown; empty when absent.
 	// It is not part of the body: the client fills it in from the header.
@@ -49,8 +54,8 @@ func NewProblem(code, detail string) Problem {
 }
 
 // SoldOut returns the problem the API answers a purchase of a product with no stock left:
-// 409 sold_out. The server sends exactly this, and so does the sold-out ceiling the load
-// tests measure it against (internal/ceiling).
+// 409 sold_out. The server sends this with the request's RequestID; the sold-out ceiling the
+// load tests measure it against (internal/ceiling) sends exactly this.
 func SoldOut() Problem { return NewProblem(CodeSoldOut, "this product is sold out") }
 
 // Error describes the problem as "status code: detail", or with the status's title where

@@ -24,6 +24,11 @@ type NewProduct struct {
 	// Fair (strategy dlock only) serves buyers in the order they asked, across API
 	// processes: a fair lock (docs/dlock.md). Not with Redlock.
 	Fair bool `json:"fair,omitempty"`
+	// PayWithinMS (0 to 86,400,000) is the payment window of the product's reservations: its
+	// orders are pending until paid and expire, their units going back on sale, this long after
+	// they were made. 0 (the default): every order is final (paid). Not for the naive and lab
+	// strategies.
+	PayWithinMS int `json:"pay_within_ms,omitempty"`
 }
 
 // Product is a product as the API shows it: the body of 201 to POST /api/v1/products and of
@@ -35,9 +40,10 @@ type Product struct {
 	InitialStock int       `json:"initial_stock"`
 	Strategy     string    `json:"strategy"`
 	ThinkMS      int       `json:"think_ms"`
-	Lock         string    `json:"lock,omitempty"`     // lab products only
-	LeaseMS      int       `json:"lease_ms,omitempty"` // lab products with a lease of their own only
-	Fair         bool      `json:"fair,omitempty"`     // fair dlock products only
+	Lock         string    `json:"lock,omitempty"`          // lab products only
+	LeaseMS      int       `json:"lease_ms,omitempty"`      // lab products with a lease of their own only
+	Fair         bool      `json:"fair,omitempty"`          // fair dlock products only
+	PayWithinMS  int       `json:"pay_within_ms,omitempty"` // products with a payment window only
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	Sold         int       `json:"sold"` // initial_stock - stock
@@ -61,14 +67,30 @@ type Bundle struct {
 	Orders []Order `json:"orders"`
 }
 
-// Order is a committed purchase: the body of 201 to a purchase and of 200 to the order
-// lookup GET /api/v1/products/{id}/orders/{user_id}.
+// Order is a committed purchase: the body of 201 to a purchase, and of 200 to the order
+// lookup GET /api/v1/products/{id}/orders/{user_id}, to its pay and to its cancel.
 type Order struct {
 	ID        int64     `json:"order_id"`
 	ProductID int64     `json:"product_id"`
 	UserID    int64     `json:"user_id"`
 	CreatedAt time.Time `json:"created_at"`
+	// Status is one of the Status constants: paid (final; every order of a product without a
+	// payment window), pending (a reservation to pay by PayBy), expired or cancelled (its unit
+	// went back on sale).
+	Status string     `json:"status"`
+	PayBy  *time.Time `json:"pay_by,omitempty"`  // reservations only: pay before it
+	PaidAt *time.Time `json:"paid_at,omitempty"` // reservations paid only
+	// EndedAt is when a reservation expired or was cancelled.
+	EndedAt *time.Time `json:"ended_at,omitempty"`
 }
+
+// The statuses of an Order. Pending and paid orders are live: one per user and product.
+const (
+	StatusPaid      = "paid"
+	StatusPending   = "pending"
+	StatusExpired   = "expired"
+	StatusCancelled = "cancelled"
+)
 
 // Audit is the body of 200 to GET /api/v1/products/{id}/audit (admin): what PostgreSQL, and
 // for the redis strategy the Redis gate, say about a product's sale, computed on each call.
@@ -76,10 +98,12 @@ type Audit struct {
 	ProductID      int64 `json:"product_id"`
 	InitialStock   int   `json:"initial_stock"`
 	Stock          int   `json:"stock"`
-	Orders         int   `json:"orders"`
+	Orders         int   `json:"orders"`          // live orders: pending or paid
+	Pending        int   `json:"pending"`         // of which pending: reservations not paid yet
+	Ended          int   `json:"ended"`           // expired or cancelled reservations, whose units went back
 	Sold           int   `json:"sold"`            // initial_stock - stock
 	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
-	DuplicateUsers int   `json:"duplicate_users"` // users with more than one order
+	DuplicateUsers int   `json:"duplicate_users"` // users with more than one live order
 	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
 	// the redis and queue strategies Redis agrees with PostgreSQL.
 	Consistent bool `json:"consistent"`

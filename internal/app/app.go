@@ -14,11 +14,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
+	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/lab"
@@ -33,7 +35,8 @@ type Config struct {
 	RedisPrefix string                // namespace of every Redis key; default "seckill"
 	AdminToken  string                // empty disables admin routes
 	Order       order.Config
-	Logger      *slog.Logger // default: discard
+	SoldOut     inventory.SoldOutOptions // the sold-out marks' lease and hold; zero: defaults
+	Logger      *slog.Logger             // default: discard
 	// RateLimits caps purchase attempts per user and per client address; zero: no limits
 	// (cmd/api turns the per-user limit on by default).
 	RateLimits httpapi.RateLimits
@@ -50,6 +53,15 @@ type Config struct {
 	LocksInEtcd bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
 	Build buildinfo.Info
+	// LockHistory, when set, records the product locks' operations (order.Deps.LockHistory):
+	// a test and lab tool (LOCK_HISTORY). App does not close it.
+	LockHistory history.Recorder
+	// TracerProvider, when it records (tracing.Enabled), gives spans to each request, its
+	// rate-limit check, the dlock strategy's batches and lock waits and holds, and every call
+	// to cfg.Redis and LockNodes (New adds a hook to those clients). PostgreSQL's spans come
+	// from the pool's tracer, set where cfg.DB is opened (PostgresTracer). Nil or a no-op
+	// provider: no spans and no hooks.
+	TracerProvider trace.TracerProvider
 }
 
 // App is a wired API process.
@@ -57,11 +69,15 @@ type App struct {
 	Handler http.Handler
 	Orders  *order.Service
 	Keys    inventory.Keys
+	// Gate, Queue and SoldOut are the Redis parts of the redis and queue strategies and of the
+	// sold-out mark that Orders uses, for tests and tools that look at them.
+	Gate    *inventory.Gate
+	Queue   *inventory.Queue
+	SoldOut *inventory.SoldOut
 
 	locks         *dlock.Client
-	etcdLocks     *etcdlock.Client // nil unless cfg.Etcd
-	labLocks      *dlock.Client    // the oversell lab's (internal/lab), always in cfg.Redis
-	labEtcd       *etcdlock.Client // the oversell lab's etcd lock; nil unless cfg.Etcd
+	etcdLocks     *etcdlock.Client // nil unless cfg.LocksInEtcd
+	lab           *labLocks        // the oversell lab's (internal/lab), built on the first lab purchase
 	draining      atomic.Bool
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -75,28 +91,30 @@ func New(cfg Config) *App {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	traceRedis(cfg)
 	sqlDB, _ := cfg.DB.DB()
 	m := metrics.New(sqlDB, cfg.Redis, cfg.Build)
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
+	m.WatchSales(keys)
 	products := inventory.NewStore(cfg.DB)
-	soldOut := inventory.NewSoldOut(cfg.Redis, keys, cfg.Logger)
+	soldOut := inventory.NewSoldOut(cfg.Redis, products, keys, cfg.Logger, cfg.SoldOut)
 	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
-	a := &App{Keys: keys, locks: newLocks(cfg, m), labLocks: dlock.New(cfg.Redis, nil), listening: make(chan struct{})}
+	products.CheckLab(lab.Check) // the lab owns its lock names and leases
+	a := &App{Keys: keys, Gate: inventory.NewGate(cfg.Redis, keys), Queue: inventory.NewQueue(cfg.Redis, keys),
+		SoldOut: soldOut, locks: newLocks(cfg, m), lab: &labLocks{rdb: cfg.Redis, etcd: cfg.Etcd},
+		listening: make(chan struct{})}
 	var productLocks order.Locker // nil: the Redis locks
 	if cfg.LocksInEtcd && cfg.Etcd == nil {
 		panic("app: LocksInEtcd needs Etcd")
 	}
-	if cfg.Etcd != nil {
-		a.etcdLocks = etcdlock.New(cfg.Etcd, m)
-		a.labEtcd = etcdlock.New(cfg.Etcd, nil)
-	}
 	if cfg.LocksInEtcd {
-		productLocks = order.EtcdLocker(a.etcdLocks)
+		a.etcdLocks = etcdlock.New(cfg.Etcd, m)
+		productLocks = etcdLocker{a.etcdLocks}
 	}
 	a.Orders = order.NewService(order.Deps{
-		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: inventory.NewGate(cfg.Redis, keys),
-		Queue: inventory.NewQueue(cfg.Redis, keys), SoldOut: soldOut,
-		Keys: keys, Lab: lab.New(cfg.Redis, a.labLocks, a.labEtcd), Observer: m, Logger: cfg.Logger,
+		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: a.Gate, Queue: a.Queue, SoldOut: soldOut,
+		Keys: keys, Lab: a.lab, Observer: m, Logger: cfg.Logger,
+		LockHistory: cfg.LockHistory, Tracer: cfg.TracerProvider,
 	}, cfg.Order)
 	a.Handler = httpapi.NewServer(httpapi.Deps{
 		Logger: cfg.Logger,
@@ -109,18 +127,21 @@ func New(cfg Config) *App {
 		Orders:     a.Orders,
 		AdminToken: cfg.AdminToken,
 		Metrics:    m.Handler(),
+		Requests:   m,
 		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
-			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m}),
+			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m, Tracer: cfg.TracerProvider}),
 		NoFair: noFair(cfg),
+		Tracer: cfg.TracerProvider,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
-	listeners.Add(4)
+	listeners.Add(5)
 	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
 	go func() { defer listeners.Done(); creations.Listen(ctx) }()
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
 	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
+	go func() { defer listeners.Done(); a.Orders.RunSweeper(ctx) }() // reservations past their pay_by
 	go func() { listeners.Wait(); close(a.listening) }()
 	return a
 }
@@ -133,7 +154,7 @@ func (a *App) startQueues(ctx context.Context, log *slog.Logger) {
 	defer t.Stop()
 	for {
 		if err := a.Orders.StartQueues(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("queue consumers not checked", "err", err)
+			log.WarnContext(ctx, "queue consumers not checked", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -195,9 +216,9 @@ func (a *App) Close() error {
 	case <-time.After(5 * time.Second):
 	}
 	a.Orders.Close() // after startQueues has stopped: no consumer starts once it is closed
-	errs := []error{a.locks.Close(), a.labLocks.Close()}
+	errs := []error{a.locks.Close(), a.lab.Close()}
 	if a.etcdLocks != nil {
-		errs = append(errs, a.etcdLocks.Close(), a.labEtcd.Close())
+		errs = append(errs, a.etcdLocks.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -35,7 +35,7 @@ func TestContract(t *testing.T) {
 		audit  api.Audit
 	)
 	const product = "created_at id initial_stock name sold stock strategy think_ms updated_at"
-	const audited = "consistent duplicate_users initial_stock orders oversold product_id sold stock"
+	const audited = "consistent duplicate_users ended initial_stock orders oversold pending product_id sold stock"
 	for _, r := range []struct {
 		method, path, token, body string
 		status                    int
@@ -46,8 +46,8 @@ func TestContract(t *testing.T) {
 		{"POST", products, adminToken, `{"name":"lab","stock":3,"strategy":"lab","lock":"lease","lease_ms":300}`, 201, new(api.Product),
 			product + " lease_ms lock"},
 		{"GET", fmt.Sprintf("%s/%d", products, gated.ID), "", ``, 200, new(api.Product), product},
-		{"POST", buy, "", `{"user_id":1}`, 201, &bought, "created_at order_id product_id user_id"},
-		{"GET", fmt.Sprintf("%s/%d/orders/1", products, gated.ID), "", ``, 200, new(api.Order), "created_at order_id product_id user_id"},
+		{"POST", buy, "", `{"user_id":1}`, 201, &bought, "created_at order_id product_id status user_id"},
+		{"GET", fmt.Sprintf("%s/%d/orders/1", products, gated.ID), "", ``, 200, new(api.Order), "created_at order_id product_id status user_id"},
 		{"GET", fmt.Sprintf("%s/%d/audit", products, gated.ID), adminToken, ``, 200, &audit,
 			audited + " redis.agrees redis.buyers redis.pending redis.seeded redis.stock"},
 		{"GET", fmt.Sprintf("%s/%d/audit", products, plain.ID), adminToken, ``, 200, new(api.Audit), audited},

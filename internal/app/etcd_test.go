@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strconv"
@@ -28,6 +29,7 @@ func newEtcdStackOn(t testing.TB, s *stack, cli *clientv3.Client) *stack {
 	} else {
 		cfg.DB, cfg.Redis, cfg.RedisPrefix = s.DB, s.Redis, s.Prefix
 	}
+	cfg.Logger = failLog(t)
 	return serve(t, cfg)
 }
 
@@ -85,4 +87,16 @@ func TestEtcdBackendDown(t *testing.T) {
 	if status, code, err := s.purchase(other.ID, 1); err != nil || status != http.StatusCreated {
 		t.Errorf("a pessimistic purchase with etcd down = %d %s, %v; want 201", status, code, err)
 	}
+}
+
+// failLog is a logger of the API's warnings and errors, whose last lines are printed with
+// the test's log if the test fails (the 503s of a failed etcd sale say why in them).
+func failLog(t testing.TB) *slog.Logger {
+	w := &testenv.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("API log (warnings and errors, last lines):\n%s", w.Tail(60))
+		}
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }

@@ -24,12 +24,15 @@ type Sale struct {
 	ProductID    int64 `json:"product_id"`
 	InitialStock int64 `json:"initial_stock"`
 	Stock        int64 `json:"stock"`
-	Orders       int64 `json:"orders"`
+	// Orders counts the live orders (pending or paid): the units held. stock + orders ==
+	// initial_stock is the equality every return keeps (an expired or cancelled order's unit
+	// went back to stock).
+	Orders int64 `json:"orders"`
 	// Sold is initial_stock - stock: the units that left the stock.
 	Sold int64 `json:"sold"`
 	// Oversold is how many orders exceed the initial stock.
 	Oversold int64 `json:"oversold"`
-	// DuplicateUsers is how many users have more than one order of the product.
+	// DuplicateUsers is how many users have more than one live order of the product.
 	DuplicateUsers int64 `json:"duplicate_users"`
 	// Fence is the newest lock fence that wrote the product (dlock strategy; 0 otherwise).
 	Fence int64 `json:"fence"`
@@ -80,8 +83,8 @@ func New(db *sql.DB, rdb redis.UniversalClient, keys inventory.Keys) *Auditor {
 
 const saleQuery = `
 SELECT p.initial_stock, p.stock, p.fence, p.strategy,
-       (SELECT count(*) FROM orders o WHERE o.product_id = p.id),
-       (SELECT count(*) FROM (SELECT 1 FROM orders o WHERE o.product_id = p.id
+       (SELECT count(*) FROM orders o WHERE o.product_id = p.id AND o.status IN ('pending', 'paid')),
+       (SELECT count(*) FROM (SELECT 1 FROM orders o WHERE o.product_id = p.id AND o.status IN ('pending', 'paid')
                               GROUP BY o.user_id HAVING count(*) > 1) d)
   FROM products p
  WHERE p.id = $1`
@@ -165,9 +168,10 @@ func (a *Auditor) Buyers(ctx context.Context, id int64) (map[int64]bool, error) 
 	return buyers, nil
 }
 
-// Orders returns the order id of each user who has an order of product id.
+// Orders returns the order id of each user who has a live order (pending or paid) of product
+// id: an expired or cancelled reservation gave its unit back.
 func (a *Auditor) Orders(ctx context.Context, id int64) (map[int64]int64, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT user_id, id FROM orders WHERE product_id = $1`, id)
+	rows, err := a.db.QueryContext(ctx, `SELECT user_id, id FROM orders WHERE product_id = $1 AND status IN ('pending', 'paid')`, id)
 	if err != nil {
 		return nil, fmt.Errorf("orders of product %d: %w", id, err)
 	}

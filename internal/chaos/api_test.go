@@ -52,13 +52,13 @@ func (b backend) apiEnv(env map[string]string) map[string]string {
 // startAPIs starts n API processes on b with env (see apiEnv) and waits until each is ready.
 func (b backend) startAPIs(t *testing.T, n int, env map[string]string) []*apiProc {
 	t.Helper()
-	return servers.StartAPIs(t, n, b.apiEnv(env))
+	return servers.StartAPIs(t, n, b.apiEnv(withLockHistory(t, env)))
 }
 
 // startAPI starts one API process on b with env (see apiEnv); WaitReady waits for it.
 func (b backend) startAPI(t *testing.T, name string, env map[string]string) *apiProc {
 	t.Helper()
-	return servers.LaunchAPI(t, name, b.apiEnv(env))
+	return servers.LaunchAPI(t, name, b.apiEnv(withLockHistory(t, env)))
 }
 
 // startPair starts two API processes with env (see apiEnv), the first named name on the

@@ -64,7 +64,10 @@ func (a pgAudit) String() string {
 //     each retry's answer agrees with PostgreSQL: already_purchased naming the user's order
 //     exactly when it has one, else sold_out (checkRetries);
 //   - the API's own audit (through via) says consistent, and for the redis strategy that
-//     the gate agrees with PostgreSQL.
+//     the gate agrees with PostgreSQL;
+//   - the history of every purchase, retries included, is linearizable against the stock
+//     (checkHistory): some order of the purchases, each between its request and its answer,
+//     explains every answer.
 func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) {
 	t.Helper()
 	if s.strategy == "queue" {
@@ -78,10 +81,12 @@ func (s *sale) verify(t *testing.T, via *apiProc, noAnswerOK func(answer) bool) 
 	if pg.Stock != 0 {
 		t.Errorf("%s: not sold out: %s", s.strategy, pg)
 	}
+	s.checkLockHistory(t) // the product lock's grants, writes, losses and releases: a fenced mutex
 	c := apiClient(t, via)
 	s.checkAnswers(t, pg, c, noAnswerOK)
 	s.checkRetries(t, pg, via)
 	s.checkAPIAudit(t, c, via.Name)
+	s.checkHistory(t, pg)
 }
 
 func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *client.Client, noAnswerOK func(answer) bool) {

@@ -75,7 +75,7 @@ func (b backend) proxyPostgres(t *testing.T) (*faultproxy.Proxy, string) {
 	if err != nil || u.Host == "" {
 		t.Fatalf("DATABASE_URL must be a postgres:// URL for this test: %v", err)
 	}
-	px := faultproxy.New(t, testenv.FreeAddr(t), u.Host)
+	px := testenv.StableProxy(t, u.Host)
 	u.Host = px.Addr()
 	return px, u.String()
 }

@@ -84,11 +84,14 @@ func TestEtcdLateWriteIsFenced(t *testing.T) {
 }
 
 // The rows of a sell statement's answer (sell.sql), as they appear in PostgreSQL's DataRow
-// messages whatever the format: five columns, the first a one-byte kind.
+// messages whatever the format: sellColumns columns, the first a one-byte kind; an 's' row
+// with its other columns all NULL (-1 lengths) says nothing was written for a newer fence.
+const sellColumns = 8
+
 var (
-	orderRow  = []byte{0, 5, 0, 0, 0, 1, 'o'}                                            // an order written
-	sellRow   = []byte{0, 5, 0, 0, 0, 1, 's'}                                            // every answer has one
-	fencedRow = append([]byte{0, 5, 0, 0, 0, 1, 's'}, bytes.Repeat([]byte{0xff}, 16)...) // stock NULL: nothing written, a newer fence
+	orderRow  = []byte{0, sellColumns, 0, 0, 0, 1, 'o'} // an order written
+	sellRow   = []byte{0, sellColumns, 0, 0, 0, 1, 's'} // every answer has one
+	fencedRow = append([]byte{0, sellColumns, 0, 0, 0, 1, 's'}, bytes.Repeat([]byte{0xff}, 4*(sellColumns-1))...)
 )
 
 // batch matches a chunk that begins with a message of the extended query protocol (Parse or

@@ -53,5 +53,9 @@ func TestKillMidSaleRedisGate(t *testing.T) {
 	if stranded > 0 && reconciled == 0 {
 		t.Errorf("%d admissions were stranded but no process reconciled any", stranded)
 	}
+	// The gate counts the stranded units as taken until they are reconciled, and answers the
+	// buyers meanwhile 503 busy, not sold_out: a unit may still come back. Told sold_out, they
+	// would have been told so while a unit was still to be sold, to a buyer who came later
+	// (the history check found it: at most 34-37 of the 40 units could have been taken).
 	s.verify(t, rest[0], unansweredBy(victim))
 }

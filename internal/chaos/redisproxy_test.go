@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/faultproxy"
 )
 
 // TestRedisSlowOrUnreachable: two API processes reach Redis through a TCP proxy of the
@@ -19,7 +18,7 @@ import (
 func TestRedisSlowOrUnreachable(t *testing.T) {
 	faultTest(t)
 	b, _ := sharedBackend(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), b.redis)
+	px := testenv.StableProxy(t, b.redis)
 	apis := b.startAPIs(t, 2, map[string]string{"REDIS_ADDR": px.Addr(), "LOCK_TTL": "300ms", "LOCK_WAIT": "1s"})
 	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 60, thinkMS: 20})
 	s.start(6, apis...)

@@ -51,7 +51,7 @@ func (s *sale) checkRetries(t *testing.T, pg pgAudit, proc *apiProc) {
 	for range 16 {
 		wg.Go(func() {
 			for u := range next {
-				if msg := s.retry(via, u, pg.orders[u]); msg != "" {
+				if msg := s.retry(via, name, u, pg.orders[u]); msg != "" {
 					mu.Lock()
 					bad = append(bad, msg)
 					mu.Unlock()
@@ -74,15 +74,32 @@ func (s *sale) checkRetries(t *testing.T, pg pgAudit, proc *apiProc) {
 	t.Logf("%s: %d buyers retried through %s, %d answers untrue", s.strategy, len(users), name, len(bad))
 }
 
-// retry sends user's retry and returns what is untrue about its answer ("" if nothing), given
-// the user's order id in PostgreSQL (0: none).
-func (s *sale) retry(via *client.Client, user, orderID int64) string {
+// retry sends user's retry through via (the process named name) and returns what is untrue
+// about its answer ("" if nothing), given the user's order id in PostgreSQL (0: none). It
+// records each attempt's answer in s.retries.
+func (s *sale) retry(via *client.Client, name string, user, orderID int64) string {
 	ctx, cancel := context.WithTimeout(context.Background(), retryBudget)
 	defer cancel()
 	who := "user " + strconv.FormatInt(user, 10)
 	for {
+		a := answer{user: user, target: name, sent: time.Now()}
 		o, err := via.Purchase(ctx, s.id, user)
 		var p *api.Problem
+		var accepted *client.AcceptedError
+		switch {
+		case err == nil:
+			a.status, a.order = http.StatusCreated, o.ID
+		case errors.As(err, &accepted):
+			a.status = http.StatusAccepted
+		case errors.As(err, &p):
+			a.status, a.code, a.retryAfter, a.order = p.Status, p.Code, p.RetryAfter, p.OrderID
+		default:
+			a.err = err
+		}
+		a.done = time.Now()
+		s.mu.Lock()
+		s.retries = append(s.retries, a)
+		s.mu.Unlock()
 		switch {
 		case err == nil:
 			return who + " bought order " + strconv.FormatInt(o.ID, 10) + " on retry, after the sale sold out"

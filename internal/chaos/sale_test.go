@@ -34,6 +34,7 @@ type product struct {
 	strategy string
 	stock    int
 	thinkMS  int
+	fair     bool // dlock only: a fair lock (docs/dlock.md)
 }
 
 // answer is what one buyer (a distinct user id) got from one purchase request.
@@ -42,6 +43,7 @@ type answer struct {
 	target     string // the API process asked
 	status     int    // 0: no HTTP answer (refused, cut, timed out)
 	code       string // the problem's code, if any
+	order      int64  // the order a 201 or already_purchased named
 	retryAfter string
 	err        error
 	sent, done time.Time
@@ -81,6 +83,8 @@ type sale struct {
 	// lostOK are buyers answered 202 whose purchase a test knows Redis lost (no persistence):
 	// verify allows them no order, and holds every other answer to PostgreSQL.
 	lostOK map[int64]bool
+	// retries are the answers to checkRetries' purchases, after the sale, one per attempt.
+	retries []answer
 }
 
 // newSale creates the product through via and opens PostgreSQL at dsn for the audit.
@@ -96,7 +100,7 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 	s := &sale{product: p, db: sqlDB, audit: audit.New(sqlDB, nil, inventory.Keys{}), ctx: ctx, t: t, inflight: map[int64]string{}}
 	t.Cleanup(func() { cancel(); s.stopAll() })
 	created, err := apiClient(t, via).CreateProduct(ctx, api.NewProduct{
-		Name: "chaos " + p.strategy, Stock: new(p.stock), Strategy: p.strategy, ThinkMS: p.thinkMS,
+		Name: "chaos " + p.strategy, Stock: new(p.stock), Strategy: p.strategy, ThinkMS: p.thinkMS, Fair: p.fair,
 	})
 	if err != nil || created.ID == 0 {
 		t.Fatalf("create product = %+v, %v", created, err)

@@ -22,6 +22,7 @@ type group struct {
 	targets   []*apiProc
 	clients   []*client.Client // of targets, in order, all sending through hc
 	hc        *http.Client
+	timeout   time.Duration // one purchase, client side
 	halted    atomic.Bool
 	wg        sync.WaitGroup
 	bought    atomic.Int64
@@ -42,8 +43,13 @@ func (s *sale) startFresh(workers int, targets ...*apiProc) *group {
 }
 
 func (s *sale) launch(workers int, fresh bool, targets []*apiProc) *group {
+	return s.launchWith(workers, fresh, requestTimeout, targets)
+}
+
+// launchWith is launch with timeout for each purchase, client side.
+func (s *sale) launchWith(workers int, fresh bool, timeout time.Duration, targets []*apiProc) *group {
 	tr := &http.Transport{MaxIdleConnsPerHost: workers, DisableKeepAlives: fresh}
-	g := &group{s: s, targets: targets, hc: &http.Client{Transport: contract.Transport(s.t, statusRecorder{tr})}}
+	g := &group{s: s, targets: targets, timeout: timeout, hc: &http.Client{Transport: contract.Transport(s.t, statusRecorder{tr})}}
 	for _, p := range targets {
 		g.clients = append(g.clients, client.New(p.Base, &client.Options{HTTPClient: g.hc}))
 	}
@@ -92,21 +98,21 @@ func (g *group) buy(p *apiProc, c *client.Client) answer {
 			g.unwritten.Add(-1)
 		}
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, g.timeout)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent() }})
 	var status int
-	_, err := c.Purchase(context.WithValue(ctx, statusKey{}, &status), s.id, a.user)
+	o, err := c.Purchase(context.WithValue(ctx, statusKey{}, &status), s.id, a.user)
 	sent()
 	var problem *api.Problem
 	var accepted *client.AcceptedError
 	switch {
 	case err == nil:
-		a.status = status // 2xx, its order read
+		a.status, a.order = status, o.ID // 2xx, its order read
 	case errors.As(err, &accepted): // queue strategy: queued, not written yet
 		a.status = http.StatusAccepted
 	case errors.As(err, &problem):
-		a.status, a.code, a.retryAfter = problem.Status, problem.Code, problem.RetryAfter
+		a.status, a.code, a.retryAfter, a.order = problem.Status, problem.Code, problem.RetryAfter, problem.OrderID
 	default:
 		a.err = err
 	}

@@ -71,6 +71,11 @@ func (l *Lock) Key() string { return l.r.key }
 // Token returns the lock's value in Redis, unique to this acquisition.
 func (l *Lock) Token() string { return l.r.token }
 
+// Acquired returns when the call that took the lock in Redis was sent: the successful attempt
+// of Obtain, or the previous holder's handoff (ClientOptions.Cohort). The lock was taken
+// after it, and before Obtain returned.
+func (l *Lock) Acquired() time.Time { return l.acquired }
+
 // Fence returns the fencing token of this acquisition. Fences of the same key
 // strictly increase with every successful Obtain, across processes; check it
 // where the data lives (see the package documentation).

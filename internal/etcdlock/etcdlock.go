@@ -27,6 +27,10 @@ var (
 // cleanupTimeout bounds a release, and each try at removing a key left behind (see forget).
 const cleanupTimeout = 2 * time.Second
 
+// forgetNowTimeout bounds the removal of a failed Obtain's key before Obtain returns; past it,
+// the removal goes on in the background (see forgetSoon).
+const forgetNowTimeout = 250 * time.Millisecond
+
 // forgetTimeout is how long a key left behind is tried to be removed, while its session lives,
 // before the session is retired (see forget).
 const forgetTimeout = 30 * time.Second

@@ -17,6 +17,7 @@ type Lock struct {
 	fence   int64
 	m       *mutex
 	s       *concurrency.Session
+	sent    time.Time // when its claim was sent
 	at      time.Time
 	lost    context.Context // cancelled, with a cause wrapping ErrLost, when the lease ends
 	lose    context.CancelCauseFunc
@@ -26,6 +27,10 @@ type Lock struct {
 
 // Key is the lock's name.
 func (l *Lock) Key() string { return l.key }
+
+// Acquired returns when the lock's claim was sent to etcd (its key written, after the
+// process's own queue): the lock was granted after it, once every older claim was gone.
+func (l *Lock) Acquired() time.Time { return l.sent }
 
 // Fence is the lock's fencing token: the create revision of its key in etcd. A later holder
 // of the same lock always has a larger one.
@@ -77,14 +82,15 @@ func (c *Client) obtain(ctx context.Context, key string, ttl, wait time.Duration
 		return nil, err
 	}
 	m := newMutex(s, key)
+	sent := time.Now()
 	if err := m.lock(wctx, wait <= 0); err != nil {
-		go c.forget(key, s, m) // the key's place in the process is held until it is done
+		c.forgetSoon(key, s, m) // the key's place in the process is held until it is done
 		if errors.Is(err, errLocked) || (wait > 0 && wctx.Err() != nil && !errors.Is(err, errKeyGone)) {
 			return nil, c.notObtained(ctx, key, "held by others", err)
 		}
 		return nil, fmt.Errorf("%w: lock %s: %w", ErrUnavailable, key, err)
 	}
-	l := &Lock{c: c, key: key, m: m, s: s, at: time.Now(), fence: m.rev}
+	l := &Lock{c: c, key: key, m: m, s: s, sent: sent, at: time.Now(), fence: m.rev}
 	l.lost, l.lose = context.WithCancelCause(context.Background())
 	go l.watch()
 	return l, nil
@@ -140,6 +146,22 @@ func (c *Client) forget(key string, s *concurrency.Session, m *mutex) {
 			return
 		}
 	}
+}
+
+// forgetSoon is forget for an Obtain that failed, with its first try in the caller, for
+// forgetNowTimeout at most: etcd usually answers at once, and the process's next Obtain of
+// the key, which waits for nothing when it is a try, then finds the key's place free (with
+// the deletion in the background, TestObtainRelease's try right after a release lost that
+// race on a loaded machine, refused as "queued in this process").
+func (c *Client) forgetSoon(key string, s *concurrency.Session, m *mutex) {
+	ctx, cancel := context.WithTimeout(c.ctx, forgetNowTimeout)
+	err := m.unlock(ctx)
+	cancel()
+	if err == nil {
+		c.queues.Unlock(key)
+		return
+	}
+	go c.forget(key, s, m)
 }
 
 // watch reports the loss of the lock when its session's lease ends before the release.

@@ -28,12 +28,12 @@ func writeError(c *gin.Context, d Deps, err error) {
 	case errors.Is(err, errBadRequest), errors.Is(err, inventory.ErrInvalid):
 		abortProblem(c, api.CodeInvalidRequest, detail(err))
 	case errors.Is(err, order.ErrOutcomeUnknown):
-		d.Logger.Warn("purchase outcome unknown", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+		d.Logger.WarnContext(c.Request.Context(), "purchase outcome unknown", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 		c.Header("Retry-After", "1")
 		abortProblem(c, api.CodeOutcomeUnknown,
 			"the purchase may have gone through: GET /api/v1/products/{id}/orders/{user_id} tells, and a retry never buys twice")
 	case errors.Is(err, order.ErrCanceled), c.Request.Context().Err() != nil && isContextEnd(err):
-		d.Logger.Debug("client went away", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+		d.Logger.DebugContext(c.Request.Context(), "client went away", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 		abortProblem(c, api.CodeClientClosedRequest, "the client closed the request")
 	case errors.Is(err, inventory.ErrNotFound):
 		p := api.NewProblem(api.CodeProductNotFound, "no product with this id")
@@ -53,6 +53,8 @@ func writeError(c *gin.Context, d Deps, err error) {
 		}
 		p.ProductID = bundleProduct(err)
 		writeProblem(c, p)
+	case errors.Is(err, order.ErrOrderExpired), errors.Is(err, order.ErrOrderCancelled), errors.Is(err, order.ErrOrderPaid):
+		writeProblem(c, reservationProblem(err))
 	case errors.Is(err, errRateLimited):
 		c.Header("Retry-After", retryAfter(err))
 		abortProblem(c, api.CodeRateLimited, "too many purchase attempts; retry after Retry-After seconds")
@@ -60,13 +62,32 @@ func writeError(c *gin.Context, d Deps, err error) {
 		c.Header("Retry-After", "1")
 		abortProblem(c, api.CodeBusy, "too many buyers at once; retry shortly")
 	case errors.Is(err, order.ErrUnavailable), order.IsUnavailable(err):
-		d.Logger.Warn("dependency unavailable", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+		d.Logger.WarnContext(c.Request.Context(), "dependency unavailable", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 		c.Header("Retry-After", "1")
 		abortProblem(c, api.CodeUnavailable, "a backing service is unavailable; retry shortly")
 	default:
-		d.Logger.Error("request failed", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+		d.Logger.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.FullPath(), "err", err)
 		abortProblem(c, api.CodeInternal, "")
 	}
+}
+
+// reservationProblem is the 409 of a payment or cancel the order's status refuses, naming
+// the order.
+func reservationProblem(err error) api.Problem {
+	var p api.Problem
+	switch {
+	case errors.Is(err, order.ErrOrderExpired):
+		p = api.NewProblem(api.CodeOrderExpired, "the reservation was not paid in time: its unit went back on sale")
+	case errors.Is(err, order.ErrOrderCancelled):
+		p = api.NewProblem(api.CodeOrderCancelled, "the reservation was cancelled: its unit went back on sale")
+	default:
+		p = api.NewProblem(api.CodeOrderPaid, "the order is paid")
+	}
+	var se *order.StateError
+	if errors.As(err, &se) {
+		p.OrderID = se.Order.ID
+	}
+	return p
 }
 
 // bundleProduct is the product that decided a bundle purchase's err, or 0.

@@ -12,6 +12,15 @@ for i, key in ipairs(KEYS) do
 	local burst, rate, period = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i])
 	local interval = period / rate
 	local tat = math.max(tonumber(redis.call("GET", key) or now) or now, now)
+	-- No allowed request stores an arrival time beyond now + burst intervals, so one further
+	-- ahead was stored before Redis's clock stepped back (or under a larger burst): it is
+	-- brought back to that bound, the budget spent, and stored so, instead of being kept as a
+	-- debt the length of the step. Without a step back the bound never binds.
+	local bound = now + interval * burst
+	if tat > bound then
+		tat = bound
+		redis.call("SET", key, tat, "EX", math.ceil(bound - now))
+	end
 	local new_tat = tat + interval
 	local diff = now - (new_tat - interval * burst)
 	if diff < 0 then

@@ -27,7 +27,7 @@ func handleHealthz() gin.HandlerFunc {
 // (etcd without quorum, a Redlock node) does not leave the others no time and get them
 // reported down too. The body names each dependency and its state, never the error text,
 // which goes to the log (it can hold addresses).
-func handleReadyz(checks map[string]Check, logf func(name string, err error)) gin.HandlerFunc {
+func handleReadyz(checks map[string]Check, logf func(ctx context.Context, name string, err error)) gin.HandlerFunc {
 	names := make([]string, 0, len(checks))
 	for name := range checks {
 		names = append(names, name)
@@ -45,7 +45,7 @@ func handleReadyz(checks map[string]Check, logf func(name string, err error)) gi
 		status, body := http.StatusOK, api.Readiness{Status: api.StateOK, Checks: make(map[string]string, len(names))}
 		for i, name := range names {
 			if errs[i] != nil {
-				logf(name, errs[i])
+				logf(c.Request.Context(), name, errs[i])
 				status, body.Status, body.Checks[name] = http.StatusServiceUnavailable, api.StateUnavailable, api.StateUnavailable
 				continue
 			}

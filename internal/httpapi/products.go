@@ -35,13 +35,13 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 		}
 		p, err := d.Products.Create(c.Request.Context(), inventory.NewProduct{
 			Name: req.Name, Stock: *req.Stock, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
-			LabLock: req.Lock, LeaseMS: req.LeaseMS, Fair: req.Fair,
+			LabLock: req.Lock, LeaseMS: req.LeaseMS, Fair: req.Fair, PayWithinMS: req.PayWithinMS,
 		})
 		if err != nil {
 			writeError(c, d, err)
 			return
 		}
-		d.Logger.Info("product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy, "lock", p.LabLock)
+		d.Logger.InfoContext(c.Request.Context(), "product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy, "lock", p.LabLock)
 		c.Header("Location", "/api/v1/products/"+strconv.FormatInt(p.ID, 10))
 		c.JSON(http.StatusCreated, productOf(p))
 	}
@@ -113,8 +113,16 @@ func writeAccepted(c *gin.Context, id, user int64) {
 }
 
 // handleOrderOf: GET /api/v1/products/:id/orders/:user_id, the user's order as committed
-// now: how a client that got no answer, or 503 outcome_unknown, finds out.
-func handleOrderOf(d Deps) gin.HandlerFunc {
+// now (the live one, else the latest): how a client that got no answer, or 503
+// outcome_unknown, finds out.
+func handleOrderOf(d Deps) gin.HandlerFunc { return handleReservation(d, d.Orders.OrderOf) }
+
+// handleReservation answers a call on the order at /api/v1/products/:id/orders/:user_id:
+// the lookup, or POST .../pay and .../cancel (Service.Pay, Service.Cancel), which anyone who
+// may look the order up may call, as anyone may buy for a user id (authentication is the
+// gateway's, in front of this service: docs/api.md). 200 with the order, or the error's
+// problem.
+func handleReservation(d Deps, call func(ctx context.Context, productID, userID int64) (order.Order, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := pathID(c)
 		if err != nil {
@@ -126,7 +134,7 @@ func handleOrderOf(d Deps) gin.HandlerFunc {
 			writeError(c, d, errBadUser)
 			return
 		}
-		o, err := d.Orders.OrderOf(c.Request.Context(), id, user)
+		o, err := call(c.Request.Context(), id, user)
 		if err != nil {
 			writeError(c, d, err)
 			return

@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seckill/seckill/internal/tracing"
 )
 
 // Rate is a rate limit: at most N requests per Per, in bursts of up to N. The zero Rate is
@@ -73,6 +77,7 @@ type Limiter struct {
 	exempt   func(product int64) bool
 	log      *slog.Logger
 	obs      LimiterObserver
+	tracer   trace.Tracer // nil: no spans
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
 }
 
@@ -86,6 +91,8 @@ type LimiterConfig struct {
 	Exempt   func(product int64) bool
 	Logger   *slog.Logger    // default: discard
 	Observer LimiterObserver // default: none
+	// Tracer, when it records, gives each check a span, "ratelimit.check"; default: none.
+	Tracer trace.TracerProvider
 }
 
 // LimiterObserver hears what an operator of the limiter needs to count. Its methods must be
@@ -113,7 +120,8 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	if cfg.Limits.User.Off() && cfg.Limits.Addr.Off() {
 		return nil
 	}
-	l := &Limiter{prefix: cfg.Prefix, limits: cfg.Limits, exempt: cfg.Exempt, log: cfg.Logger, obs: cfg.Observer}
+	l := &Limiter{prefix: cfg.Prefix, limits: cfg.Limits, exempt: cfg.Exempt, log: cfg.Logger, obs: cfg.Observer,
+		tracer: tracing.Tracer(cfg.Tracer)}
 	if l.obs == nil {
 		l.obs = noLimiterObserver{}
 	}
@@ -135,10 +143,22 @@ func (l *Limiter) Allow(ctx context.Context, product, user int64, addr string) e
 	if l == nil || l.exempt(product) {
 		return nil
 	}
-	if err := l.takeAddr(ctx, addr); err != nil {
-		return err
+	ctx, span := tracing.Start(ctx, l.tracer, "ratelimit.check")
+	err := l.takeAddr(ctx, addr)
+	if err == nil {
+		err = l.takeUser(ctx, product, user)
 	}
-	return l.takeUser(ctx, product, user)
+	endCheck(span, err)
+	return err
+}
+
+// endCheck ends the span of a rate-limit check, marked with whether it refused the attempt
+// (an answer, not an error).
+func endCheck(span trace.Span, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Bool("seckill.rate_limited", err != nil))
+	}
+	span.End()
 }
 
 // AllowBundle is Allow for a bundle purchase, which is one request: the address budget is
@@ -148,6 +168,13 @@ func (l *Limiter) AllowBundle(ctx context.Context, products []int64, user int64,
 	if l == nil {
 		return nil
 	}
+	ctx, span := tracing.Start(ctx, l.tracer, "ratelimit.check")
+	err := l.allowBundle(ctx, products, user, addr)
+	endCheck(span, err)
+	return err
+}
+
+func (l *Limiter) allowBundle(ctx context.Context, products []int64, user int64, addr string) error {
 	spent := false
 	for _, product := range products {
 		if l.exempt(product) {
@@ -224,7 +251,7 @@ func (l *Limiter) failOpen(ctx context.Context, scope string, err error) {
 	l.obs.LimiterUnavailable(scope)
 	now, last := time.Now().UnixNano(), l.lastWarn.Load()
 	if now-last >= int64(warnEvery) && l.lastWarn.CompareAndSwap(last, now) {
-		l.log.Warn("rate limiter unavailable: letting purchases through", "scope", scope, "err", err)
+		l.log.WarnContext(ctx, "rate limiter unavailable: letting purchases through", "scope", scope, "err", err)
 	}
 }
 

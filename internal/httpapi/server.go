@@ -7,10 +7,12 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/tracing"
 )
 
 // Deps is everything the HTTP layer needs.
@@ -19,22 +21,35 @@ type Deps struct {
 	Checks     map[string]Check // readiness checks by dependency name
 	Products   *inventory.Store
 	Orders     *order.Service
-	AdminToken string       // empty: admin routes answer 403
-	Metrics    http.Handler // GET /metrics; nil: not served
-	Limiter    *Limiter     // purchase rate limits; nil: none
+	AdminToken string          // empty: admin routes answer 403
+	Metrics    http.Handler    // GET /metrics; nil: not served
+	Limiter    *Limiter        // purchase rate limits; nil: none
+	Requests   RequestObserver // per-route request metrics; nil: none
 	// NoFair, when set, is why this deployment cannot sell fair products (its locks are
 	// Redlock: dlock.ErrFairRedlock): creating one is refused, 400, with a
 	// sentence for the API's users that says so.
 	NoFair error
+	// Tracer, when it records (see tracing.Enabled), gives each request a span (see traced)
+	// and the rate-limit check one; nil or a no-op provider: no spans, at no cost.
+	Tracer trace.TracerProvider
 }
 
 // NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies.
+// Every request gets an id (X-Request-ID, see withRequestID), is reported to d.Requests and,
+// when tracing is on, has a span (see traced).
 func NewServer(d Deps) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.ContextWithFallback = true
 	_ = r.SetTrustedProxies(nil) // ClientIP is the TCP peer; nothing is trusted from headers
 	r.HandleMethodNotAllowed = true
+	if t := tracing.Tracer(d.Tracer); t != nil {
+		r.Use(traced(t))
+	}
+	r.Use(withRequestID())
+	if d.Requests != nil {
+		r.Use(observe(d.Requests))
+	}
 	r.Use(recoverer(d.Logger))
 	addRoutes(r, d)
 	return r
@@ -44,7 +59,7 @@ func NewServer(d Deps) http.Handler {
 // in the response.
 func recoverer(log *slog.Logger) gin.HandlerFunc {
 	return gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, rec any) {
-		log.Error("panic in handler", "method", c.Request.Method, "path", c.FullPath(), "panic", rec)
+		log.ErrorContext(c.Request.Context(), "panic in handler", "method", c.Request.Method, "path", c.FullPath(), "panic", rec)
 		abortProblem(c, api.CodeInternal, "")
 	})
 }

@@ -11,17 +11,20 @@ import (
 func productOf(p inventory.Product) api.Product {
 	return api.Product{
 		ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
-		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, Fair: p.Fair, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, Fair: p.Fair,
+		PayWithinMS: p.PayWithinMS, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 }
 
 func orderOf(o order.Order) api.Order {
-	return api.Order{ID: o.ID, ProductID: o.ProductID, UserID: o.UserID, CreatedAt: o.CreatedAt}
+	return api.Order{ID: o.ID, ProductID: o.ProductID, UserID: o.UserID, CreatedAt: o.CreatedAt,
+		Status: o.Status, PayBy: o.PayBy, PaidAt: o.PaidAt, EndedAt: o.EndedAt}
 }
 
 func auditOf(a order.Audit) api.Audit {
 	out := api.Audit{
-		ProductID: a.ProductID, InitialStock: a.InitialStock, Stock: a.Stock, Orders: a.Orders, Sold: a.Sold,
+		ProductID: a.ProductID, InitialStock: a.InitialStock, Stock: a.Stock, Orders: a.Orders, Pending: a.Pending,
+		Ended: a.Ended, Sold: a.Sold,
 		Oversold: a.Oversold, DuplicateUsers: a.DuplicateUsers, Consistent: a.Consistent,
 	}
 	if g := a.Redis; g != nil {

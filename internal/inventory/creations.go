@@ -29,7 +29,7 @@ func NewCreations(rdb redis.UniversalClient, keys Keys, store *Store, log *slog.
 // announce tells every process that product id exists now.
 func (c *Creations) announce(ctx context.Context, id int64) {
 	if err := announce(ctx, c.rdb, c.keys.CreatedChannel(), id); err != nil {
-		c.log.Warn("announcing a new product failed; processes that looked its id up find it within NotFoundTTL",
+		c.log.WarnContext(ctx, "announcing a new product failed; processes that looked its id up find it within NotFoundTTL",
 			"product_id", id, "err", err)
 	}
 }

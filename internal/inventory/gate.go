@@ -24,6 +24,10 @@ var (
 	// ErrAdmissionsExpired means the gate has no unit left but holds admissions whose time
 	// ran out: reconcile them with PostgreSQL (Gate.Expired), then try again.
 	ErrAdmissionsExpired = errors.New("inventory: sold out in the gate, with expired admissions")
+	// ErrAdmissionsPending means the gate has no unit left but holds admissions of purchases
+	// that have not ended: not sold out yet, since one of them may give its unit back. Try
+	// again later.
+	ErrAdmissionsPending = errors.New("inventory: no unit left in the gate, with admissions pending")
 )
 
 // Gate is the redis strategy's admission control: per product, a stock counter, the set of
@@ -46,7 +50,7 @@ func (g *Gate) gateKeys(id int64) []string {
 
 // Admit takes one unit for user's purchase attempt token, pending for ttl. Calling it again
 // with the same token admits again without taking another unit. It returns nil when
-// admitted, ErrSoldOut, ErrAdmissionsExpired, ErrAlreadyAdmitted, ErrAdmissionInFlight,
+// admitted, ErrSoldOut, ErrAdmissionsExpired, ErrAdmissionsPending, ErrAlreadyAdmitted, ErrAdmissionInFlight,
 // ErrGateNotSeeded, or a Redis error (the admission may then have happened: give it back).
 func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time.Duration) error {
 	res, err := admitScript.Run(ctx, g.rdb, g.gateKeys(id), user, token, ttl.Milliseconds()).Int()
@@ -60,6 +64,8 @@ func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time
 		return fmt.Errorf("gate of product %d: %w", id, ErrSoldOut)
 	case 2:
 		return fmt.Errorf("gate of product %d: %w", id, ErrAdmissionsExpired)
+	case 3:
+		return fmt.Errorf("gate of product %d: %w", id, ErrAdmissionsPending)
 	case -1:
 		return fmt.Errorf("gate of product %d: %w", id, ErrAlreadyAdmitted)
 	case -3:

@@ -33,9 +33,10 @@ const addBatch = 1000
 // memory: Add each chunk of buyers, then Publish the stock, which makes the loaded set the
 // gate's in one step. Use one Seeding from one goroutine.
 type Seeding struct {
-	g   *Gate
-	id  int64
-	tmp string
+	g        *Gate
+	id       int64
+	tmp      string
+	returned []any // order ids: see Returned
 }
 
 // StartSeeding begins loading the gate of product id.
@@ -63,12 +64,21 @@ func (s *Seeding) Add(ctx context.Context, users []int64) error {
 	return nil
 }
 
+// Returned records orders the seed's snapshot saw ended (expired or cancelled) whose units it
+// counts in its stock, but whose return to the gate (Gate.Return) was not recorded done: the
+// publish marks them returned, so that driving their return later does not count them twice.
+func (s *Seeding) Returned(orders []int64) {
+	for _, o := range orders {
+		s.returned = append(s.returned, o)
+	}
+}
+
 // Publish ends the seeding with the product's stock: the loaded buyers and the stock become
 // the gate. In SeedInit mode a gate that exists meanwhile is kept; written reports whether
 // the gate was written.
 func (s *Seeding) Publish(ctx context.Context, mode SeedMode, stock int) (written bool, err error) {
-	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id))
-	res, err := publishScript.Run(ctx, s.g.rdb, keys, string(mode), stock).Int()
+	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id), s.g.keys.GateReturned(s.id))
+	res, err := publishScript.Run(ctx, s.g.rdb, keys, append([]any{string(mode), stock}, s.returned...)...).Int()
 	if err != nil {
 		return false, fmt.Errorf("%s gate of product %d: %w", mode, s.id, err)
 	}

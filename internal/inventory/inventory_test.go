@@ -8,6 +8,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/lab"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 func TestValidate(t *testing.T) {
@@ -30,8 +32,7 @@ func TestValidate(t *testing.T) {
 		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
 		{"lab with the etcd lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "etcd", LeaseMS: 2000}, true},
 		{"lab without a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab"}, false},
-		{"lab, unknown lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "spin"}, false},
-		{"lab, lease too short", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 5}, false},
+		{"lab, negative lease", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: -1}, false},
 		{"a lock without lab", inventory.NewProduct{Name: "a", Stock: 1, LabLock: "dlock"}, false},
 		{"a lease without lab", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", LeaseMS: 100}, false},
 	}
@@ -43,6 +44,40 @@ func TestValidate(t *testing.T) {
 		if err != nil && !errors.Is(err, inventory.ErrInvalid) {
 			t.Errorf("%s: error %v is not ErrInvalid", tt.name, err)
 		}
+	}
+}
+
+// TestCreateChecksLab: a lab product's lock and lease are checked by the lab's rules
+// (lab.Check, which the Store is given), which this package does not know: an unknown lock
+// and a lease out of bounds are refused as invalid, a known one is created; a Store that was
+// given no rules refuses every lab product.
+func TestCreateChecksLab(t *testing.T) {
+	t.Parallel()
+	gdb := testenv.Postgres(t)
+	ctx := context.Background()
+	s := inventory.NewStore(gdb)
+	s.CheckLab(lab.Check)
+	for _, tt := range []struct {
+		name string
+		np   inventory.NewProduct
+		ok   bool
+	}{
+		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
+		{"lab with the etcd lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "etcd", LeaseMS: 2000}, true},
+		{"lab, unknown lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "spin"}, false},
+		{"lab, lease too short", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 5}, false},
+	} {
+		_, err := s.Create(ctx, tt.np)
+		if got := err == nil; got != tt.ok {
+			t.Errorf("%s: Create() = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, inventory.ErrInvalid) {
+			t.Errorf("%s: error %v is not ErrInvalid", tt.name, err)
+		}
+	}
+	_, err := inventory.NewStore(gdb).Create(ctx, inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease"})
+	if !errors.Is(err, inventory.ErrInvalid) {
+		t.Errorf("a lab product in a Store without lab rules: Create() = %v, want ErrInvalid", err)
 	}
 }
 
@@ -102,16 +137,16 @@ func TestClaimStockFences(t *testing.T) {
 	if err != nil || now != 5 {
 		t.Fatalf("ClaimStock(fence 2) = %d, %v", now, err)
 	}
-	if err := inventory.SetStockFenced(tx, p.ID, old-1, 1); !errors.Is(err, inventory.ErrFenced) {
+	if _, err := inventory.SwapStockFenced(tx, p.ID, old-1, 1); !errors.Is(err, inventory.ErrFenced) {
 		t.Errorf("the older holder's write = %v, want ErrFenced", err)
 	}
 	if _, err := inventory.ClaimStock(tx, p.ID, 1); !errors.Is(err, inventory.ErrFenced) {
 		t.Errorf("the older holder's read = %v, want ErrFenced", err)
 	}
-	if err := inventory.SetStockFenced(tx, p.ID, now-1, 2); err != nil {
+	if _, err := inventory.SwapStockFenced(tx, p.ID, now-1, 2); err != nil {
 		t.Errorf("the newer holder's write = %v", err)
 	}
-	if err := inventory.SetStockFenced(tx, p.ID, old-1, 0); err != nil { // unfenced: lands whatever happened
+	if _, err := inventory.SwapStockFenced(tx, p.ID, old-1, 0); err != nil { // unfenced: lands whatever happened
 		t.Errorf("an unfenced write = %v", err)
 	}
 	if got, _ := inventory.Stock(tx, p.ID, false); got != 4 {

@@ -34,8 +34,13 @@ func (k Keys) GateSeed(id int64, token string) string { return k.product(id, "se
 // the ones its snapshot missed (see lua/confirm.lua and lua/publish.lua).
 func (k Keys) GateLate(id int64) string { return k.product(id, "late") }
 
-// GateRepairLock is the lock that lets one process at a time seed a product's gate or
-// reconcile its expired admissions.
+// GateReturned is the set of the ids of the product's orders whose units went back to the gate
+// (an expired or cancelled reservation, redis and queue strategies): what makes a return to
+// the gate happen once per order, however often it is driven (see Gate.Return).
+func (k Keys) GateReturned(id int64) string { return k.product(id, "returned") }
+
+// GateRepairLock is the lock that lets one process at a time seed a product's gate, reconcile
+// its expired admissions, or give it back the units of ended reservations.
 func (k Keys) GateRepairLock(id int64) string { return k.product(id, "gatelock") }
 
 // QueueStream is the queue strategy's stream of admitted purchases not yet written to
@@ -56,8 +61,24 @@ func (k Keys) QueueActive() string { return k.Prefix + ":queue:active" }
 // buyers waiting for them in every process.
 func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }
 
+// SoldOut is a product's sold-out mark: 'm:<ident>:<token>' (see SoldOut), or the tentative
+// 't:<token>' of a Mark still asking PostgreSQL.
+func (k Keys) SoldOut(id int64) string { return k.product(id, "soldout") }
+
+// SoldOutHold is the key that, while it exists, keeps new sold-out marks off the product: set
+// by a lift for the time the lifter has to put its unit back (SoldOutOptions.Hold). Its value
+// names it.
+func (k Keys) SoldOutHold(id int64) string { return k.product(id, "soldout:hold") }
+
+// SoldOutIdent is the ident of the Redis data set the product was last marked under.
+func (k Keys) SoldOutIdent(id int64) string { return k.product(id, "soldout:ident") }
+
 // SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
 func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }
+
+// SoldOutLiftChannel is the pub/sub channel on which the ids of products whose sold-out mark
+// was lifted are announced.
+func (k Keys) SoldOutLiftChannel() string { return k.Prefix + ":soldout:lift" }
 
 // CreatedChannel is the pub/sub channel on which the ids of new products are announced.
 func (k Keys) CreatedChannel() string { return k.Prefix + ":created" }

@@ -31,18 +31,29 @@ func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 	return stock[0], nil
 }
 
-// SetStockFenced is SetStock for a lock holder with fence > 0: it writes only if no newer
-// fence has touched the row (else ErrFenced). With fence 0 it is SetStock.
-func SetStockFenced(tx *gorm.DB, id int64, stock int, fence int64) error {
-	if fence == 0 {
-		return SetStock(tx, id, stock)
+// SwapStockFenced is SetStock for a lock holder with fence > 0, writing only if no newer fence
+// has touched the row (else ErrFenced; with fence 0 it always writes), and it returns the
+// stock it overwrote: what
+// PostgreSQL held just before the write, with the row locked from then until tx ends, so that
+// no other write comes between. The lab's lock timeline compares it with the value written: a
+// write of anything but before-1 lost decrements (internal/timeline). The row lock is the one
+// the UPDATE takes anyway (FOR NO KEY UPDATE), in the same statement. Not FOR UPDATE: the
+// order inserted earlier in tx holds a KEY SHARE lock on the row (its foreign key), which FOR
+// UPDATE conflicts with, so two buyers each holding one would deadlock.
+func SwapStockFenced(tx *gorm.DB, id int64, stock int, fence int64) (before int, err error) {
+	q := `WITH old AS (SELECT stock FROM products WHERE id = ? FOR NO KEY UPDATE)
+		UPDATE products SET stock = ?, updated_at = now() FROM old WHERE products.id = ?`
+	args := []any{id, stock, id}
+	if fence != 0 {
+		q, args = q+` AND products.fence <= ?`, append(args, fence)
 	}
-	res := tx.Exec(`UPDATE products SET stock = ?, updated_at = now() WHERE id = ? AND fence <= ?`, stock, id, fence)
-	if res.Error != nil {
-		return fmt.Errorf("set stock of product %d: %w", id, res.Error)
+	var old []int
+	err = tx.Raw(q+` RETURNING old.stock`, args...).Scan(&old).Error
+	if err != nil {
+		return 0, fmt.Errorf("set stock of product %d: %w", id, err)
 	}
-	if res.RowsAffected == 0 {
-		return WhyNotWritten(tx, id, fence)
+	if len(old) == 0 {
+		return 0, WhyNotWritten(tx, id, fence)
 	}
-	return nil
+	return old[0], nil
 }

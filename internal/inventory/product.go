@@ -42,18 +42,13 @@ const (
 // but is not one of them.
 var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis, StrategyQueue}
 
-// LabLocks lists the locks a lab product may name, from no lock at all to the project's
-// own, then the peer Redis libraries and etcd's lock (internal/etcdlock); internal/lab
-// implements each (docs/lab.md says what each one gets wrong, if anything).
-var LabLocks = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "dlock", "redsync", "redislock", "etcd"}
-
 // Limits on new products.
 const (
 	MaxNameLen = 200
 	MaxStock   = 100_000_000
 	MaxThinkMS = 10_000
-	MinLeaseMS = 10 // a lab product's lease, when set
-	MaxLeaseMS = 60_000
+	// MaxPayWithinMS is the longest payment window: a day.
+	MaxPayWithinMS = 86_400_000
 )
 
 // Product is a row of the products table.
@@ -64,12 +59,16 @@ type Product struct {
 	InitialStock int
 	Strategy     Strategy
 	ThinkMS      int
-	LabLock      string // the lab's lock (StrategyLab only)
+	LabLock      string // the name of the lab's lock (StrategyLab only; internal/lab owns the names)
 	LeaseMS      int    // the lab lock's lease; 0: the service's lock TTL (StrategyLab only)
 	Fair         bool   // buyers served in the order they asked, across processes (StrategyDlock only)
-	Fence        int64
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// PayWithinMS is the payment window of the product's reservations: its orders are pending
+	// until paid, and expire (their units coming back) PayWithinMS after they were made. 0:
+	// no window, every order is final (paid).
+	PayWithinMS int
+	Fence       int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // TableName maps Product to its table for GORM.
@@ -90,13 +89,17 @@ type NewProduct struct {
 	Stock    int
 	Strategy Strategy // empty means StrategyDlock
 	ThinkMS  int
-	LabLock  string // required with StrategyLab, else empty
-	LeaseMS  int    // StrategyLab only: 0 (the service's lock TTL) or MinLeaseMS to MaxLeaseMS
+	LabLock  string // required with StrategyLab, else empty; Store.CheckLab checks it
+	LeaseMS  int    // StrategyLab only: 0 (the service's lock TTL) or a lease Store.CheckLab accepts
 	Fair     bool   // StrategyDlock only: a fair lock (internal/dlock's ObtainFair)
+	// PayWithinMS (0 to MaxPayWithinMS) is the payment window of the product's reservations;
+	// not for the strategies that write absolute stock values (naive, lab: see Reservable).
+	PayWithinMS int
 }
 
 // Validate reports the first problem with np, wrapped in ErrInvalid, with a message fit
-// for the person who sent it.
+// for the person who sent it. A lab product's lock and lease are checked by the lab's own
+// rules too, when the Store creates it (see Store.CheckLab).
 func (np *NewProduct) Validate() error {
 	if np.Strategy == "" {
 		np.Strategy = StrategyDlock
@@ -113,6 +116,11 @@ func (np *NewProduct) Validate() error {
 		return fmt.Errorf("%w: think_ms must be between 0 and %d", ErrInvalid, MaxThinkMS)
 	case np.Fair && np.Strategy != StrategyDlock:
 		return fmt.Errorf("%w: fair is for strategy %s only", ErrInvalid, StrategyDlock)
+	case np.PayWithinMS < 0 || np.PayWithinMS > MaxPayWithinMS:
+		return fmt.Errorf("%w: pay_within_ms must be between 0 and %d", ErrInvalid, MaxPayWithinMS)
+	case np.PayWithinMS > 0 && !np.Strategy.Reservable():
+		return fmt.Errorf("%w: pay_within_ms is not for strategy %s, which writes absolute stock values: a unit given back would be a lost update",
+			ErrInvalid, np.Strategy)
 	}
 	return np.validateLab()
 }
@@ -126,13 +134,18 @@ func (np *NewProduct) validateLab() error {
 		return nil
 	}
 	switch {
-	case !slices.Contains(LabLocks, np.LabLock):
-		return fmt.Errorf("%w: strategy %s needs a lock, one of %v", ErrInvalid, StrategyLab, LabLocks)
-	case np.LeaseMS != 0 && (np.LeaseMS < MinLeaseMS || np.LeaseMS > MaxLeaseMS):
-		return fmt.Errorf("%w: lease_ms must be 0 (the lock TTL) or between %d and %d", ErrInvalid, MinLeaseMS, MaxLeaseMS)
+	case np.LabLock == "":
+		return fmt.Errorf("%w: strategy %s needs a lock", ErrInvalid, StrategyLab)
+	case np.LeaseMS < 0:
+		return fmt.Errorf("%w: lease_ms must not be negative", ErrInvalid)
 	}
 	return nil
 }
+
+// Reservable reports whether products of strategy s may have a payment window: every
+// strategy whose writers change the stock relatively under PostgreSQL's row lock, so that a
+// unit given back is never overwritten. Not naive nor the lab, which write stock = read - 1.
+func (s Strategy) Reservable() bool { return s != StrategyNaive && s != StrategyLab }
 
 // Valid reports whether s is one of Strategies or StrategyLab.
 func (s Strategy) Valid() bool { return s == StrategyLab || slices.Contains(Strategies, s) }

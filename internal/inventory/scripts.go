@@ -22,6 +22,7 @@ var (
 	deadLetterScript = script("deadletter")
 	markScript       = script("mark")
 	forgetScript     = script("forget")
+	returnScript     = script("return")
 )
 
 //go:embed lua/*.lua

@@ -1,87 +1,289 @@
 package inventory
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // SoldOut is the sold-out fast path: a process-local set of product ids known to be sold
-// out, shared between API processes through Redis. A product never gets stock back (there
-// is no restock), so a mark is final and checking it costs no round trip at all.
+// out, so that their buyers are answered without a round trip. Units come back (an expired
+// or cancelled reservation), so a mark can be lifted, and a process must never answer
+// sold_out from a mark once its product may have stock again.
 //
-// The mark is an optimisation, never a guard: a process that has not heard of it yet reads
-// PostgreSQL, sees stock 0, and marks it itself. It is safe for concurrent use.
+// A mark is a lease. The shared mark is a key in Redis (Keys.SoldOut); a process trusts its
+// local copy for Lease after the start of the last round trip that found it there (Keep
+// confirms the marks in use every Lease/4, in one pipeline, off the buyers' path). Lift
+// deletes the key, then waits Lease (plus a tenth, for clock rates) on its monotonic clock
+// before it returns nil: by then every local copy either was confirmed after the deletion,
+// which it cannot have been, or has expired. Pub/sub only speeds things up (a lift drops the
+// copies at once, a mark is adopted at once); a lost or late message costs nothing.
+//
+// Why an answer from a mark is true: Mark puts a tentative value in Redis (unless a hold is
+// on, below), then reads the stock in PostgreSQL, and makes it a mark only if the stock was 0
+// and no lift deleted the tentative value meanwhile. A unit comes back only after Lift
+// returned nil, and Lift holds new marks off for Hold (Keys.SoldOutHold). So a mark trusted
+// at time t was found in Redis after t−Lease, was made from a stock read of 0, and every
+// return committed after that read was lifted either before the mark was made (then within
+// the hold, which refused it, or the return committed more than Hold after its lift) or
+// after (then the key was gone when found, or the lift waited out the lease, and so the
+// return commits after t). Hence the stock is 0 at t, with one condition on the caller: the
+// unit must be back in PostgreSQL within Hold of the start of Lift (bound the return by a
+// deadline shorter than Hold, and by idle_in_transaction_session_timeout).
+//
+// Faults: Redis unreachable, Lift returns an error (the caller keeps its unit and tries
+// again later) and the marks expire within Lease (buyers go to PostgreSQL, which is always
+// right). A process cut off from Redis cannot confirm, so its copies expire within Lease;
+// a paused process's lease runs on the monotonic clock, so it is over when the process runs
+// again, and a confirmation counts from before it was sent, however late its answer comes.
+// A Redis that comes back with less than it acknowledged (started empty, from a snapshot,
+// from a cut AOF, or a replica promoted) is a new data set: every mark carries the ident of
+// the data set it was made in (run_id and replication id), marks of another are never
+// trusted, and the first Mark of a product in a new data set (or in a Redis up for less
+// than Hold) holds marks off for Hold, since a lift may be among what was lost. Not
+// covered: a promoted replica that never received the product's ident, the product's first
+// mark and a lift both lost with the replication lag; a step of the Redis host's wall clock,
+// which can end a hold early (Redis expires keys by it); evicted marks (deploy with
+// maxmemory-policy noeviction, as compose.yaml does).
+//
+// It is safe for concurrent use.
 type SoldOut struct {
-	rdb   redis.UniversalClient
-	keys  Keys
-	log   *slog.Logger
-	local sync.Map // int64 -> struct{}
+	rdb         redis.UniversalClient
+	keys        Keys
+	log         *slog.Logger
+	conn        *markConn // the connection marks read the stock on
+	lease, hold time.Duration
+	base        time.Time // the zero of now: time.Since reads the monotonic clock
+
+	local sync.Map   // int64 -> *mark
+	mu    sync.Mutex // serialises the changes of local; reads take no lock
+	seq   atomic.Uint64
+	round atomic.Int64 // Keep's rounds so far: a mark's last use, in those
+	tries sync.Map     // int64 -> *atomic.Int64: when Mark last went to Redis (now)
+
+	waitedMu sync.Mutex
+	waited   map[string]int64 // ids of holds whose lease this process waited out -> when (now)
 }
 
-// NewSoldOut returns a SoldOut sharing marks through rdb under keys.
-func NewSoldOut(rdb redis.UniversalClient, keys Keys, log *slog.Logger) *SoldOut {
-	return &SoldOut{rdb: rdb, keys: keys, log: log}
+// SoldOutOptions configure a SoldOut; the zero value means the defaults.
+type SoldOutOptions struct {
+	// Lease is how long a process answers sold out from a mark after it last found the mark
+	// in Redis, and so how long Lift waits. Default: 200ms.
+	Lease time.Duration
+	// Hold is how long no new mark may be made after a lift: the time the lifter has to put
+	// its unit back in PostgreSQL. Default: 10s.
+	Hold time.Duration
 }
 
-// Is reports whether product id is known to be sold out.
+// mark is a process's copy of one product's mark.
+type mark struct {
+	value string       // the mark in Redis: m:<ident>:<token>
+	seq   uint64       // its incarnation in this process (see Incarnation)
+	from  atomic.Int64 // start of its last confirmation (now): trusted until from + lease
+	used  atomic.Int64 // the round of its last use, written only when it changed
+}
+
+// NewSoldOut returns a SoldOut sharing marks through rdb under keys, checking stock in
+// products' database.
+func NewSoldOut(rdb redis.UniversalClient, products *Store, keys Keys, log *slog.Logger, opts SoldOutOptions) *SoldOut {
+	return &SoldOut{rdb: rdb, keys: keys, log: log, conn: &markConn{db: products.db},
+		lease: cmp.Or(opts.Lease, 200*time.Millisecond), hold: cmp.Or(opts.Hold, 10*time.Second),
+		base: time.Now(), waited: map[string]int64{}}
+}
+
+// Lease is how long a mark is trusted after it was last confirmed (SoldOutOptions.Lease).
+func (s *SoldOut) Lease() time.Duration { return s.lease }
+
+// Hold is how long after a lift no mark is made (SoldOutOptions.Hold): the time the caller of
+// Lift has to put its unit back in PostgreSQL.
+func (s *SoldOut) Hold() time.Duration { return s.hold }
+
+func (s *SoldOut) now() int64 { return int64(time.Since(s.base)) }
+
+// Is reports whether product id is known to be sold out: its stock is 0 now.
 func (s *SoldOut) Is(id int64) bool {
-	_, ok := s.local.Load(id)
+	_, ok := s.Incarnation(id)
 	return ok
 }
 
-// Mark records that product id is sold out, here and, best effort, for every other process.
+// Incarnation is Is, and names the mark: the number changes whenever the product was marked
+// anew, so that what was learnt under one mark is not taken for true under the next.
+func (s *SoldOut) Incarnation(id int64) (uint64, bool) {
+	v, ok := s.local.Load(id)
+	if !ok {
+		return 0, false
+	}
+	m := v.(*mark)
+	if r := s.round.Load(); m.used.Load() != r {
+		m.used.Store(r)
+	}
+	if s.now()-m.from.Load() >= int64(s.lease) {
+		return 0, false
+	}
+	return m.seq, true
+}
+
+// Mark records that product id is sold out, for every process, once PostgreSQL confirms its
+// stock is 0. The caller has seen it committed at 0; Mark is best effort (a process that
+// has no mark reads PostgreSQL), goes to Redis at most once a lease per product, and takes
+// a second at most, whatever becomes of ctx.
 func (s *SoldOut) Mark(ctx context.Context, id int64) {
-	if _, loaded := s.local.LoadOrStore(id, struct{}{}); loaded {
+	if s.Is(id) || !s.try(id) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	marked, err := s.mark(ctx, id)
+	if err != nil {
+		s.log.WarnContext(ctx, "sold-out mark not made; buyers will be answered from PostgreSQL", "product_id", id, "err", err)
+	}
+	if !marked {
 		return
 	}
 	if err := announce(ctx, s.rdb, s.keys.SoldOutChannel(), id); err != nil {
-		s.log.Warn("sharing sold-out mark failed; other processes will find out from PostgreSQL",
+		s.log.WarnContext(ctx, "sharing sold-out mark failed; other processes will find out from PostgreSQL",
 			"product_id", id, "err", err)
 	}
 }
 
-// Listen applies the marks other processes announce until ctx ends. Run it in a goroutine.
-func (s *SoldOut) Listen(ctx context.Context) {
-	listenIDs(ctx, s.rdb, s.keys.SoldOutChannel(), func(id int64) { s.local.Store(id, struct{}{}) })
-}
-
-// announce publishes product id on channel, for every process's listenIDs: best effort, within
-// a second, whatever becomes of ctx meanwhile.
-func announce(ctx context.Context, rdb redis.UniversalClient, channel string, id int64) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	return rdb.Publish(ctx, channel, id).Err()
-}
-
-// listenIDs calls fn with each product id published on channel until ctx ends.
-func listenIDs(ctx context.Context, rdb redis.UniversalClient, channel string, fn func(id int64)) {
-	listen(ctx, rdb, channel, func(payload string) {
-		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-			fn(id)
+// mark makes the mark (see SoldOut): false when a hold is on or PostgreSQL has stock.
+func (s *SoldOut) mark(ctx context.Context, id int64) (bool, error) {
+	token := strconv.FormatUint(rand.Uint64(), 36)
+	keys := []string{s.keys.SoldOut(id), s.keys.SoldOutHold(id), s.keys.SoldOutIdent(id)}
+	from := s.now()
+	v, err := soldOutMarkScript.Run(ctx, s.rdb, keys, token, s.hold.Milliseconds()).Text()
+	switch {
+	case errors.Is(err, redis.Nil): // held
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("mark product %d sold out: %w", id, err)
+	case v != "t": // marked already
+		s.confirm(id, v, from, true)
+		return true, nil
+	}
+	stock, err := s.conn.stock(ctx, id)
+	if err != nil || stock != 0 {
+		if ferr := soldOutForgetScript.Run(ctx, s.rdb, keys[:1], token).Err(); ferr != nil {
+			err = errors.Join(err, ferr) // the tentative value is trusted by nobody anyway
 		}
-	})
+		return false, err
+	}
+	from = s.now()
+	v, err = soldOutPromoteScript.Run(ctx, s.rdb, keys, token).Text()
+	switch {
+	case errors.Is(err, redis.Nil): // lifted or held meanwhile
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("mark product %d sold out: %w", id, err)
+	}
+	s.confirm(id, v, from, true)
+	return true, nil
 }
 
-// listen calls fn with each payload published on channel until ctx ends; the subscription
-// reconnects by itself after a network error.
-func listen(ctx context.Context, rdb redis.UniversalClient, channel string, fn func(payload string)) {
-	sub := rdb.Subscribe(ctx, channel)
-	defer sub.Close()
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-ch:
-			if !ok {
-				return
-			}
-			fn(msg.Payload)
+// try reports whether Mark may go to Redis for product id: once a lease at most.
+func (s *SoldOut) try(id int64) bool {
+	v, ok := s.tries.Load(id)
+	if !ok {
+		v, _ = s.tries.LoadOrStore(id, new(atomic.Int64))
+	}
+	last, now := v.(*atomic.Int64).Load(), s.now()+1
+	return (last == 0 || now-last >= int64(s.lease)) && v.(*atomic.Int64).CompareAndSwap(last, now)
+}
+
+// Lift deletes the sold-out mark of product id, in every process, because a unit of it is
+// about to come back (an expired or cancelled reservation). The caller puts the unit back
+// in PostgreSQL only if Lift returned nil, and within Hold of calling it: then no process
+// answers sold_out from a mark of id to a request that reaches it after Lift returned,
+// until the product is marked again (see SoldOut). It waits out the lease when a mark may
+// be trusted somewhere (once per hold in a process: a lift of a product lifted moments ago
+// returns at once). An error (Redis unreachable, ctx ended) promises nothing: keep the unit
+// and try again later.
+func (s *SoldOut) Lift(ctx context.Context, id int64) error {
+	s.drop(id)
+	keys := []string{s.keys.SoldOut(id), s.keys.SoldOutHold(id), s.keys.SoldOutIdent(id)}
+	hold, err := soldOutLiftScript.Run(ctx, s.rdb, keys, strconv.FormatUint(rand.Uint64(), 36), s.hold.Milliseconds()).Text()
+	if err != nil {
+		return fmt.Errorf("lift the sold-out mark of product %d: %w", id, err)
+	}
+	s.drop(id) // a confirmation may have started before the key went
+	if err := announce(ctx, s.rdb, s.keys.SoldOutLiftChannel(), id); err != nil {
+		s.log.DebugContext(ctx, "announcing a lift failed; the other processes' marks expire", "product_id", id, "err", err)
+	}
+	if hold == "" || s.hasWaited(hold) {
+		return nil
+	}
+	t := time.NewTimer(s.lease + s.lease/10 + 5*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("lift the sold-out mark of product %d: %w", id, context.Cause(ctx))
+	case <-t.C:
+	}
+	s.waitedMu.Lock()
+	defer s.waitedMu.Unlock()
+	now := s.now()
+	for h, at := range s.waited {
+		if now-at > int64(s.hold) { // that hold is over: a new lift would get a new id
+			delete(s.waited, h)
 		}
 	}
+	s.waited[hold] = now
+	return nil
+}
+
+func (s *SoldOut) hasWaited(hold string) bool {
+	s.waitedMu.Lock()
+	defer s.waitedMu.Unlock()
+	_, ok := s.waited[hold]
+	return ok
+}
+
+// confirm records that product id's mark was value at a moment after from: a new copy if
+// create and there is none of that value, else the lease of the copy extended.
+func (s *SoldOut) confirm(id int64, value string, from int64, create bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.local.Load(id); ok {
+		m := v.(*mark)
+		if m.value == value {
+			if from > m.from.Load() {
+				m.from.Store(from)
+			}
+			return
+		}
+		if !create || m.from.Load() > from { // the other value was seen later
+			return
+		}
+	} else if !create {
+		return
+	}
+	m := &mark{value: value, seq: s.seq.Add(1)}
+	m.from.Store(from)
+	m.used.Store(s.round.Load())
+	s.local.Store(id, m)
+}
+
+// forget drops product id's copy if it is still of value.
+func (s *SoldOut) forget(id int64, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.local.Load(id); ok && v.(*mark).value == value {
+		s.local.Delete(id)
+	}
+}
+
+// drop drops product id's copy.
+func (s *SoldOut) drop(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.local.Delete(id)
 }

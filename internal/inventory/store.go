@@ -22,6 +22,8 @@ type Store struct {
 	notFound notFound
 	// announce, if set (NewCreations), tells the other processes of a product created here.
 	announce func(ctx context.Context, id int64)
+	// checkLab, if set (CheckLab), checks a lab product's lock and lease.
+	checkLab func(lock string, leaseMS int) error
 }
 
 // NewStore returns a Store on db.
@@ -30,15 +32,29 @@ func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 // DB returns the store's database handle, for services that open transactions.
 func (s *Store) DB() *gorm.DB { return s.db }
 
+// CheckLab makes Create check a lab product's lock name and lease with check, whose error
+// says what is wrong: the oversell lab owns its locks (internal/lab's Check), so this package
+// does not know which exist. A Store without it refuses lab products. Call it before the
+// Store is used.
+func (s *Store) CheckLab(check func(lock string, leaseMS int) error) { s.checkLab = check }
+
 // Create validates np and inserts it with stock = initial_stock.
 func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 	if err := np.Validate(); err != nil {
 		return Product{}, err
 	}
+	if np.Strategy == StrategyLab {
+		if s.checkLab == nil {
+			return Product{}, fmt.Errorf("%w: this process sells no lab products", ErrInvalid)
+		}
+		if err := s.checkLab(np.LabLock, np.LeaseMS); err != nil {
+			return Product{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
 	var p Product
-	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms, fair)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS,
-		np.LabLock, np.LeaseMS, np.Fair).Scan(&p).Error
+	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms, fair,
+		pay_within_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS,
+		np.LabLock, np.LeaseMS, np.Fair, np.PayWithinMS).Scan(&p).Error
 	if err != nil {
 		return Product{}, fmt.Errorf("create product: %w", err)
 	}

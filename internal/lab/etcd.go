@@ -39,7 +39,7 @@ func (l *Locks) etcdLock(ctx context.Context, key string, lease, wait time.Durat
 	}
 	tag := l.owner + strconv.FormatInt(lk.Fence(), 10)
 	_ = l.rdb.Set(command(ctx), key, tag, tagTTL).Err()
-	return Held{Ctx: lk.Watch(ctx), Fence: lk.Fence(), release: func(ctx context.Context) error {
+	return Held{Ctx: lk.Watch(ctx), Fence: lk.Fence(), Token: tag, Tried: lk.Acquired(), release: func(ctx context.Context) error {
 		_ = compareAndDelete.Run(ctx, l.rdb, []string{key}, tag).Err()
 		return lk.Release(ctx)
 	}}, nil

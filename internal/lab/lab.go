@@ -32,6 +32,15 @@ type Held struct {
 	// Fence is the lock's fencing token, which the holder's reads and writes must check
 	// (dlock and etcd only); 0: none.
 	Fence int64
+	// Token is the value the lock wrote where it is unique to this grant (lease, watchdog,
+	// dlock, redsync, redislock, etcd's name tag); empty for the locks whose value is not
+	// (none, mutex, setnx, setnx-expire, del). Lock histories name the grant by it.
+	Token string
+	// Tried is when the attempt that got the lock began (a lock that retries makes many):
+	// the grant took effect after it. Lock histories take it as the grant's invoke, which
+	// keeps the checker's search small: a grant whose interval spanned the whole wait could
+	// be placed anywhere in it.
+	Tried time.Time
 
 	release func(ctx context.Context) error
 }
@@ -46,7 +55,7 @@ type Locks struct {
 	redsync   *redsync.Redsync
 	redislock *redislock.Client
 	etcd      *etcdlock.Client // nil: the etcd lock answers ErrNoEtcd
-	mutexes   sync.Map         // key -> chan struct{}: the mutex lock's per-process mutexes
+	mutexes   sync.Map         // key -> *mutexSlot: the mutex lock's per-process mutexes
 	owner     string
 }
 
@@ -75,7 +84,7 @@ func OwnerOf(value string) (pid int, ok bool) {
 // token returns a new lock value of this process: its owner prefix and 128 random bits.
 func (l *Locks) token() string { return l.owner + rand.Text() }
 
-// Acquire takes lock name (one of inventory.LabLocks) on key with the given lease, waiting
+// Acquire takes lock name (one of Names) on key with the given lease, waiting
 // up to wait for it. An error that wraps dlock.ErrNotObtained (etcdlock.ErrNotObtained for
 // the etcd lock) means it was not had in time; for the etcd lock, one that wraps
 // etcdlock.ErrUnavailable means etcd could not serve, or this process has none (ErrNoEtcd);
@@ -89,7 +98,7 @@ func (l *Locks) Acquire(ctx context.Context, name, key string, lease, wait time.
 	)
 	switch name {
 	case "none":
-		h = Held{release: nothing}
+		h = Held{Tried: time.Now(), release: nothing}
 	case "mutex":
 		h, err = l.mutex(wctx, key)
 	case "setnx":

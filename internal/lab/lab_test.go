@@ -12,7 +12,6 @@ import (
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
-	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -28,7 +27,7 @@ func TestLocksExclude(t *testing.T) {
 	dl := dlock.New(rdb, nil)
 	t.Cleanup(func() { dl.Close() })
 	ctx := context.Background()
-	for i, name := range inventory.LabLocks {
+	for i, name := range lab.Names {
 		if name == "none" {
 			continue
 		}

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -22,7 +23,7 @@ func (l *Locks) dlock(ctx context.Context, key string, lease, wait time.Duration
 		return Held{}, err
 	}
 	wctx := lk.Watch(context.WithoutCancel(ctx))
-	h := Held{release: lk.Release}
+	h := Held{Token: lk.Token(), Tried: lk.Acquired(), release: lk.Release}
 	if fenced {
 		h.Ctx, h.Fence = mergeCancel(ctx, wctx), lk.Fence()
 	}
@@ -39,33 +40,54 @@ func mergeCancel(ctx, watched context.Context) context.Context {
 // redsyncLock is go-redsync/redsync v4 as its README shows it: NewMutex with an expiry,
 // Lock, and Unlock; its own retries (32 tries, 50 to 250 ms apart) stop when the wait ends.
 // Its values carry the lab's owner prefix (WithGenValueFunc) so that the runner can find the
-// holder; nothing else is changed.
+// holder, and its delay between tries is its default (50 to 250 ms at random) but noted
+// (WithRetryDelayFunc), to know when the try that got the lock began; nothing else is
+// changed.
 func (l *Locks) redsyncLock(ctx context.Context, key string, lease time.Duration) (Held, error) {
+	tried := time.Now()
 	m := l.redsync.NewMutex(key, redsync.WithExpiry(lease),
-		redsync.WithGenValueFunc(func() (string, error) { return l.token(), nil }))
+		redsync.WithGenValueFunc(func() (string, error) { return l.token(), nil }),
+		redsync.WithRetryDelayFunc(func(int) time.Duration {
+			d := 50*time.Millisecond + rand.N(200*time.Millisecond) // redsync's default
+			tried = time.Now().Add(d)                               // the next try begins after it
+			return d
+		}))
 	if err := m.LockContext(ctx); err != nil {
 		if ctx.Err() != nil || errors.Is(err, redsync.ErrFailed) {
 			return Held{}, errors.Join(notObtained(ctx), err)
 		}
 		return Held{}, err
 	}
-	return Held{release: func(ctx context.Context) error {
+	return Held{Token: m.Value(), Tried: tried, release: func(ctx context.Context) error {
 		_, err := m.UnlockContext(ctx)
 		return err
 	}}, nil
 }
 
 // redislockLock is bsm/redislock as its README shows it: Obtain with a ttl and a retry
-// strategy (linear backoff, 10 ms), Release. Its token carries the lab's owner prefix.
+// strategy (linear backoff, 10 ms), Release. Its token carries the lab's owner prefix, and
+// its retry strategy is noted (notedRetry), to know when the try that got the lock began.
 func (l *Locks) redislockLock(ctx context.Context, key string, lease time.Duration) (Held, error) {
-	lk, err := l.redislock.Obtain(ctx, key, lease, &redislock.Options{
-		RetryStrategy: redislock.LinearBackoff(10 * time.Millisecond), Token: l.token(),
-	})
+	retry := &notedRetry{RetryStrategy: redislock.LinearBackoff(10 * time.Millisecond), next: time.Now()}
+	lk, err := l.redislock.Obtain(ctx, key, lease, &redislock.Options{RetryStrategy: retry, Token: l.token()})
 	if errors.Is(err, redislock.ErrNotObtained) || (err != nil && ctx.Err() != nil) {
 		return Held{}, errors.Join(notObtained(ctx), err)
 	}
 	if err != nil {
 		return Held{}, err
 	}
-	return Held{release: lk.Release}, nil
+	return Held{Token: lk.Token(), Tried: retry.next, release: lk.Release}, nil
+}
+
+// notedRetry is a redislock retry strategy that notes when the next try begins at the
+// earliest: redislock waits each backoff on a ticker started after asking for it.
+type notedRetry struct {
+	redislock.RetryStrategy
+	next time.Time
+}
+
+func (r *notedRetry) NextBackoff() time.Duration {
+	d := r.RetryStrategy.NextBackoff()
+	r.next = time.Now().Add(d)
+	return d
 }

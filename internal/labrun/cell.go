@@ -11,6 +11,7 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
+	"github.com/seckill/seckill/internal/timeline"
 )
 
 // Cell is one lock in one scenario: what the sale did, and what was expected of it.
@@ -44,10 +45,17 @@ type Cell struct {
 	Series     []Point `json:"series"` // orders and stock over the sale
 	Seconds    float64 `json:"seconds"`
 	Error      string  `json:"error,omitempty"` // the cell could not run
+	// History is the linearizability checker's verdict on the cell's lock history.
+	History *HistoryCheck `json:"history,omitempty"`
+	// Timeline is the cell's lock history drawn as lanes, one per API process: who held the
+	// lock when, the faults, the reads and writes, the overlaps and the writes that oversold.
+	Timeline *timeline.Timeline `json:"timeline,omitempty"`
 }
 
-// OK reports whether the cell came out as expected.
-func (c Cell) OK() bool { return c.Error == "" && c.Untrue == 0 && c.Verdict == c.Expected }
+// OK reports whether the cell came out as expected, its lock history's check included.
+func (c Cell) OK() bool {
+	return c.Error == "" && c.Untrue == 0 && c.Verdict == c.Expected && (c.History == nil || c.History.OK())
+}
 
 // Point is a sample of a sale: ms after it started, orders and stock in PostgreSQL.
 type Point struct {

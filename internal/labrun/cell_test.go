@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/seckill/seckill/internal/inventory"
 )
 
 // TestJudge: the verdicts the lab can give, each from the audit it would see, and that a
@@ -45,7 +43,7 @@ func TestJudge(t *testing.T) {
 // TestExpectedCoversEveryCell: every lab lock and scenario has an expected result, the short
 // matrix names only real cells, and every broken lock shows a flaw in it.
 func TestExpectedCoversEveryCell(t *testing.T) {
-	for _, l := range inventory.LabLocks {
+	for _, l := range Locks {
 		for _, s := range Scenarios {
 			if v := Expected[l][s.Name]; v != Safe && v != Oversold && v != Stalled {
 				t.Errorf("%s × %s: expected %q", l, s.Name, v)
@@ -61,7 +59,7 @@ func TestExpectedCoversEveryCell(t *testing.T) {
 			inShort[p.Lock] = true
 		}
 	}
-	for _, l := range inventory.LabLocks {
+	for _, l := range Locks {
 		broken := false
 		for _, v := range Expected[l] {
 			broken = broken || v != Safe

@@ -9,19 +9,22 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/labrun"
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
-// TestEtcdSafeUnderFaults runs the etcd lock's crash and pause cells as `loadtest lab` does:
-// three real API processes with ETCD_ENDPOINTS, then kill -9 of the process that holds the
-// lock, and SIGSTOP of the holder for two leases. Both sales must sell out exactly, with
-// every answer true and none a 500: the lease ends with the holder, a resumed holder is told
-// of its loss (busy), and its older fence would be rejected. It is skipped with -short and
-// without ETCD_ENDPOINTS.
+// TestEtcdSafeUnderFaults runs the etcd lock's crash, pause and failover cells as `loadtest
+// lab` does: three real API processes with ETCD_ENDPOINTS, then kill -9 of the process that
+// holds the lock, SIGSTOP of the holder for two leases, and the Redis master killed under the
+// holder (its Sentinel stage of its own). Every sale must sell out exactly, with every answer
+// true and none a 500: the lease ends with the holder, a resumed holder is told of its loss
+// (busy), and its older fence would be rejected; a Redis failover does not touch a lock in
+// etcd. It is skipped with -short, without ETCD_ENDPOINTS and without redis-server.
 func TestEtcdSafeUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three API processes; skipped with -short")
 	}
 	endpoints := strings.Join(testenv.EtcdEndpoints(t), ",")
+	servers.RedisBin(t) // the failover cell starts redis-servers of its own
 	dsn := testenv.Schema(t)
 	rdb, prefix := testenv.Redis(t) // its cleanup deletes the name tags and sold-out marks
 	gdb, err := db.Open(dsn, db.PoolOptions{MaxOpen: 4})
@@ -30,15 +33,16 @@ func TestEtcdSafeUnderFaults(t *testing.T) {
 	}
 	sqlDB, _ := gdb.DB()
 	t.Cleanup(func() { sqlDB.Close() })
-	// Two cells of at most 10 s each, and the build and start of the processes.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// Two cells of at most 10 s each, one of 25 s with its stage, and the build and start of
+	// the processes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cells := []labrun.Pair{{Lock: "etcd", Scenario: "crash"}, {Lock: "etcd", Scenario: "pause"}}
+	cells := []labrun.Pair{{Lock: "etcd", Scenario: "crash"}, {Lock: "etcd", Scenario: "pause"}, {Lock: "etcd", Scenario: "failover"}}
 	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
-		Prefix: prefix, EtcdEndpoints: endpoints, DB: sqlDB, Redis: rdb, Logf: t.Logf})
+		Prefix: prefix, EtcdEndpoints: endpoints, DB: sqlDB, Redis: rdb, Logf: t.Logf, HistoryDir: t.TempDir()})
 	var matrix strings.Builder
 	labrun.WriteMatrix(&matrix, res)
-	t.Logf("etcd × crash, pause:\n%s", matrix.String())
+	t.Logf("etcd × crash, pause, failover:\n%s", matrix.String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,15 @@
 // Package labrun runs the oversell lab's matrix (docs/lab.md): every lab lock (internal/lab)
 // in every scenario, each cell a fresh product sold to many more buyers than its stock by
 // three real API processes, with the scenario's real fault (kill -9 or SIGSTOP of the
-// process that holds the lock), audited from PostgreSQL and judged against the result
-// written down for it here. cmd/loadtest lab is its command line.
+// process that holds the lock, or that process cut off from the lock's server by a silent
+// network partition), audited from PostgreSQL and judged against the result written down
+// for it here. cmd/loadtest lab is its command line.
 package labrun
 
 import (
 	"time"
 
-	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/lab"
 )
 
 // Verdicts of a cell.
@@ -29,10 +30,15 @@ type Scenario struct {
 	// Product and crowd: stock, buyers (distinct users), think_ms and lease_ms.
 	Stock, Buyers, ThinkMS, LeaseMS int
 	// Fault, if any: "kill" (SIGKILL) or "pause" (SIGSTOP for Pause, then SIGCONT) of the
-	// process that holds the product's lock, once Trigger orders are in.
+	// process that holds the product's lock, once Trigger orders are in; "partition" (that
+	// process cut off from the lock's server, not from PostgreSQL, for Pause, then healed); or
+	// "failover": the cell runs on a Redis Sentinel deployment of its own whose replica never
+	// gets the lock, and its master is killed while a process holds the lock (see failover.go).
 	Fault   string
 	Pause   time.Duration
 	Trigger int
+	// Timeout bounds how long the cell's buyers keep trying; 0: cellTimeout.
+	Timeout time.Duration
 }
 
 // Scenarios are the lab's, in the matrix's order. The etcd lock's cells run them with a
@@ -46,26 +52,30 @@ var Scenarios = []Scenario{
 		Stock: 20, Buyers: 200, ThinkMS: 50, LeaseMS: 1000, Fault: "kill", Trigger: 5},
 	{Name: "pause", What: "SIGSTOP of the process holding the lock for 1.5 s, three times its 500 ms lease, then SIGCONT",
 		Stock: 20, Buyers: 200, ThinkMS: 100, LeaseMS: 500, Fault: "pause", Pause: 1500 * time.Millisecond, Trigger: 3},
+	{Name: "failover", What: "the Redis master killed while a process holds the lock, and its replica, which never got the lock, promoted by Redis Sentinel; think_ms 7000 outlasts the failover; the 30 s lease outlasts the work, and the watchdogs renew it every 10 s",
+		Stock: 1, Buyers: 30, ThinkMS: 7000, LeaseMS: 30000, Fault: "failover", Timeout: 25 * time.Second},
+	{Name: "partition", What: "the process holding the lock cut off from Redis (etcd, for the etcd lock), not from PostgreSQL, as it starts think_ms 1500, for 700 ms, longer than its 500 ms lease; then healed",
+		Stock: 4, Buyers: 40, ThinkMS: 1500, LeaseMS: 500, Fault: "partition", Pause: 700 * time.Millisecond, Trigger: 1},
 }
 
 // Locks are the lab's locks, in the matrix's order.
-var Locks = inventory.LabLocks
+var Locks = lab.Names
 
 // Expected is the result written down for every cell: lock -> scenario -> verdict. A cell
 // that differs fails the lab, a safe lock that oversold as much as a broken lock whose flaw
 // did not show. docs/lab.md explains each.
 var Expected = map[string]map[string]string{
-	"none":         {"crowd": Oversold, "long-work": Oversold, "crash": Oversold, "pause": Oversold},
-	"mutex":        {"crowd": Oversold, "long-work": Oversold, "crash": Oversold, "pause": Oversold},
-	"setnx":        {"crowd": Safe, "long-work": Safe, "crash": Stalled, "pause": Safe},
-	"setnx-expire": {"crowd": Safe, "long-work": Oversold, "crash": Stalled, "pause": Oversold},
-	"del":          {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
-	"lease":        {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
-	"watchdog":     {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Oversold},
-	"dlock":        {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe},
-	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
-	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold},
-	"etcd":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe},
+	"none":         {"crowd": Oversold, "long-work": Oversold, "crash": Oversold, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"mutex":        {"crowd": Oversold, "long-work": Oversold, "crash": Oversold, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"setnx":        {"crowd": Safe, "long-work": Safe, "crash": Stalled, "pause": Safe, "failover": Oversold, "partition": Safe},
+	"setnx-expire": {"crowd": Safe, "long-work": Oversold, "crash": Stalled, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"del":          {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"lease":        {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"watchdog":     {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"dlock":        {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
+	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"etcd":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 }
 
 // Short is the matrix that `make test` runs: each lock's defining flaw once, and dlock in
@@ -76,6 +86,15 @@ var Short = [][2]string{
 	{"dlock", "long-work"},
 	{"setnx", "crash"}, {"setnx-expire", "crash"}, {"dlock", "crash"},
 	{"watchdog", "pause"}, {"dlock", "pause"},
+	{"lease", "failover"}, {"dlock", "failover"},
+}
+
+// timeout is how long the scenario's buyers keep trying.
+func (s Scenario) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return cellTimeout
 }
 
 // scenario returns the scenario named name.
@@ -120,6 +139,11 @@ func (s Scenario) forEtcd() Scenario {
 	case "pause":
 		s.Pause = 2 * EtcdMinLease
 		s.What = "SIGSTOP of the process holding the lock for 4 s, twice its 2 s lease (etcd's shortest), then SIGCONT"
+	case "partition":
+		// One unit, its first holder cut off: the lease's run-out, the next holder's work and
+		// the sale's end fit in the cell's 10 s.
+		s.Stock, s.Buyers, s.ThinkMS, s.Pause, s.Trigger = 1, 10, 3000, 2*EtcdMinLease, 0
+		s.What = "the process holding the lock cut off from etcd, not from PostgreSQL, for 4 s, twice its 2 s lease (etcd's shortest), as it starts think_ms 3000; then healed"
 	}
 	return s
 }

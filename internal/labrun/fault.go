@@ -2,6 +2,7 @@ package labrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"syscall"
@@ -9,16 +10,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/lab"
-	"github.com/seckill/seckill/internal/testenv/servers"
+	"github.com/seckill/seckill/internal/launch"
 )
 
 // holder finds the API process that holds the lock at key, as an operator reading Redis
 // would: every lab lock value starts with its holder's process id (lab.Owner, lab.OwnerOf). want says
 // which state of the key to wait for, by its PTTL. It polls every 2 ms until ctx ends.
-func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*servers.API,
+func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*launch.API,
 	want func(pttl time.Duration) bool,
-) (*servers.API, error) {
+) (*launch.API, error) {
 	for {
 		if a := holderNow(ctx, rdb, key, apis, want); a != nil {
 			return a, nil
@@ -32,9 +34,9 @@ func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*
 }
 
 // holderNow is the process of apis that holds key in a state want accepts, or nil.
-func holderNow(ctx context.Context, rdb redis.UniversalClient, key string, apis []*servers.API,
+func holderNow(ctx context.Context, rdb redis.UniversalClient, key string, apis []*launch.API,
 	want func(pttl time.Duration) bool,
-) *servers.API {
+) *launch.API {
 	var get *redis.StringCmd
 	var ttl *redis.DurationCmd
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -67,42 +69,66 @@ func keyState(ctx context.Context, rdb redis.UniversalClient, key string) string
 }
 
 // injure does the scenario's fault to the process that holds the product's lock (or, for
-// the locks that have no key, to the first process), once trigger orders are in, and says
-// what it did. It runs on the runner's goroutine: the process calls may end it (Fatal).
-func (r *run) injure(ctx context.Context, s Scenario, lock, key string, c *crowd) string {
+// the locks that have no key, to the first process), kills the Redis master under it
+// (failover), or cuts it off from the lock's server (partition), once trigger orders are in,
+// and says what it did. Its error is for a process it could not signal or cut off, which
+// ends the run.
+func (r *run) injure(ctx context.Context, s Scenario, lock, key string, c *crowd) (string, error) {
 	for c.sold.Load() < int64(s.Trigger) {
 		select {
 		case <-ctx.Done():
-			return "no fault: the sale ended before " + strconv.Itoa(s.Trigger) + " orders"
+			return "no fault: the sale ended before " + strconv.Itoa(s.Trigger) + " orders", nil
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	switch s.Fault {
+	case "failover":
+		return r.failover(ctx, lock, key), nil
+	case "partition":
+		return r.partition(ctx, s, lock, key)
+	}
 	target, holding := r.apis[0], "mid-sale (this lock has no key: the first process)"
+	var stopped time.Time
 	if lock == "none" || lock == "mutex" {
-		target.Signal(syscall.SIGSTOP)
-	} else {
-		a, err := r.stopHolder(ctx, s, lock, key)
-		if err != nil {
-			return "no fault: " + err.Error()
+		if err := target.Signal(syscall.SIGSTOP); err != nil {
+			return "", err
 		}
-		target, holding = a, "holding "+key
+		stopped = time.Now()
+	} else {
+		a, at, err := r.stopHolder(ctx, s, lock, key)
+		if errors.Is(err, errSignal) {
+			return "", err
+		}
+		if err != nil {
+			return "no fault: " + err.Error(), nil
+		}
+		target, holding, stopped = a, "holding "+key, at
 	}
 	// The target is stopped now: the fault lands on the state it was stopped in.
 	pid := target.Pid()
 	if s.Fault == "kill" {
-		target.Kill()
-		return fmt.Sprintf("SIGKILL to %s (pid %d), %s", target.Name, pid, holding)
+		if err := target.Kill(); err != nil {
+			return "", err
+		}
+		r.recordFault(key, pid, history.FaultKill, stopped, time.Now())
+		return fmt.Sprintf("SIGKILL to %s (pid %d), %s", target.Name, pid, holding), nil
 	}
 	time.Sleep(s.Pause)
-	target.Signal(syscall.SIGCONT)
-	return fmt.Sprintf("SIGSTOP to %s (pid %d), %s, for %v, then SIGCONT", target.Name, pid, holding, s.Pause)
+	if err := target.Signal(syscall.SIGCONT); err != nil {
+		return "", err
+	}
+	r.recordFault(key, pid, history.FaultPause, stopped, time.Now())
+	return fmt.Sprintf("SIGSTOP to %s (pid %d), %s, for %v, then SIGCONT", target.Name, pid, holding, s.Pause), nil
 }
 
+// errSignal marks stopHolder's errors that come from a signal that could not be sent.
+var errSignal = errors.New("signal")
+
 // stopHolder stops (SIGSTOP) the process that holds key in the state the scenario needs, and
-// returns it. Between reading the key and the signal the lock may have changed hands, so it
+// returns it, and when it stopped it. Between reading the key and the signal the lock may have changed hands, so it
 // reads the key again once the process is stopped (a stopped holder cannot release) and, if
 // the process no longer holds it, continues the process and looks again, for up to 5 s.
-func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*servers.API, error) {
+func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*launch.API, time.Time, error) {
 	// go-redis reports PTTL's -2 (no key) and -1 (no expiry) as those many nanoseconds.
 	want := func(pttl time.Duration) bool { return pttl != -2 }
 	switch {
@@ -116,12 +142,17 @@ func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*se
 	for {
 		a, err := holder(hctx, r.rdb, key, r.apis, want)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
-		a.Signal(syscall.SIGSTOP)
-		if holderNow(hctx, r.rdb, key, []*servers.API{a}, want) == a {
-			return a, nil
+		if err := a.Signal(syscall.SIGSTOP); err != nil {
+			return nil, time.Time{}, errors.Join(errSignal, err)
 		}
-		a.Signal(syscall.SIGCONT)
+		stopped := time.Now()
+		if holderNow(hctx, r.rdb, key, []*launch.API{a}, want) == a {
+			return a, stopped, nil
+		}
+		if err := a.Signal(syscall.SIGCONT); err != nil {
+			return nil, time.Time{}, errors.Join(errSignal, err)
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package labrun
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +17,7 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/audit"
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/testenv/servers"
+	"github.com/seckill/seckill/internal/launch"
 )
 
 // Config is one run of the lab.
@@ -37,6 +37,10 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Watch, when set, is told of each cell as it goes (loadtest ui draws it live).
 	Watch Watcher
+	// HistoryDir is where the processes record their lock history (LOCK_HISTORY, removed
+	// when the run ends) and where the checker writes its page of each history that is not
+	// linearizable; empty: a new directory under os.TempDir(), left only if it holds a page.
+	HistoryDir string
 }
 
 // Watcher is told what a run does while it goes: a cell begins, a sample of its sale, the
@@ -89,15 +93,23 @@ func (r Result) OK() bool {
 
 // run is the state of one Run: three API processes, kept three between cells.
 type run struct {
-	cfg     Config
-	t       *servers.Runner
-	env     map[string]string
-	token   string
-	apis    []*servers.API
+	cfg   Config
+	env   map[string]string
+	token string
+	apis  []*launch.API
+	// retired are processes that exited mid-run (killed) and were replaced (startAPI).
+	retired []*launch.API
 	rdb     redis.UniversalClient
-	auditor *audit.Auditor
-	hc      *http.Client
-	pmu     sync.Mutex // serialises the progress line's writers
+	// sentinels is a failover cell's Redis (see onSentinels); nil otherwise.
+	sentinels *launch.Sentinels
+	netns     []*netnsProc // the processes' namespaces, when a partition cell needs them
+	// netnsErr says why the processes run without namespaces although a cell needs them.
+	netnsErr error
+	auditor  *audit.Auditor
+	hc       *http.Client
+	pmu      sync.Mutex // serialises the progress line's writers
+	// historyDir holds the processes' lock history, and the checker's pages (see history.go).
+	historyDir string
 }
 
 // Run runs cfg's cells in order, each on a fresh product, and returns them. Its error is
@@ -115,7 +127,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		prefix = "lab-" + rand.Text()[:8]
 	}
 	r := &run{
-		cfg: cfg, t: servers.NewRunner("lab", cfg.Logf), token: token, rdb: cfg.Redis,
+		cfg: cfg, token: token, rdb: cfg.Redis,
 		auditor: audit.New(cfg.DB, nil, inventory.Keys{Prefix: prefix}),
 		hc:      &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}},
 		env: map[string]string{
@@ -126,33 +138,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.EtcdEndpoints != "" {
 		r.env["ETCD_ENDPOINTS"] = cfg.EtcdEndpoints
 	}
+	var err error
+	if r.historyDir, err = historyDir(cfg); err != nil {
+		return Result{}, fmt.Errorf("lock history: %w", err)
+	}
+	defer r.closeHistory()
+	r.env["LOCK_HISTORY"] = lockHistory(r.historyDir)
 	res := Result{Started: time.Now()}
-	err := r.t.Run(func() {
-		r.apis = servers.StartAPIs(r.t, 3, r.env)
-		for i, p := range cfg.Cells {
-			if ctx.Err() != nil {
-				return
-			}
-			label := fmt.Sprintf("%d/%d %s × %s", i+1, len(cfg.Cells), p.Lock, p.Scenario)
-			r.progress("%s ...", label)
-			if w := cfg.Watch; w != nil {
-				s, _ := cellScenario(p)
-				w.CellBegan(p, s.Stock, Expected[p.Lock][p.Scenario])
-			}
-			c := r.cell(ctx, p, label)
-			res.Cells = append(res.Cells, c)
-			if w := cfg.Watch; w != nil {
-				w.CellDone(c)
-			}
-			mark := "as expected"
-			if !c.OK() {
-				mark = "NOT AS EXPECTED (" + c.Expected + ")"
-			}
-			r.progress("%s: %s, %s, %.1fs\n", label, c, mark, c.Seconds)
-			r.heal()
-		}
-	})
-	err = cmp.Or(err, r.t.Close())
+	err = r.cells(ctx, &res)
+	err = errors.Join(err, r.close())
 	res.Seconds = time.Since(res.Started).Seconds()
 	if err == nil {
 		err = ctx.Err()
@@ -168,17 +162,9 @@ func (r *run) progress(format string, args ...any) {
 	}
 }
 
-// heal brings the processes back to three running ones: a killed one is started again.
-func (r *run) heal() {
-	for i, a := range r.apis {
-		if a.Exited() {
-			r.apis[i] = servers.StartAPI(r.t, a.Name, r.env)
-		}
-	}
-}
-
-// cell runs one lock in one scenario on a fresh product.
-func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
+// cell runs one lock in one scenario on a fresh product. Its error is for a fault that could
+// not be done to the processes (a signal, a partition), which ends the run.
+func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell, err error) {
 	s, _ := cellScenario(p)
 	c = Cell{Lock: p.Lock, Scenario: p.Scenario, Expected: Expected[p.Lock][p.Scenario], InitialStock: s.Stock}
 	start := time.Now()
@@ -190,7 +176,7 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 	})
 	if err != nil {
 		c.Error = "create product: " + err.Error()
-		return c
+		return c, nil
 	}
 	c.ProductID = prod.ID
 	key := inventory.Keys{Prefix: r.env["REDIS_KEY_PREFIX"]}.Lock(prod.ID)
@@ -198,13 +184,18 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 	for _, a := range r.apis {
 		cr.clients = append(cr.clients, client.New(a.Base, &client.Options{HTTPClient: r.hc}))
 	}
-	sctx, stop := context.WithTimeout(ctx, cellTimeout)
+	sctx, stop := context.WithTimeout(ctx, s.timeout())
 	defer stop()
 	sampled := r.sample(sctx, cr, p, label)
 	bought := make(chan struct{})
 	go func() { cr.buy(sctx, s.Buyers); close(bought) }()
 	if s.Fault != "" {
-		c.Fault = r.injure(sctx, s, p.Lock, key, cr)
+		if c.Fault, err = r.injure(sctx, s, p.Lock, key, cr); err != nil {
+			stop()
+			<-bought
+			<-sampled
+			return c, err
+		}
 	}
 	<-bought
 	end := time.Now()
@@ -213,13 +204,13 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 	sale, err := r.auditor.Sale(ctx, prod.ID, false)
 	if err != nil {
 		c.Error = "audit: " + err.Error()
-		return c
+		return c, nil
 	}
 	c.Stock, c.Orders = int(sale.Stock), int(sale.Orders)
 	buyers, err := r.auditor.Buyers(ctx, prod.ID)
 	if err != nil {
 		c.Error = "audit: " + err.Error()
-		return c
+		return c, nil
 	}
 	c.Untrue = cr.untrue(buyers)
 	c.Inversions = cr.inversions()
@@ -236,7 +227,8 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell) {
 	if c.Verdict == Stalled {
 		c.StuckKey = keyState(ctx, r.rdb, key)
 	}
-	return c
+	c.History, c.Timeline = r.checkHistory(c, key)
+	return c, nil
 }
 
 // sample reads the sale's orders and stock from PostgreSQL every 100 ms until ctx ends,

@@ -15,8 +15,9 @@ import (
 
 // TestReportRendersInChromium writes a report of three cells (an oversell, a stall, a safe
 // sale) and opens it in headless Chromium: once its script ran, the DOM must hold a chart per
-// cell whose orders and stock lines follow the samples, and the matrix must mark the cell that
-// differs from its expectation, and the page must throw no script error. `make up` installs
+// cell whose orders and stock lines follow the samples, with the lock history's check in the
+// caption, and the matrix must mark the cell that differs from its expectation, and the page
+// must throw no script error. `make up` installs
 // Chromium (Debian's chromium) when missing.
 func TestReportRendersInChromium(t *testing.T) {
 	series := func(orders ...int) []Point {
@@ -27,7 +28,8 @@ func TestReportRendersInChromium(t *testing.T) {
 		return pts
 	}
 	res := Result{Started: time.Now(), Seconds: 3, Cells: []Cell{
-		{Lock: "none", Scenario: "crowd", Expected: Oversold, Verdict: Oversold, Oversold: 4, InitialStock: 10, Orders: 14, Series: series(0, 5, 10, 14)},
+		{Lock: "none", Scenario: "crowd", Expected: Oversold, Verdict: Oversold, Oversold: 4, InitialStock: 10, Orders: 14, Series: series(0, 5, 10, 14),
+			History: &HistoryCheck{Verdict: "illegal", Expected: "illegal", Ops: 420, Seconds: 0.02, Page: "/tmp/lab/locks-1.html"}},
 		{Lock: "setnx", Scenario: "crash", Expected: Stalled, Verdict: Stalled, InitialStock: 10, Stock: 7, Orders: 3,
 			StuckKey: `lab:{p:2}:lock = "42:", no expiry`, Series: series(0, 3, 3, 3)},
 		{Lock: "dlock", Scenario: "pause", Expected: Safe, Verdict: Oversold, Oversold: 1, InitialStock: 10, Orders: 11, Series: series(0, 6, 11)},
@@ -72,6 +74,9 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	if !strings.Contains(dom, `class="oversold unexpected"`) || strings.Count(dom, ` unexpected"`) != 1 {
 		t.Errorf("the matrix should mark exactly the dlock × pause cell as unexpected")
+	}
+	if !strings.Contains(dom, "lock history illegal (420 operations, checked in 0.02 s); page /tmp/lab/locks-1.html") {
+		t.Errorf("the none × crowd cell's caption does not give its lock history's check")
 	}
 	if strings.Contains(dom, "http://") && !strings.Contains(dom, "http://www.w3.org/2000/svg") {
 		t.Errorf("the page refers to the network")

@@ -40,6 +40,15 @@ func WriteMatrix(w io.Writer, res Result) {
 			fmt.Fprintf(w, "%s × %s: %s%s\n", c.Lock, c.Scenario, c.Fault, suffix(c))
 		}
 	}
+	for _, c := range res.Cells {
+		if h := c.History; h != nil {
+			mark := ""
+			if !h.OK() {
+				mark = " (expected " + h.Expected + ")"
+			}
+			fmt.Fprintf(w, "%s × %s: %s%s\n", c.Lock, c.Scenario, h, mark)
+		}
+	}
 	fmt.Fprintf(w, "%d cells in %.0fs\n", len(res.Cells), res.Seconds)
 }
 

@@ -1,6 +1,8 @@
 // Package metrics exposes seckill's Prometheus metrics. It implements the observer hooks
-// of internal/order, internal/dlock and the rate limiter of internal/httpapi, so those
-// packages stay free of Prometheus, and exports the build it is given as seckill_build_info.
+// of internal/order, internal/dlock and of internal/httpapi (its rate limiter and its
+// per-route request metrics), so those packages stay free of Prometheus, reads the stock and
+// queue backlog of the products on sale at each scrape (WatchSales), and exports the build it
+// is given as seckill_build_info.
 package metrics
 
 import (
@@ -31,9 +33,13 @@ type Metrics struct {
 	batchSize  prometheus.Histogram
 	settled    *prometheus.CounterVec
 	reconciled *prometheus.CounterVec
+	returned   *prometheus.CounterVec
 	dead       *prometheus.CounterVec
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
+	http       *httpMetrics
+	db         *sql.DB               // nil: no product stock (WatchSales)
+	rdb        redis.UniversalClient // nil: no queue backlog (WatchSales)
 }
 
 // latency buckets from 100µs to ~6.5s.
@@ -43,7 +49,7 @@ var buckets = prometheus.ExponentialBuckets(0.0001, 2, 17)
 // statistics when db and rdb are not nil, and seckill_build_info, a constant 1 labelled with
 // build's version, revision and Go version (the caller reads build; see buildinfo.Read).
 func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), http: newHTTPMetrics(), db: db, rdb: rdb}
 	m.purchases = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_purchases_total", Help: "Purchases by strategy and outcome.",
 	}, []string{"strategy", "outcome"})
@@ -86,12 +92,16 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 		Name: "seckill_gate_reconciled_total",
 		Help: "Expired redis-gate admissions settled with PostgreSQL, by result (confirmed, given_back).",
 	}, []string{"result"})
+	m.returned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_reservation_returns_total",
+		Help: "Units of ended reservations given back to stock in PostgreSQL by this process, by reason (expired, cancelled).",
+	}, []string{"reason"})
 	m.dead = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_queue_dead_lettered_total",
 		Help: "Queued purchases moved to the dead-letter stream, by reason (sold_out, failed).",
 	}, []string{"reason"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
-		m.limited, m.limiterErr, m.settled, m.reconciled, m.dead,
+		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.dead, m.http.requests, m.http.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -133,6 +143,9 @@ func (m *Metrics) Reconciled(confirmed, givenBack int) {
 	m.reconciled.WithLabelValues("confirmed").Add(float64(confirmed))
 	m.reconciled.WithLabelValues("given_back").Add(float64(givenBack))
 }
+
+// Returned implements order.Observer.
+func (m *Metrics) Returned(reason string, n int) { m.returned.WithLabelValues(reason).Add(float64(n)) }
 
 // RateLimited implements httpapi.LimiterObserver.
 func (m *Metrics) RateLimited(scope string) { m.limited.WithLabelValues(scope).Inc() }

@@ -13,11 +13,13 @@ type Audit struct {
 	ProductID      int64
 	InitialStock   int
 	Stock          int
-	Orders         int
+	Orders         int // live orders (pending or paid): the units held
+	Pending        int // of which pending: reserved, not paid yet
+	Ended          int // expired or cancelled orders, whose units went back to stock
 	Sold           int // initial_stock - stock
 	Oversold       int // orders beyond initial_stock
-	DuplicateUsers int // users with more than one order
-	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
+	DuplicateUsers int // users with more than one live order
+	// Consistent: orders == sold (stock + live orders == initial_stock), stock >= 0, nothing oversold, no duplicate user, and for
 	// the redis and queue strategies Redis agrees with PostgreSQL.
 	Consistent bool
 	Redis      *GateAudit
@@ -41,17 +43,19 @@ type GateAudit struct {
 
 // Audit computes the audit of product id.
 func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
-	p, err := s.Products.Get(ctx, id)
+	p, err := s.c.products.Get(ctx, id)
 	if err != nil {
 		return Audit{}, classify(err)
 	}
 	a := Audit{ProductID: id, InitialStock: p.InitialStock}
-	err = s.db.WithContext(ctx).Raw(`SELECT
+	err = s.c.db.WithContext(ctx).Raw(`SELECT
 		(SELECT stock FROM products WHERE id = @id) AS stock,
-		(SELECT count(*) FROM orders WHERE product_id = @id) AS orders,
-		(SELECT count(*) FROM (SELECT user_id FROM orders WHERE product_id = @id
+		(SELECT count(*) FROM orders WHERE product_id = @id AND `+liveStatus+`) AS orders,
+		(SELECT count(*) FROM orders WHERE product_id = @id AND status = 'pending') AS pending,
+		(SELECT count(*) FROM orders WHERE product_id = @id AND status IN ('expired', 'cancelled')) AS ended,
+		(SELECT count(*) FROM (SELECT user_id FROM orders WHERE product_id = @id AND `+liveStatus+`
 			GROUP BY user_id HAVING count(*) > 1) d) AS duplicate_users`,
-		map[string]any{"id": id}).Row().Scan(&a.Stock, &a.Orders, &a.DuplicateUsers)
+		map[string]any{"id": id}).Row().Scan(&a.Stock, &a.Orders, &a.Pending, &a.Ended, &a.DuplicateUsers)
 	if err != nil {
 		return Audit{}, classify(fmt.Errorf("audit product %d: %w", id, err))
 	}
@@ -59,7 +63,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 	a.Oversold = max(0, a.Orders-a.InitialStock)
 	a.Consistent = a.Orders == a.Sold && a.Stock >= 0 && a.Oversold == 0 && a.DuplicateUsers == 0
 	if p.Strategy == inventory.StrategyRedis {
-		g, err := s.Gate.State(ctx, id)
+		g, err := s.gate.State(ctx, id)
 		if err != nil {
 			return Audit{}, classify(err)
 		}
@@ -69,7 +73,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 		a.Consistent = a.Consistent && agrees
 	}
 	if p.Strategy == inventory.StrategyQueue {
-		q, err := s.Queue.State(ctx, id)
+		q, err := s.queue.State(ctx, id)
 		if err != nil {
 			return Audit{}, classify(err)
 		}

@@ -3,15 +3,18 @@ package order
 import (
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // request is one buyer waiting in a batch.
 type request struct {
 	user     int64
-	at       time.Time   // when the buyer joined
-	deadline time.Time   // the buyer's own purchase deadline; zero if it has none
-	res      chan result // buffered: the leader never blocks on a buyer who left
-	bt       *batch      // the batch it is in now (a fair leader may put it back into another); under batcher.mu
+	at       time.Time         // when the buyer joined
+	deadline time.Time         // the buyer's own purchase deadline; zero if it has none
+	res      chan result       // buffered: the leader never blocks on a buyer who left
+	bt       *batch            // the batch it is in now (a fair leader may put it back into another); under batcher.mu
+	span     trace.SpanContext // the buyer's span, which its batch's span links to; zero when tracing is off
 }
 
 // result is a buyer's answer.

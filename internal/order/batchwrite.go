@@ -27,6 +27,9 @@ type sellRow struct {
 	UserID    *int64
 	ID        *int64
 	CreatedAt *time.Time
+	Status    *string
+	PayBy     *time.Time
+	PaidAt    *time.Time
 	Stock     *int
 }
 
@@ -37,15 +40,16 @@ type sold struct {
 	left   int             // stock left
 }
 
-// writeBatch sells one unit to each distinct buyer in users, in arrival order, while stock
+// writeBatch, the locked buyer's statement, which the gated buyer's batches and the queued
+// buyer's consumers write with too, sells one unit to each distinct buyer in users, in arrival order, while stock
 // lasts, under the lock's fence, in one transaction of two round trips (see
-// runPipelinedTx): BEGIN, the product row locked, sell.sql's planner setting, then one
-// statement for the whole batch (sell.sql); then COMMIT. It returns one result per entry of
+// runPipelinedTx): BEGIN, the product row locked, sell.sql's planner setting, then one statement for the whole batch
+// (sell.sql); then COMMIT. It returns one result per entry of
 // users and the stock left. An error means nothing was written, unless it matches
 // ErrOutcomeUnknown.
-func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []int64, fence int64) ([]result, int, error) {
+func (c *core) writeBatch(ctx context.Context, p inventory.Product, users []int64, fence int64) ([]result, int, error) {
 	var out sold
-	err := s.runPipelinedTx(ctx, func(b *pgx.Batch) {
+	err := c.runPipelinedTx(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT stock, fence FROM products WHERE id = $1 FOR UPDATE`, p.ID)
 		b.Queue(sellPlanning)
 		b.Queue(sellSQL, pgx.NamedArgs{"id": p.ID, "fence": fence, "users": users})
@@ -57,7 +61,7 @@ func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []i
 		} else if err != nil {
 			return fmt.Errorf("lock product %d: %w", p.ID, err)
 		}
-		if _, err := br.Exec(); err != nil {
+		if _, err := br.Exec(); err != nil { // the planner setting
 			return fmt.Errorf("sell: %w", err)
 		}
 		var err error
@@ -67,13 +71,13 @@ func (s *Service) writeBatch(ctx context.Context, p inventory.Product, users []i
 		if out.left < 0 { // the fence condition held no row: nothing was written
 			// Said once a batch: a holder overtaken by a newer one (paused past its lease),
 			// or, were the lock's fences ever to fall back, a product that stalls.
-			s.Logger.Warn("write refused: the product was written under a newer lock fence",
+			c.log.WarnContext(ctx, "write refused: the product was written under a newer lock fence",
 				"product_id", p.ID, "fence", fence, "product_fence", current, "buyers", len(users))
 			return fmt.Errorf("product %d fence %d > %d: %w", p.ID, current, fence, inventory.ErrFenced)
 		}
 		return nil
 	})
-	if err = s.settleOrders(ctx, p.ID, out.orders, err); err != nil {
+	if err = c.settleOrders(ctx, p.ID, out.orders, err); err != nil {
 		return nil, 0, fmt.Errorf("sell product %d: %w", p.ID, err)
 	}
 	return answers(p.ID, users, out), out.left, nil
@@ -88,15 +92,15 @@ func readSold(br pgx.BatchResults, id int64) (sold, error) {
 	out := sold{had: map[int64]Order{}, left: -1}
 	for rows.Next() {
 		var r sellRow
-		if err := rows.Scan(&r.Kind, &r.UserID, &r.ID, &r.CreatedAt, &r.Stock); err != nil {
+		if err := rows.Scan(&r.Kind, &r.UserID, &r.ID, &r.CreatedAt, &r.Status, &r.PayBy, &r.PaidAt, &r.Stock); err != nil {
 			rows.Close()
 			return sold{}, fmt.Errorf("sell: %w", err)
 		}
 		switch r.Kind {
 		case "o":
-			out.orders = append(out.orders, Order{ID: *r.ID, ProductID: id, UserID: *r.UserID, CreatedAt: *r.CreatedAt})
+			out.orders = append(out.orders, r.order(id))
 		case "a":
-			out.had[*r.UserID] = Order{ID: *r.ID, ProductID: id, UserID: *r.UserID, CreatedAt: *r.CreatedAt}
+			out.had[*r.UserID] = r.order(id)
 		case "s":
 			if r.Stock != nil {
 				out.left = *r.Stock
@@ -107,6 +111,12 @@ func readSold(br pgx.BatchResults, id int64) (sold, error) {
 		return sold{}, fmt.Errorf("sell: %w", err)
 	}
 	return out, nil
+}
+
+// order is the order of an 'o' or 'a' row.
+func (r sellRow) order(product int64) Order {
+	return Order{ID: *r.ID, ProductID: product, UserID: *r.UserID, CreatedAt: *r.CreatedAt, Status: *r.Status,
+		PayBy: r.PayBy, PaidAt: r.PaidAt}
 }
 
 // answers gives each request its result: the buyer's order for their first request in the

@@ -24,24 +24,9 @@ type ProductError struct {
 func (e *ProductError) Error() string { return fmt.Sprintf("product %d: %v", e.ProductID, e.Err) }
 func (e *ProductError) Unwrap() error { return e.Err }
 
-// PurchaseBundle sells one unit of each product to the user, all or nothing: the products'
-// locks are taken together (dlock's ObtainMulti, in key order, so that overlapping bundles
-// cannot deadlock), then one transaction inserts every order and decrements every
-// product under its lock's fence. The products must be of the dlock strategy, not fair, 1 to
-// MaxBundle of them, each once (else inventory.ErrInvalid). It returns the orders in the
-// order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
-// already purchased, not found) comes as a *ProductError that names it.
-func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
-	var orders []Order
-	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
-		var err error
-		orders, err = s.buyBundle(pctx, productIDs, userID)
-		return "bundle", err
-	})
-	return orders, err
-}
-
-func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
+// buyBundle is PurchaseBundle's purchase: the locked buyer's, since bundles are for dlock
+// products.
+func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
 	ids := slices.Sorted(slices.Values(productIDs))
 	switch {
 	case len(ids) == 0 || len(ids) > MaxBundle:
@@ -52,17 +37,18 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 	keys := make([]string, len(ids))
 	idOf := make(map[string]int64, len(ids)) // lock key -> product: dlock orders locks by key
 	for i, id := range ids {
-		p, err := s.Products.Meta(ctx, id)
+		p, err := l.products.Meta(ctx, id)
 		if err != nil {
 			return nil, &ProductError{id, err}
 		}
-		if p.Strategy != inventory.StrategyDlock || p.Fair {
-			return nil, fmt.Errorf("%w: product %d: bundles are for dlock products that are not fair", inventory.ErrInvalid, id)
+		if p.Strategy != inventory.StrategyDlock || p.Fair || p.PayWithinMS > 0 {
+			return nil, fmt.Errorf("%w: product %d: bundles are for dlock products that are not fair and have no payment window",
+				inventory.ErrInvalid, id)
 		}
-		if s.SoldOut.Is(id) {
+		if l.soldOut.Is(id) {
 			// Sold out, unless the user holds an order of it (a retry of this bundle, say):
 			// the transaction then answers already purchased, as for a product in stock.
-			maybe, err := s.buyers.maybeBuyer(ctx, s.db, id, userID)
+			maybe, err := l.lists.maybeBuyer(ctx, l.db, id, userID)
 			if err != nil {
 				return nil, err
 			}
@@ -70,7 +56,7 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 				return nil, &ProductError{id, inventory.ErrSoldOut}
 			}
 		}
-		keys[i] = s.Keys.Lock(id)
+		keys[i] = l.keys.Lock(id)
 		idOf[keys[i]] = id
 	}
 	var (
@@ -80,27 +66,30 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 	// A key lost before COMMIT cancels the statements, and DoMulti joins ErrLost to their
 	// error: busy. Once the orders are committed they stand (written under fences no newer
 	// holder had overtaken), and the buyer is told so, whatever the release then finds.
-	err := s.ProductLocks.DoMulti(ctx, keys, s.cfg.LockTTL, s.cfg.LockWait,
+	waitCtx, spans := l.startBundleSpans(ctx, ids)
+	err := l.locks.DoMulti(waitCtx, keys, l.cfg.LockTTL, l.cfg.LockWait,
 		func(ctx context.Context, byKey map[string]int64) error {
 			fences := make(map[int64]int64, len(ids))
 			for key, fence := range byKey {
 				fences[idOf[key]] = fence
 			}
+			ctx = spans.held(ctx, 0)
 			var err error
-			byID, left, err = s.writeBundle(ctx, ids, fences, userID)
+			byID, left, err = l.writeBundle(ctx, ids, fences, userID)
 			return err
 		})
+	spans.end(nil, err)
 	if byID != nil && err != nil {
-		s.Logger.Warn("after a committed bundle", "product_ids", ids, "err", err)
+		l.log.WarnContext(ctx, "after a committed bundle", "product_ids", ids, "err", err)
 	} else if err != nil {
 		if errors.Is(err, inventory.ErrFenced) {
-			s.Logger.Warn("write refused: a product of the bundle was written under a newer lock fence",
+			l.log.WarnContext(ctx, "write refused: a product of the bundle was written under a newer lock fence",
 				"product_ids", ids, "user_id", userID, "err", err)
 		}
 		return nil, err
 	}
 	for i, id := range ids {
-		s.soldOutIfZero(ctx, id, left[i])
+		l.soldOutIfZero(ctx, id, left[i])
 	}
 	out := make([]Order, len(productIDs))
 	for i, id := range productIDs {
@@ -113,15 +102,15 @@ func (s *Service) buyBundle(ctx context.Context, productIDs []int64, userID int6
 // product's lock's fence), and finds out what became of a COMMIT that got no answer. It
 // returns the orders by product and the stock left of each product, in the order of ids; the
 // orders are nil unless committed.
-func (s *Service) writeBundle(ctx context.Context, ids []int64, fences map[int64]int64, userID int64) (map[int64]Order, []int, error) {
-	release, err := s.slots.acquire(ctx, ids[0])
+func (l *lockedBuyer) writeBundle(ctx context.Context, ids []int64, fences map[int64]int64, userID int64) (map[int64]Order, []int, error) {
+	release, err := l.slots.acquire(ctx, ids[0])
 	if err != nil {
 		return nil, nil, err
 	}
 	defer release()
 	byID := make(map[int64]Order, len(ids))
 	left := make([]int, len(ids))
-	err = s.runTx(ctx, func(tx *gorm.DB) error {
+	err = l.runTx(ctx, func(tx *gorm.DB) error {
 		for i, id := range ids {
 			o, err := insertOrder(tx, id, userID)
 			if err != nil {
@@ -136,7 +125,7 @@ func (s *Service) writeBundle(ctx context.Context, ids []int64, fences map[int64
 	})
 	// One transaction: its first order tells for all (settleOrders asks only after a COMMIT
 	// that got no answer).
-	if err = s.settleOrders(ctx, ids[0], []Order{byID[ids[0]]}, err); err != nil {
+	if err = l.settleOrders(ctx, ids[0], []Order{byID[ids[0]]}, err); err != nil {
 		return nil, nil, err
 	}
 	return byID, left, nil

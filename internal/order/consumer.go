@@ -22,11 +22,11 @@ const (
 const consumerIdle = time.Minute
 
 // consumers runs at most one consumer per queue product in this process, each until the
-// Service is closed or it has been idle for consumerIdle. It is safe for concurrent use.
+// queued buyer is closed or it has been idle for consumerIdle. It is safe for concurrent use.
 type consumers struct {
 	mu      sync.Mutex
 	running map[int64]*int  // a token per running consumer
-	ctx     context.Context // ends when the Service is closed
+	ctx     context.Context // ends when the queued buyer is closed
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	name    string // this process's consumer name in the group
@@ -42,7 +42,7 @@ func newConsumers() *consumers {
 // ensure starts the consumer of product id in this process unless it runs. Call it after the
 // purchase is queued: a consumer deciding to stop for idleness decides under the same lock,
 // after looking at the stream, so it either sees the purchase or is replaced.
-func (c *consumers) ensure(s *Service, id int64) {
+func (c *consumers) ensure(q *queuedBuyer, id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.running[id] != nil || c.ctx.Err() != nil {
@@ -54,7 +54,7 @@ func (c *consumers) ensure(s *Service, id int64) {
 	go func() {
 		defer c.wg.Done()
 		defer c.done(id, token)
-		s.consume(c.ctx, id, token)
+		q.consume(c.ctx, id, token)
 	}()
 }
 
@@ -88,16 +88,16 @@ func (c *consumers) close() {
 	c.wg.Wait()
 }
 
-// StartQueues starts this process's consumer of every queue product whose stream holds
+// start starts this process's consumer of every queue product whose stream holds
 // purchases, so that a backlog left by a process that died is written even if no buyer of
 // the product reaches this one. It looks only at the queue products purchases were queued of
 // lately or whose streams are not empty (inventory.Queue.Backlogged), not at every queue
 // product ever created: its cost does not grow with history, and it reads nothing from
 // PostgreSQL.
-func (s *Service) StartQueues(ctx context.Context) error {
-	ids, err := s.Queue.Backlogged(ctx)
+func (q *queuedBuyer) start(ctx context.Context) error {
+	ids, err := q.queue.Backlogged(ctx)
 	for _, id := range ids {
-		s.consumers.ensure(s, id)
+		q.consumers.ensure(q, id)
 	}
 	if err != nil {
 		return fmt.Errorf("queue products: %w", err)
@@ -105,37 +105,40 @@ func (s *Service) StartQueues(ctx context.Context) error {
 	return nil
 }
 
+// close stops this process's consumers (see consumers.close).
+func (q *queuedBuyer) close() { q.consumers.close() }
+
 // consume is the consumer of product id in this process: it claims purchases another
 // consumer read and left unacknowledged for QueueClaimIdle (a process that died), reads new
 // ones in batches of up to BatchMax, and writes each batch (see writeQueued).
-func (s *Service) consume(ctx context.Context, id int64, token *int) {
-	name := s.consumers.name
+func (q *queuedBuyer) consume(ctx context.Context, id int64, token *int) {
+	name := q.consumers.name
 	var lastClaim, lastWork time.Time
 	lastWork = time.Now()
 	backoff := newBackoff()
 	for ctx.Err() == nil {
 		var entries []inventory.Entry
 		var err error
-		if time.Since(lastClaim) >= s.cfg.QueueClaimIdle/2 {
+		if time.Since(lastClaim) >= q.cfg.QueueClaimIdle/2 {
 			lastClaim = time.Now()
-			entries, err = s.Queue.Claim(ctx, id, name, s.cfg.QueueClaimIdle, s.cfg.BatchMax)
+			entries, err = q.queue.Claim(ctx, id, name, q.cfg.QueueClaimIdle, q.cfg.BatchMax)
 		}
 		if err == nil && len(entries) == 0 {
-			entries, err = s.Queue.Read(ctx, id, name, s.cfg.BatchMax, time.Second)
+			entries, err = q.queue.Read(ctx, id, name, q.cfg.BatchMax, time.Second)
 		}
 		if errors.Is(err, inventory.ErrNoGroup) {
-			err = s.Queue.EnsureGroup(ctx, id)
+			err = q.queue.EnsureGroup(ctx, id)
 		}
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			s.Logger.Warn("queue consumer cannot read", "product_id", id, "err", err)
+			q.log.WarnContext(ctx, "queue consumer cannot read", "product_id", id, "err", err)
 			backoff.wait(ctx)
 			continue
 		case len(entries) == 0:
-			if time.Since(lastWork) > consumerIdle && s.consumers.stopIdle(id, token, func() bool {
-				st, err := s.Queue.State(ctx, id)
+			if time.Since(lastWork) > consumerIdle && q.consumers.stopIdle(id, token, func() bool {
+				st, err := q.queue.State(ctx, id)
 				return err == nil && st.Queued == 0
 			}) {
 				return
@@ -144,7 +147,7 @@ func (s *Service) consume(ctx context.Context, id int64, token *int) {
 		}
 		backoff.reset()
 		lastWork = time.Now()
-		s.writeQueued(ctx, id, entries)
+		q.writeQueued(ctx, id, entries)
 	}
 }
 
@@ -154,12 +157,12 @@ func (s *Service) consume(ctx context.Context, id int64, token *int) {
 // written once PostgreSQL is back. A write that fails QueueAttempts times for another reason
 // is dead-lettered and its units given back; buyers PostgreSQL finds no unit for are
 // dead-lettered as sold out.
-func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory.Entry) {
+func (q *queuedBuyer) writeQueued(ctx context.Context, id int64, entries []inventory.Entry) {
 	users := make([]int64, len(entries))
 	for i, e := range entries {
 		users[i] = e.User
 	}
-	p, err := s.Products.Meta(ctx, id)
+	p, err := q.products.Meta(ctx, id)
 	if err == nil {
 		err = think(ctx, p) // once per batch, outside the write's bound
 	}
@@ -168,37 +171,35 @@ func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory
 		var results []result
 		var left int
 		if err == nil {
-			s.touch(ctx, id, entries)
-			results, left, err = s.writeQueuedOnce(ctx, p, users)
+			q.touch(ctx, id, entries)
+			results, left, err = q.writeQueuedOnce(ctx, p, users)
 		}
 		switch {
 		case err == nil:
 			// Settled whatever happens to ctx now: the batch committed.
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			s.settleQueued(sctx, id, entries, results)
-			s.soldOutIfZero(sctx, id, left)
+			q.settleQueued(sctx, id, entries, results)
+			q.soldOutIfZero(sctx, id, left)
 			cancel()
-			if s.Observer != nil {
-				s.Observer.Batch(len(entries))
-			}
+			q.observer.Batch(len(entries))
 			return
 		case ctx.Err() != nil:
 			return // closing: the batch stays pending, and another process claims it
-		case IsUnavailable(err) || errors.Is(err, ErrOutcomeUnknown) || attempt < s.cfg.QueueAttempts:
-			s.Logger.Warn("queued batch not written; retrying", "product_id", id, "buyers", len(entries),
+		case IsUnavailable(err) || errors.Is(err, ErrOutcomeUnknown) || attempt < q.cfg.QueueAttempts:
+			q.log.WarnContext(ctx, "queued batch not written; retrying", "product_id", id, "buyers", len(entries),
 				"attempt", attempt, "err", err)
 			backoff.wait(ctx)
 			if p.ID == 0 { // the product's fields were not read yet
-				if p, err = s.Products.Meta(ctx, id); err == nil {
+				if p, err = q.products.Meta(ctx, id); err == nil {
 					err = think(ctx, p)
 				}
 			} else {
 				err = nil
 			}
 		default:
-			s.Logger.Error("queued batch dead-lettered; its units go back", "product_id", id,
+			q.log.ErrorContext(ctx, "queued batch dead-lettered; its units go back", "product_id", id,
 				"buyers", len(entries), "err", err)
-			s.deadLetter(ctx, id, entries, deadFailed, true)
+			q.deadLetter(ctx, id, entries, deadFailed, true)
 			return
 		}
 	}
@@ -207,24 +208,24 @@ func (s *Service) writeQueued(ctx context.Context, id int64, entries []inventory
 // writeQueuedOnce is one attempt at a queued batch, bounded by PurchaseTimeout: a PostgreSQL
 // that hangs rather than refuses fails the attempt, which is then retried as an outage (its
 // statements abandoned, COMMIT never sent: nothing written).
-func (s *Service) writeQueuedOnce(ctx context.Context, p inventory.Product, users []int64) ([]result, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.PurchaseTimeout)
+func (q *queuedBuyer) writeQueuedOnce(ctx context.Context, p inventory.Product, users []int64) ([]result, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.cfg.PurchaseTimeout)
 	defer cancel()
-	return s.writeBatch(ctx, p, users, 0)
+	return q.writeBatch(ctx, p, users, 0)
 }
 
 // touch keeps the batch this process's consumer is writing from being claimed by another
 // (see inventory.Queue.Touch); if it fails, a claim meanwhile only writes the batch twice,
 // which the unique key makes one order.
-func (s *Service) touch(ctx context.Context, id int64, entries []inventory.Entry) {
-	if err := s.Queue.Touch(ctx, id, s.consumers.name, entries); err != nil {
-		s.Logger.Warn("queued batch not touched", "product_id", id, "err", err)
+func (q *queuedBuyer) touch(ctx context.Context, id int64, entries []inventory.Entry) {
+	if err := q.queue.Touch(ctx, id, q.consumers.name, entries); err != nil {
+		q.log.WarnContext(ctx, "queued batch not touched", "product_id", id, "err", err)
 	}
 }
 
 // settleQueued acknowledges the entries PostgreSQL settled (written, or the buyer had an
 // order), dead-letters those it found no unit for, and announces both.
-func (s *Service) settleQueued(ctx context.Context, id int64, entries []inventory.Entry, results []result) {
+func (q *queuedBuyer) settleQueued(ctx context.Context, id int64, entries []inventory.Entry, results []result) {
 	var done, soldOut []inventory.Entry
 	n := notice{Product: id}
 	for i, r := range results {
@@ -240,36 +241,36 @@ func (s *Service) settleQueued(ctx context.Context, id int64, entries []inventor
 			soldOut = append(soldOut, entries[i])
 		}
 	}
-	if err := s.Queue.Ack(ctx, id, done); err != nil {
+	if err := q.queue.Ack(ctx, id, done); err != nil {
 		// Written all the same: a consumer that claims them later finds the orders.
-		s.Logger.Warn("queued purchases written, not acknowledged", "product_id", id, "err", err)
+		q.log.WarnContext(ctx, "queued purchases written, not acknowledged", "product_id", id, "err", err)
 	}
-	if moved := s.deadLetter(ctx, id, soldOut, deadSoldOut, false); len(moved) > 0 {
+	if moved := q.deadLetter(ctx, id, soldOut, deadSoldOut, false); len(moved) > 0 {
 		n.Dead = map[int64]string{}
 		for _, e := range moved {
 			n.Dead[e.User] = deadSoldOut
 		}
 	}
-	s.announce(ctx, n)
+	q.announce(ctx, n)
 }
 
 // deadLetter moves entries to the product's dead-letter stream (see inventory.Queue) and
 // returns those it moved (not those another consumer wrote meanwhile).
-func (s *Service) deadLetter(ctx context.Context, id int64, entries []inventory.Entry, reason string, giveBack bool) []inventory.Entry {
-	moved, err := s.Queue.DeadLetter(ctx, id, entries, reason, giveBack)
+func (q *queuedBuyer) deadLetter(ctx context.Context, id int64, entries []inventory.Entry, reason string, giveBack bool) []inventory.Entry {
+	moved, err := q.queue.DeadLetter(ctx, id, entries, reason, giveBack)
 	if err != nil {
-		s.Logger.Error("dead-lettering failed; the entries stay pending and are claimed again",
+		q.log.ErrorContext(ctx, "dead-lettering failed; the entries stay pending and are claimed again",
 			"product_id", id, "err", err)
 	}
-	if s.Observer != nil && len(moved) > 0 {
-		s.Observer.DeadLettered(reason, len(moved))
+	if len(moved) > 0 {
+		q.observer.DeadLettered(reason, len(moved))
 	}
 	if reason != deadSoldOut && len(moved) > 0 {
 		n := notice{Product: id, Dead: map[int64]string{}}
 		for _, e := range moved {
 			n.Dead[e.User] = reason
 		}
-		s.announce(ctx, n)
+		q.announce(ctx, n)
 	}
 	return moved
 }

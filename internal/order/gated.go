@@ -11,7 +11,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// buyGated is the redis strategy: an atomic Lua gate in Redis admits at most stock distinct
+// gatedBuyer is the redis strategy: an atomic Lua gate in Redis admits at most stock distinct
 // buyers, so PostgreSQL only ever sees buyers who will get a unit. Each admission belongs to
 // one purchase attempt (a random token) and stays pending until PostgreSQL's answer reaches
 // the gate:
@@ -28,23 +28,41 @@ import (
 // buyers who hold an order in one round trip before it answers them; each buyer settles the
 // rest of its own admission with the gate (and confirms its own if the leader's confirmation
 // failed). think_ms is taken once per batch, after the admissions and before the transaction.
-func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+//
+// Its state is the gate, its seeder (seedings and repairs, shared with the queued buyer),
+// its writer slots, and the batches, which a lockedBuyer of its own leads under the writer
+// slots.
+type gatedBuyer struct {
+	*core
+	gate    *inventory.Gate
+	seeder  *seeder
+	writers writers
+	batches *lockedBuyer
+}
+
+func newGatedBuyer(c *core, gate *inventory.Gate, seeder *seeder) *gatedBuyer {
+	g := &gatedBuyer{core: c, gate: gate, seeder: seeder}
+	g.batches = newLockedBuyer(c, &g.writers, g)
+	return g
+}
+
+func (g *gatedBuyer) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	token := newToken()
-	if err := s.admit(ctx, p.ID, userID, token); err != nil {
+	if err := g.admit(ctx, p.ID, userID, token); err != nil {
 		return Order{}, err
 	}
-	res := s.buyBatched(ctx, p, userID, &s.writers, s.confirm)
+	res := g.batches.buyBatched(ctx, p, userID)
 	o, err := res.o, res.err
 	switch {
 	case res.confirmed: // by the batch's leader
 	case err == nil, errors.Is(err, ErrAlreadyPurchased):
-		s.confirm(ctx, p.ID, userID)
+		g.confirm(ctx, p.ID, userID)
 	case errors.Is(err, ErrOutcomeUnknown):
 		// Left pending: it expires, and reconcile asks PostgreSQL.
 	case errors.Is(err, inventory.ErrSoldOut):
-		s.sync(ctx, p.ID)
+		g.sync(ctx, p.ID)
 	default:
-		s.giveBack(ctx, p.ID, userID, token)
+		g.giveBack(ctx, p.ID, userID, token)
 	}
 	return o, err
 }
@@ -52,49 +70,58 @@ func (s *Service) buyGated(ctx context.Context, p inventory.Product, userID int6
 // admissionTTL is how long an admission stays pending before reconcile may settle it: longer
 // than any purchase can take from admission to its answer, so that only the admissions of
 // purchases that ended without telling the gate (a killed process, a lost Redis reply) expire.
-func (s *Service) admissionTTL() time.Duration {
-	return s.cfg.PurchaseTimeout + AfterDeadline + time.Second
+func (g *gatedBuyer) admissionTTL() time.Duration {
+	return g.cfg.PurchaseTimeout + AfterDeadline + time.Second
 }
 
 // admit passes the buyer through the gate: seeding the gate from PostgreSQL first when it is
 // missing, and reconciling expired admissions when it is sold out with some.
-func (s *Service) admit(ctx context.Context, id, userID int64, token string) error {
+func (g *gatedBuyer) admit(ctx context.Context, id, userID int64, token string) error {
 	for first := true; ; first = false {
-		err := s.Gate.Admit(ctx, id, userID, token, s.admissionTTL())
+		err := g.gate.Admit(ctx, id, userID, token, g.admissionTTL())
 		switch {
 		case err == nil:
 			return nil
 		case first && errors.Is(err, inventory.ErrGateNotSeeded):
-			if err := s.seedGate(ctx, id, inventory.SeedInit); err != nil {
+			if err := g.seeder.seedGate(ctx, id, inventory.SeedInit); err != nil {
 				return err
 			}
 		case first && errors.Is(err, inventory.ErrAdmissionsExpired):
-			if err := s.repairGate(ctx, "reconcile", id, func(ctx context.Context) error {
-				return s.reconcile(ctx, id)
+			if err := g.seeder.repairGate(ctx, "reconcile", id, func(ctx context.Context) error {
+				return g.reconcile(ctx, id)
 			}); err != nil {
 				return err
 			}
+		case first && errors.Is(err, inventory.ErrAlreadyAdmitted) && g.settled(ctx, id, userID):
+			// Counted for a reservation that ended, whose unit the gate had not taken back yet.
 		case errors.Is(err, inventory.ErrAlreadyAdmitted):
-			return s.alreadyBought(ctx, id, userID)
+			return g.alreadyBought(ctx, id, userID)
 		case errors.Is(err, inventory.ErrSoldOut):
 			return err
 		case errors.Is(err, inventory.ErrAdmissionInFlight), errors.Is(err, inventory.ErrGateNotSeeded),
-			errors.Is(err, inventory.ErrAdmissionsExpired):
+			errors.Is(err, inventory.ErrAdmissionsExpired), errors.Is(err, inventory.ErrAdmissionsPending):
 			return fmt.Errorf("%w: %w", ErrBusy, err)
 		default: // Redis failed: the admission may have happened all the same
-			s.giveBack(ctx, id, userID, token)
+			g.giveBack(ctx, id, userID, token)
 			return err
 		}
 	}
 }
 
+// settled reports whether the gate counted the buyer for reservations that ended, and gives
+// their units back now (see returner.settleUser); if that fails, alreadyBought answers busy.
+func (g *gatedBuyer) settled(ctx context.Context, id, userID int64) bool {
+	ok, _ := g.seeder.returns.settleUser(ctx, id, userID)
+	return ok
+}
+
 // alreadyBought answers a buyer the gate counts as bought with the order PostgreSQL holds. A
 // gate that counts a buyer PostgreSQL has no order of is wrong: it is synced, and the buyer
 // may retry.
-func (s *Service) alreadyBought(ctx context.Context, id, userID int64) error {
-	o, err := orderOf(s.db.WithContext(ctx), id, userID)
+func (g *gatedBuyer) alreadyBought(ctx context.Context, id, userID int64) error {
+	o, err := orderOf(g.db.WithContext(ctx), id, userID)
 	if errors.Is(err, ErrOrderNotFound) {
-		s.sync(ctx, id)
+		g.sync(ctx, id)
 		return fmt.Errorf("%w: the gate counted user %d of product %d as a buyer", ErrBusy, userID, id)
 	}
 	if err != nil {
@@ -107,8 +134,8 @@ func (s *Service) alreadyBought(ctx context.Context, id, userID int64) error {
 // is confirmed, the others' units go back to the gate. An admission expires only after its
 // purchase has ended (see admissionTTL), and a paused process that commits later meets
 // PostgreSQL's own guards and the sync that follows.
-func (s *Service) reconcile(ctx context.Context, id int64) error {
-	expired, err := s.Gate.Expired(ctx, id, 100)
+func (g *gatedBuyer) reconcile(ctx context.Context, id int64) error {
+	expired, err := g.gate.Expired(ctx, id, 100)
 	if err != nil || len(expired) == 0 {
 		return err
 	}
@@ -117,7 +144,7 @@ func (s *Service) reconcile(ctx context.Context, id int64) error {
 		users[i] = e.User
 	}
 	var have []int64
-	err = s.db.WithContext(ctx).Raw(`SELECT user_id FROM orders WHERE product_id = ? AND user_id = ANY(CAST(? AS bigint[]))`,
+	err = g.db.WithContext(ctx).Raw(`SELECT user_id FROM orders WHERE product_id = ? AND user_id = ANY(CAST(? AS bigint[])) AND `+liveStatus,
 		id, pgArray(users)).Scan(&have).Error
 	if err != nil {
 		return fmt.Errorf("reconcile gate of product %d: %w", id, err)
@@ -126,62 +153,73 @@ func (s *Service) reconcile(ctx context.Context, id int64) error {
 	for _, u := range have {
 		bought[u] = true
 	}
-	s.confirm(ctx, id, have...)
+	g.confirm(ctx, id, have...)
 	for _, e := range expired {
 		if !bought[e.User] {
-			if err := s.Gate.GiveBack(ctx, id, e.User, e.Token); err != nil {
+			if err := g.gate.GiveBack(ctx, id, e.User, e.Token); err != nil {
 				return err
 			}
 		}
 	}
-	s.Logger.Warn("reconciled expired gate admissions", "product_id", id, "confirmed", len(have),
+	g.log.WarnContext(ctx, "reconciled expired gate admissions", "product_id", id, "confirmed", len(have),
 		"given_back", len(expired)-len(have))
-	if s.Observer != nil {
-		s.Observer.Reconciled(len(have), len(expired)-len(have))
-	}
+	g.observer.Reconciled(len(have), len(expired)-len(have))
 	return nil
 }
 
 // confirm records in the gate that PostgreSQL holds the orders of users, in one round trip,
 // and reports whether that succeeded. It runs even when ctx is cancelled; if it fails, the
 // admissions expire and reconcile confirms them later.
-func (s *Service) confirm(ctx context.Context, id int64, users ...int64) bool {
+func (g *gatedBuyer) confirm(ctx context.Context, id int64, users ...int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	needSync, err := s.Gate.Confirm(ctx, id, users...)
+	needSync, err := g.gate.Confirm(ctx, id, users...)
 	if err != nil {
-		s.Logger.Warn("gate confirmation failed; the admissions will be reconciled when they expire",
+		g.log.WarnContext(ctx, "gate confirmation failed; the admissions will be reconciled when they expire",
 			"product_id", id, "users", len(users), "err", err)
 	}
 	if needSync {
-		s.sync(ctx, id)
+		g.sync(ctx, id)
 	}
 	return err == nil
 }
 
 // giveBack returns the unit of user's attempt token, which wrote nothing. It runs even when
 // ctx is cancelled; if it fails, the admission expires and reconcile gives the unit back.
-func (s *Service) giveBack(ctx context.Context, id, userID int64, token string) {
+func (g *gatedBuyer) giveBack(ctx context.Context, id, userID int64, token string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if err := s.Gate.GiveBack(ctx, id, userID, token); err != nil {
-		s.Logger.Warn("gate give-back failed; the admission will be reconciled when it expires",
+	if err := g.gate.GiveBack(ctx, id, userID, token); err != nil {
+		g.log.WarnContext(ctx, "gate give-back failed; the admission will be reconciled when it expires",
 			"product_id", id, "user_id", userID, "err", err)
+	}
+}
+
+// gateSoldOut checks the gate of product id, whose last unit PostgreSQL has just sold: a gate
+// that agrees has none left either. One that has (it lost admissions and confirmations that
+// PostgreSQL wrote: a Redis failover to a replica that missed them) would never be refused by
+// PostgreSQL again, since sold-out answers no longer reach it, so it is synced now.
+func (g *gatedBuyer) gateSoldOut(ctx context.Context, id int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if st, err := g.gate.State(ctx, id); err == nil && st.Seeded && st.Stock > 0 {
+		g.log.WarnContext(ctx, "gate counts units PostgreSQL has sold; syncing it", "product_id", id, "gate_stock", st.Stock)
+		g.sync(ctx, id)
 	}
 }
 
 // sync overwrites the gate of product id from PostgreSQL. The buyer who asks waits for it a
 // second at most (a seeding of a product with many orders takes longer); the seeding goes on
 // meanwhile, whatever happens to ctx. If it fails, the gate stays wrong until the next sync.
-func (s *Service) sync(ctx context.Context, id int64) {
+func (g *gatedBuyer) sync(ctx context.Context, id int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	err := s.seedGate(ctx, id, inventory.SeedSync)
+	err := g.seeder.seedGate(ctx, id, inventory.SeedSync)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		s.Logger.Info("gate sync goes on in the background", "product_id", id)
+		g.log.InfoContext(ctx, "gate sync goes on in the background", "product_id", id)
 	case err != nil:
-		s.Logger.Warn("gate and PostgreSQL disagree until the gate is synced", "product_id", id, "err", err)
+		g.log.WarnContext(ctx, "gate and PostgreSQL disagree until the gate is synced", "product_id", id, "err", err)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
-	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -36,25 +35,35 @@ func (f *flights) do(ctx context.Context, key string, fn func(ctx context.Contex
 	}
 }
 
+// seeder seeds and repairs the gates of products (the redis and queue strategies' gates) from
+// PostgreSQL, once per product at a time. It is safe for concurrent use.
+type seeder struct {
+	*core
+	gate    *inventory.Gate
+	locks   Locker  // the gates' repair locks: RedisLocker(Deps.Locks)
+	flights flights // gate seedings and reconciliations, one per product at a time
+	// returns drives the returns to the gate that a buyer's ended reservations miss
+	// (returner.settleUser), a repair the buyers ask for.
+	returns *returner
+}
+
 // repairGate runs fn, a repair of product id's gate named what, once per product at a time:
 // in this process through flights (buyers who need it meanwhile wait for that one), across
 // processes under the gate's repair lock. So a crowd arriving at a gate Redis lost costs
 // PostgreSQL one read of the product's buyers, not one per buyer.
-func (s *Service) repairGate(ctx context.Context, what string, id int64, fn func(ctx context.Context) error) error {
+func (s *seeder) repairGate(ctx context.Context, what string, id int64, fn func(ctx context.Context) error) error {
 	return s.flights.do(ctx, fmt.Sprintf("%s %d", what, id), func(ctx context.Context) error {
-		opt := &dlock.Options{Wait: flightBudget}
-		return s.Locks.Do(ctx, s.Keys.GateRepairLock(id), 5*time.Second, opt, func(ctx context.Context, _ *dlock.Lock) error {
-			return fn(ctx)
-		})
+		return s.locks.Do(ctx, s.keys.GateRepairLock(id), 5*time.Second, flightBudget, false,
+			func(ctx context.Context, _ HeldLock) error { return fn(ctx) })
 	})
 }
 
 // seedGate loads the gate of product id from PostgreSQL (mode inventory.SeedInit: unless it
 // exists; SeedSync: overwriting it), as a repair (see repairGate).
-func (s *Service) seedGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
+func (s *seeder) seedGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
 	return s.repairGate(ctx, string(mode), id, func(ctx context.Context) error {
 		if mode == inventory.SeedInit {
-			if g, err := s.Gate.State(ctx, id); err != nil || g.Seeded {
+			if g, err := s.gate.State(ctx, id); err != nil || g.Seeded {
 				return err // seeded meanwhile, by another process
 			}
 		}
@@ -62,10 +71,10 @@ func (s *Service) seedGate(ctx context.Context, id int64, mode inventory.SeedMod
 	})
 }
 
-// loadGate copies PostgreSQL's stock and buyers of product id into its gate, from one
-// consistent snapshot, SeedChunk buyers at a time (keyset order on the unique index).
-func (s *Service) loadGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
-	seeding := s.Gate.StartSeeding(id)
+// loadGate copies PostgreSQL's stock and buyers (live orders) of product id into its gate,
+// from one consistent snapshot, SeedChunk buyers at a time (keyset order on the unique index).
+func (s *seeder) loadGate(ctx context.Context, id int64, mode inventory.SeedMode) error {
+	seeding := s.gate.StartSeeding(id)
 	loaded := 0
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		stock, err := inventory.Stock(tx, id, false)
@@ -74,7 +83,8 @@ func (s *Service) loadGate(ctx context.Context, id int64, mode inventory.SeedMod
 		}
 		for after := int64(0); ; {
 			var chunk []int64
-			err := tx.Raw(`SELECT user_id FROM orders WHERE product_id = ? AND user_id > ? ORDER BY user_id LIMIT ?`,
+			err := tx.Raw(`SELECT user_id FROM orders WHERE product_id = ? AND user_id > ? AND `+liveStatus+`
+				ORDER BY user_id LIMIT ?`,
 				id, after, s.cfg.SeedChunk).Scan(&chunk).Error
 			if err != nil {
 				return fmt.Errorf("read buyers of product %d: %w", id, err)
@@ -88,6 +98,16 @@ func (s *Service) loadGate(ctx context.Context, id int64, mode inventory.SeedMod
 			}
 			after = chunk[len(chunk)-1]
 		}
+		// Ended reservations whose units the stock counts and the gate has not taken back yet:
+		// their return, driven after this seeding, must not count them again (under the repair
+		// lock, which returns to the gate take too, none is given back meanwhile).
+		var unreturned []int64
+		err = tx.Raw(`SELECT id FROM orders WHERE product_id = ? AND gate_returned_at IS NULL
+			AND status IN ('expired', 'cancelled')`, id).Scan(&unreturned).Error
+		if err != nil {
+			return fmt.Errorf("read ended reservations of product %d: %w", id, err)
+		}
+		seeding.Returned(unreturned)
 		_, err = seeding.Publish(ctx, mode, stock)
 		return err
 	}, repeatableRead)
@@ -95,6 +115,6 @@ func (s *Service) loadGate(ctx context.Context, id int64, mode inventory.SeedMod
 		seeding.Abort(context.WithoutCancel(ctx))
 		return fmt.Errorf("%s gate of product %d: %w", mode, id, err)
 	}
-	s.Logger.Info("gate seeded from PostgreSQL", "product_id", id, "mode", string(mode), "buyers", loaded)
+	s.log.InfoContext(ctx, "gate seeded from PostgreSQL", "product_id", id, "mode", string(mode), "buyers", loaded)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -34,7 +35,7 @@ func newEnv(t *testing.T, cfg order.Config) *env {
 	rdb, prefix := testenv.Redis(t)
 	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg})
 	t.Cleanup(func() { a.Close() })
-	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: inventory.NewStore(gdb)}
+	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: labStore(gdb)}
 }
 
 // product creates a product with stock units sold by strategy s, thinking thinkMS per purchase.
@@ -110,9 +111,10 @@ func newService(t *testing.T, e *env, p process, cfg order.Config) *order.Servic
 	keys := inventory.Keys{Prefix: e.prefix}
 	locks := dlock.New(p.rdb, nil)
 	t.Cleanup(func() { locks.Close() })
+	store := inventory.NewStore(e.db)
 	return order.NewService(order.Deps{
-		Products: inventory.NewStore(e.db), Locks: locks, Gate: inventory.NewGate(p.rdb, keys),
-		SoldOut: inventory.NewSoldOut(p.rdb, keys, logger), Keys: keys, Logger: logger, Observer: p.obs,
+		Products: store, Locks: locks, Gate: inventory.NewGate(p.rdb, keys),
+		SoldOut: inventory.NewSoldOut(p.rdb, store, keys, logger, inventory.SoldOutOptions{}), Keys: keys, Logger: logger, Observer: p.obs,
 	}, cfg)
 }
 
@@ -179,4 +181,11 @@ func flushPrefix(t *testing.T, rdb *redis.Client, prefix string) {
 	if len(keys) > 0 {
 		rdb.Del(ctx, keys...)
 	}
+}
+
+// labStore is a product store on gdb that sells lab products too, as the app's does.
+func labStore(gdb *gorm.DB) *inventory.Store {
+	s := inventory.NewStore(gdb)
+	s.CheckLab(lab.Check)
+	return s
 }

@@ -21,6 +21,7 @@ func (panicky) Purchased(inventory.Strategy, string, time.Duration) {}
 func (panicky) Batch(int)                                           { panic("observer bug") }
 func (panicky) Settled(string)                                      {}
 func (panicky) Reconciled(int, int)                                 {}
+func (panicky) Returned(string, int)                                {}
 func (panicky) DeadLettered(string, int)                            {}
 
 // TestLeaderPanicAnswersEveryBuyer: the leader of a batch panics after its batch committed

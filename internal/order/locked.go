@@ -7,10 +7,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// buyLocked is the dlock strategy, the design this project teaches: lock the product in
+// lockedBuyer is the dlock strategy, the design this project teaches: lock the product in
 // Redis with a watchdog, then in one transaction lock the product row and, in one statement,
 // re-check the stock, insert the order and decrement under the lock's fence; commit, and
 // only then release.
@@ -26,27 +28,48 @@ import (
 // long that another process takes the lock and writes, the fence check under the row lock
 // makes the late write fail. Once the statements are done, COMMIT goes out whatever happens
 // to the lock, and the buyers are answered with what it committed.
-func (s *Service) buyLocked(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	res := s.buyBatched(ctx, p, userID, s.ProductLocks, nil)
+//
+// Its state is the open batches of its products; it also sells bundles (bundle.go). The
+// gated buyer runs a lockedBuyer of its own, whose lock is a writer slot per product and
+// whose leaders confirm their buyers' admissions in the gate (see gatedBuyer).
+type lockedBuyer struct {
+	*core
+	locks   Locker
+	gate    gateConfirmer // nil: no gate to confirm in (the dlock strategy)
+	batches *batcher
+}
+
+func newLockedBuyer(c *core, locks Locker, gate gateConfirmer) *lockedBuyer {
+	return &lockedBuyer{core: c, locks: locks, gate: gate, batches: newBatcher(c.cfg.BatchMax)}
+}
+
+func (l *lockedBuyer) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	res := l.buyBatched(ctx, p, userID)
 	return res.o, res.err
 }
 
-// confirmFunc is what a batch's leader does, once its batch committed and before it answers,
-// for the buyers who hold an order (the redis strategy confirms their admissions in the gate,
-// all in one round trip). It reports whether that was done for all of them.
-type confirmFunc func(ctx context.Context, id int64, buyers ...int64) bool
+// gateConfirmer is what a batch's leader tells the gate in front of its product (the redis
+// strategy's, see gatedBuyer) once its batch committed, before it answers.
+type gateConfirmer interface {
+	// confirm records the admissions of the buyers who hold an order as done, all in one
+	// round trip, and reports whether that was done for all of them.
+	confirm(ctx context.Context, id int64, buyers ...int64) bool
+	// gateSoldOut checks the gate of a product PostgreSQL has just sold the last unit of.
+	gateSoldOut(ctx context.Context, id int64)
+}
 
 // buyBatched joins the buyer to the product's open batch, whose leader writes it under
-// locks' lock of the product and then, if confirm is not nil, confirms its buyers (see lead),
-// and returns the buyer's answer.
-func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID int64, locks Locker,
-	confirm confirmFunc,
-) result {
+// the product's lock and then, if confirm is not nil, confirms its buyers (see lead), and
+// returns the buyer's answer.
+func (l *lockedBuyer) buyBatched(ctx context.Context, p inventory.Product, userID int64) result {
 	r := &request{user: userID, at: time.Now(), res: make(chan result, 1)}
 	r.deadline, _ = ctx.Value(deadlineKey{}).(time.Time)
-	bt, lead := s.batches.join(p.ID, r)
+	if l.tracer != nil {
+		r.span = trace.SpanContextFromContext(ctx) // the batch's span links to it
+	}
+	bt, lead := l.batches.join(p.ID, r)
 	if lead {
-		s.lead(ctx, p, bt, locks, confirm)
+		l.lead(ctx, p, bt)
 	}
 	select {
 	case res := <-r.res:
@@ -54,7 +77,7 @@ func (s *Service) buyBatched(ctx context.Context, p inventory.Product, userID in
 	case <-ctx.Done():
 		// Leave the batch the buyer is in now: the one it joined, or one a fair product's
 		// leader put it back into.
-		if s.batches.leave(r) {
+		if l.batches.leave(r) {
 			return result{err: context.Cause(ctx)}
 		}
 		return <-r.res // a leader has taken this buyer: the answer is on its way
@@ -71,33 +94,37 @@ type batchRun struct {
 	err      error // what ended the batch, if it has no results
 }
 
-// lead obtains the product's lock from locks, takes the batch, writes it in one transaction and answers
+// lead obtains the product's lock, takes the batch, writes it in one transaction and answers
 // every buyer in it as soon as it committed (and confirm, if any, is done), before the lock is
 // released. It works on a context detached from its own buyer's (the other buyers depend on
 // it), with the same deadline; the write is bounded by the earliest deadline of the buyers it
 // took, so that each is answered within its own.
-func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, locks Locker, confirm confirmFunc) {
+func (l *lockedBuyer) lead(ctx context.Context, p inventory.Product, bt *batch) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
 	run := &batchRun{}
-	defer s.endBatch(ctx, p, bt, run)
-	run.err = locks.Do(ctx, s.Keys.Lock(p.ID), s.cfg.LockTTL, s.cfg.LockWait, p.Fair, func(lctx context.Context, l HeldLock) error {
-		s.linger(lctx, bt)
-		if since, ok := l.NextWaiterSince(); ok { // known for fair Redis locks only
+	ctx, waitCtx, spans := l.startBatchSpans(ctx, p)
+	defer func() { spans.end(run.reqs, run.err) }() // after endBatch: with the batch's buyers and outcome
+	defer l.endBatch(ctx, p, bt, run)
+	run.err = l.locks.Do(waitCtx, l.keys.Lock(p.ID), l.cfg.LockTTL, l.cfg.LockWait, p.Fair, func(lctx context.Context, held HeldLock) error {
+		lctx = spans.held(lctx, held.Fence())
+		l.linger(lctx, bt)
+		if since, ok := held.NextWaiterSince(); ok { // known for fair Redis locks only
 			// Serve only the buyers who came before the lock's next waiter (another
 			// process's, or this one's next leader): the others go after it, as the fair
 			// lock's queue says, in a batch led for them (see goLead).
 			var next *batch
 			var until time.Time
-			run.reqs, next, until = s.batches.takeBefore(p.ID, bt, since)
+			run.reqs, next, until = l.batches.takeBefore(p.ID, bt, since)
 			if next != nil {
-				s.goLead(ctx, until, p, next, locks, confirm)
+				l.goLead(ctx, until, p, next)
 			}
 		} else {
-			run.reqs = s.batches.take(p.ID, bt)
+			run.reqs = l.batches.take(p.ID, bt)
 		}
 		run.taken = true
-		wctx, cancel := s.dropExpired(lctx, run)
+		spans.link(run.reqs)
+		wctx, cancel := l.dropExpired(lctx, run)
 		defer cancel()
 		if len(run.reqs) == 0 {
 			run.answered = true
@@ -107,7 +134,9 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, lock
 		var results []result
 		var left int
 		if err == nil {
-			results, left, err = s.writeBatch(wctx, p, users(run.reqs), l.Fence())
+			written := writing(held) // in the lock history, if it is recorded
+			results, left, err = l.writeBatch(wctx, p, users(run.reqs), held.Fence())
+			written(err)
 		}
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrOutcomeUnknown) &&
@@ -117,14 +146,15 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, lock
 			return err
 		}
 		run.results = results
-		if confirm != nil {
-			confirmed(lctx, p.ID, results, users(run.reqs), confirm)
+		if l.gate != nil {
+			confirmed(lctx, p.ID, results, users(run.reqs), l.gate.confirm)
+			if left == 0 {
+				l.gate.gateSoldOut(lctx, p.ID)
+			}
 		}
-		s.soldOutIfZero(lctx, p.ID, left)
-		if s.Observer != nil {
-			s.Observer.Batch(len(run.reqs))
-		}
-		s.answer(run)
+		l.soldOutIfZero(lctx, p.ID, left)
+		l.observer.Batch(len(run.reqs))
+		l.answer(run)
 		return nil
 	})
 }
@@ -132,17 +162,17 @@ func (s *Service) lead(ctx context.Context, p inventory.Product, bt *batch, lock
 // goLead leads next, a batch of buyers a fair product's leader put back, in a goroutine of
 // its own until their latest deadline (until): none of them leads it, so that each can still
 // leave (its client gone, its own deadline passed) and be answered at once.
-func (s *Service) goLead(ctx context.Context, until time.Time, p inventory.Product, next *batch, locks Locker, confirm confirmFunc) {
+func (l *lockedBuyer) goLead(ctx context.Context, until time.Time, p inventory.Product, next *batch) {
 	if until.IsZero() {
-		until = time.Now().Add(s.cfg.PurchaseTimeout)
+		until = time.Now().Add(l.cfg.PurchaseTimeout)
 	}
 	ctx = context.WithValue(context.WithoutCancel(ctx), deadlineKey{}, until)
-	go s.lead(ctx, p, next, locks, confirm)
+	go l.lead(ctx, p, next)
 }
 
 // dropExpired answers busy the buyers of run whose own deadline has passed (taken as they
 // were leaving) and returns ctx bounded by the earliest deadline of the others.
-func (s *Service) dropExpired(ctx context.Context, run *batchRun) (context.Context, context.CancelFunc) {
+func (l *lockedBuyer) dropExpired(ctx context.Context, run *batchRun) (context.Context, context.CancelFunc) {
 	now := time.Now()
 	live := run.reqs[:0:0]
 	for _, r := range run.reqs {
@@ -163,20 +193,20 @@ func (s *Service) dropExpired(ctx context.Context, run *batchRun) (context.Conte
 // when they are known, else with what ended the batch. It recovers a panic of the leader, so
 // that a bug neither leaves the batch's buyers waiting for ever nor turns a committed
 // purchase into an error.
-func (s *Service) endBatch(ctx context.Context, p inventory.Product, bt *batch, run *batchRun) {
+func (l *lockedBuyer) endBatch(ctx context.Context, p inventory.Product, bt *batch, run *batchRun) {
 	if r := recover(); r != nil {
-		s.Logger.Error("panic in a batch leader", "product_id", p.ID, "panic", fmt.Sprint(r),
+		l.log.ErrorContext(ctx, "panic in a batch leader", "product_id", p.ID, "panic", fmt.Sprint(r),
 			"stack", string(debug.Stack()))
 		run.err = fmt.Errorf("%w: %v", errPanic, r)
 	}
 	if !run.taken { // the lock was never had: the batch is still open
-		run.reqs = s.batches.take(p.ID, bt)
+		run.reqs = l.batches.take(p.ID, bt)
 	}
 	if run.answered {
 		// The orders stand even if the lock was lost between COMMIT and release: they were
 		// written under a fence no newer holder had overtaken.
 		if run.err != nil && !lost(run.err) {
-			s.Logger.Warn("after a committed batch", "product_id", p.ID, "err", run.err)
+			l.log.WarnContext(ctx, "after a committed batch", "product_id", p.ID, "err", run.err)
 		}
 		return
 	}
@@ -188,15 +218,13 @@ func (s *Service) endBatch(ctx context.Context, p inventory.Product, bt *batch, 
 		for i := range run.results {
 			run.results[i].err = run.err
 		}
-		if s.Observer != nil {
-			s.Observer.Batch(len(run.reqs))
-		}
+		l.observer.Batch(len(run.reqs))
 	}
-	s.answer(run)
+	l.answer(run)
 }
 
 // answer sends each buyer of the batch its result.
-func (s *Service) answer(run *batchRun) {
+func (l *lockedBuyer) answer(run *batchRun) {
 	for i, r := range run.reqs {
 		r.res <- run.results[i]
 	}
@@ -216,11 +244,11 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 // linger holds the lock for up to BatchLinger for more buyers to join, unless the batch is
 // full first. With the default linger of zero, batches form only from buyers who arrive
 // while the lock is being waited for.
-func (s *Service) linger(ctx context.Context, bt *batch) {
-	if s.cfg.BatchLinger <= 0 {
+func (l *lockedBuyer) linger(ctx context.Context, bt *batch) {
+	if l.cfg.BatchLinger <= 0 {
 		return
 	}
-	t := time.NewTimer(s.cfg.BatchLinger)
+	t := time.NewTimer(l.cfg.BatchLinger)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -231,7 +259,9 @@ func (s *Service) linger(ctx context.Context, bt *batch) {
 
 // confirmed runs confirm for the batch's buyers who hold an order, and marks their results
 // confirmed if it succeeded.
-func confirmed(ctx context.Context, id int64, results []result, users []int64, confirm confirmFunc) {
+func confirmed(ctx context.Context, id int64, results []result, users []int64,
+	confirm func(ctx context.Context, id int64, buyers ...int64) bool,
+) {
 	var buyers []int64
 	for i, r := range results {
 		if r.err == nil || errors.Is(r.err, ErrAlreadyPurchased) {

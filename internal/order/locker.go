@@ -5,16 +5,18 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/dlock"
-	"github.com/seckill/seckill/internal/etcdlock"
 )
 
 // Locker is the lock the dlock strategy holds on a product while it writes (and on every
-// product of a bundle). Two backends satisfy it: Redis (internal/dlock, RedisLocker) and
-// etcd (internal/etcdlock, EtcdLocker). The service needs no more of a lock than this.
+// product of a bundle). Two backends satisfy it: Redis (internal/dlock, RedisLocker, here)
+// and etcd (internal/etcdlock, which internal/app adapts). The service needs no more of a
+// lock than this.
 //
-// Its errors: not obtained within the wait, or lost while held, match the backend's
-// ErrNotObtained or ErrLost (answered busy, see classify); a backend that cannot serve, one
-// that IsUnavailable recognises (answered unavailable).
+// Its errors: not obtained within the wait, an error that matches ErrBusy (or
+// dlock.ErrNotObtained); lost while held, one that matches ErrLockLost (or dlock.ErrLost),
+// which is also the cause of fn's context then (answered busy, see classify); a backend
+// that cannot serve, one that matches ErrUnavailable or that IsUnavailable recognises
+// (answered unavailable).
 type Locker interface {
 	// Do obtains key's lock with a lease of ttl, waiting up to wait (in arrival order across
 	// processes when fair), runs fn on a context that is cancelled if the lock is lost, and
@@ -64,35 +66,3 @@ func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.
 // only the etcd holders write. Moving back to Redis needs the products' fences reset (see
 // docs/deployment.md); cmd/api warns at start when it finds such products.
 const EtcdFenceBase int64 = 1 << 52
-
-// EtcdLocker is the Locker of locks in etcd, through c. An etcd lock is always fair: its
-// waiters are served in the order of their keys' revisions.
-func EtcdLocker(c *etcdlock.Client) Locker { return etcdLocker{c} }
-
-type etcdLocker struct{ c *etcdlock.Client }
-
-func (e etcdLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, _ bool,
-	fn func(ctx context.Context, l HeldLock) error,
-) error {
-	return e.c.Do(ctx, key, ttl, wait, func(ctx context.Context, l *etcdlock.Lock) error { return fn(ctx, etcdHeld{l}) })
-}
-
-func (e etcdLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
-	fn func(ctx context.Context, fences map[string]int64) error,
-) error {
-	return e.c.DoMulti(ctx, keys, ttl, wait, func(ctx context.Context, locks []*etcdlock.Lock) error {
-		fences := make(map[string]int64, len(keys))
-		for _, l := range locks {
-			fences[l.Key()] = EtcdFenceBase + l.Fence()
-		}
-		return fn(ctx, fences)
-	})
-}
-
-// etcdHeld is a held etcd lock. Its next waiter's arrival is not known (it would cost a read
-// per batch), so a batch takes every buyer waiting in the process.
-type etcdHeld struct{ l *etcdlock.Lock }
-
-func (h etcdHeld) Fence() int64 { return EtcdFenceBase + h.l.Fence() }
-
-func (etcdHeld) NextWaiterSince() (time.Time, bool) { return time.Time{}, false }

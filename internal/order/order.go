@@ -1,5 +1,15 @@
-// Package order owns orders and the purchase service, which coordinates the lock, the stock
-// (internal/inventory) and the order for every strategy. It never imports the HTTP layer.
+// Package order owns orders and the purchase service. Service keeps what every purchase
+// shares (product metadata, the sold-out mark, the observer, lookups and audits) and hands
+// each purchase to its strategy's buyer, a type that holds only that strategy's state: the
+// locked buyer (dlock, and bundles), the gated buyer (redis), the queued buyer (queue), the
+// row-lock buyer (naive, pessimistic, optimistic) and the lab buyer (the oversell lab). The
+// locks it takes are the interfaces it declares (Locker, LabLocker), which internal/app
+// fills; it never imports the HTTP layer, etcd's lock or the lab.
+//
+// An order of a product with a payment window is a reservation (reservation.go): pending
+// until paid (Pay), or ended, cancelled (Cancel) or expired (the sweeper, sweep.go), its unit
+// given back exactly once by one conditional transition in PostgreSQL, and to the Redis gate
+// of the redis and queue strategies once per order (returns.go).
 package order
 
 import (
@@ -10,7 +20,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/dlock"
-	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/inventory"
 )
 
@@ -38,6 +47,11 @@ var (
 	// ErrOrderNotFound: OrderOf found no order of this user for this product.
 	ErrOrderNotFound = errors.New("order: no such order")
 )
+
+// ErrLockLost is what a Locker or a LabLocker reports when a lock was lost while held (see
+// Locker); RedisLocker's locks report dlock.ErrLost, which the service knows too. A purchase
+// that lost its lock before it committed is answered ErrBusy.
+var ErrLockLost = errors.New("order: product lock lost")
 
 // errDeadline is the cause of a purchase's context when its deadline (Config.PurchaseTimeout)
 // passes: the purchase is then busy, and writes nothing.
@@ -67,7 +81,29 @@ type Order struct {
 	ProductID int64
 	UserID    int64
 	CreatedAt time.Time
+	// Status is StatusPaid, StatusPending, StatusExpired or StatusCancelled (see
+	// reservation.go); an order of a product without a payment window is paid from the start.
+	Status string
+	PayBy  *time.Time // set exactly when the order is or was pending
+	PaidAt *time.Time // when a pending order was paid
+	// EndedAt is when the order expired or was cancelled, and its unit went back to stock.
+	EndedAt *time.Time
 }
+
+// The statuses of an order. Pending and paid orders are live: one per user and product.
+const (
+	StatusPaid      = "paid"
+	StatusPending   = "pending"
+	StatusExpired   = "expired"
+	StatusCancelled = "cancelled"
+)
+
+// orderColumns are the columns an Order is read from.
+const orderColumns = `id, product_id, user_id, created_at, status, pay_by, paid_at, ended_at`
+
+// liveStatus is the predicate of the live orders, which the unique index orders_live_key
+// covers: every ON CONFLICT (product_id, user_id) and every lookup of a buyer's order names it.
+const liveStatus = `status IN ('pending', 'paid')`
 
 // TableName maps Order to its table for GORM.
 func (Order) TableName() string { return "orders" }
@@ -122,8 +158,8 @@ var outcomes = []struct {
 func insertOrder(tx *gorm.DB, productID, userID int64) (Order, error) {
 	var o []Order
 	err := tx.Raw(`INSERT INTO orders (product_id, user_id) VALUES (?, ?)
-		ON CONFLICT (product_id, user_id) DO NOTHING
-		RETURNING id, product_id, user_id, created_at`, productID, userID).Scan(&o).Error
+		ON CONFLICT (product_id, user_id) WHERE `+liveStatus+` DO NOTHING
+		RETURNING `+orderColumns, productID, userID).Scan(&o).Error
 	if err != nil {
 		return Order{}, fmt.Errorf("insert order: %w", err)
 	}
@@ -137,11 +173,12 @@ func insertOrder(tx *gorm.DB, productID, userID int64) (Order, error) {
 	return Order{}, &PurchasedError{Order: had}
 }
 
-// orderOf reads user's order of product in tx, or returns ErrOrderNotFound.
+// orderOf reads user's live order (pending or paid) of product in tx, or returns
+// ErrOrderNotFound: what a purchase's "already purchased" answers with.
 func orderOf(tx *gorm.DB, productID, userID int64) (Order, error) {
 	var o []Order
-	err := tx.Raw(`SELECT id, product_id, user_id, created_at FROM orders
-		WHERE product_id = ? AND user_id = ?`, productID, userID).Scan(&o).Error
+	err := tx.Raw(`SELECT `+orderColumns+` FROM orders
+		WHERE product_id = ? AND user_id = ? AND `+liveStatus, productID, userID).Scan(&o).Error
 	if err != nil {
 		return Order{}, fmt.Errorf("read order of user %d, product %d: %w", userID, productID, err)
 	}
@@ -158,8 +195,7 @@ func classify(err error) error {
 	case err == nil, answered(err), errors.Is(err, ErrBusy), errors.Is(err, ErrUnavailable),
 		errors.Is(err, ErrOutcomeUnknown), errors.Is(err, ErrCanceled), errors.Is(err, ErrAccepted):
 		return err
-	case errors.Is(err, dlock.ErrNotObtained), errors.Is(err, etcdlock.ErrNotObtained),
-		lost(err), errors.Is(err, inventory.ErrFenced):
+	case errors.Is(err, dlock.ErrNotObtained), lost(err), errors.Is(err, inventory.ErrFenced):
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	case errors.Is(err, dlock.ErrFairRedlock): // a fair product, sold by an API moved to Redlock
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -179,5 +215,6 @@ func answered(err error) bool {
 		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound)
 }
 
-// lost reports whether err says a product lock was lost while held, in either backend.
-func lost(err error) bool { return errors.Is(err, dlock.ErrLost) || errors.Is(err, etcdlock.ErrLost) }
+// lost reports whether err says a product lock was lost while held, in any backend (see
+// Locker).
+func lost(err error) bool { return errors.Is(err, dlock.ErrLost) || errors.Is(err, ErrLockLost) }

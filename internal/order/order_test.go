@@ -141,7 +141,9 @@ func TestGateLostMidPurchase(t *testing.T) {
 	for _, reseedFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("reseed before commit %v", reseedFirst), func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, order.Config{})
+			// Buyer 2 waits for buyer 1's writer slot (think_ms 400 and the write): a wait of
+			// its own, not the default, so that a loaded machine does not answer busy.
+			e := newEnv(t, order.Config{LockWait: 10 * time.Second})
 			p := e.product(t, 5, inventory.StrategyRedis, 400)
 			ctx := context.Background()
 			errc := goPurchase(ctx, e.app.Orders, p.ID, 1)

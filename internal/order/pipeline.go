@@ -14,8 +14,8 @@ import (
 // starts), read takes their results, then COMMIT goes out on its own. A batch of the dlock
 // strategy costs two round trips this way instead of four. The promises are runTx's: an error
 // means nothing was written, unless it wraps errCommitUnknown.
-func (s *Service) runPipelinedTx(ctx context.Context, build func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
-	sqlDB, err := s.db.DB()
+func (c *core) runPipelinedTx(ctx context.Context, build func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
+	sqlDB, err := c.db.DB()
 	if err != nil {
 		return err
 	}

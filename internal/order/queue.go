@@ -20,24 +20,57 @@ import (
 // OrderOf tells once it is.
 var ErrAccepted = errors.New("order: accepted, not written yet")
 
-// buyQueued is the queue strategy: one Lua script admits the buyer, takes the unit and
+// queuedBuyer is the queue strategy: one Lua script admits the buyer, takes the unit and
 // appends the purchase to the product's Redis Stream, atomically (see inventory.Queue). The
 // API processes' consumers read the stream in batches and write each batch in one statement
 // (see consume). The buyer waits for its order to be written up to Config.QueueWait and is
 // answered with it, or ErrAccepted past that: the purchase is queued, nothing is lost if the
 // buyer goes away. A buyer admitted before waits the same way for that purchase and is
 // answered ErrAlreadyPurchased with its order, or ErrAccepted while it is still queued.
-func (s *Service) buyQueued(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	ch, done := s.waiters.add(p.ID, userID)
+//
+// Its state is the queue, this process's consumers and the buyers waiting for their
+// purchases; Start and Listen start its background work, Close stops it.
+type queuedBuyer struct {
+	*core
+	queue     *inventory.Queue
+	seeder    *seeder
+	waiters   waiters    // buyers waiting for their purchases to be written
+	consumers *consumers // this process's consumers
+}
+
+func newQueuedBuyer(c *core, queue *inventory.Queue, seeder *seeder) *queuedBuyer {
+	return &queuedBuyer{core: c, queue: queue, seeder: seeder, consumers: newConsumers()}
+}
+
+func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	ch, done := q.waiters.add(p.ID, userID)
 	defer done()
-	err := s.enqueue(ctx, p.ID, userID)
-	s.consumers.ensure(s, p.ID) // after the purchase is queued (see consumers.ensure)
+	err := q.enqueue(ctx, p.ID, userID)
+	if errors.Is(err, inventory.ErrAlreadyAdmitted) {
+		o, lerr := orderOf(q.db.WithContext(ctx), p.ID, userID)
+		switch {
+		case lerr == nil:
+			q.consumers.ensure(q, p.ID)
+			return Order{}, &PurchasedError{Order: o}
+		case errors.Is(lerr, ErrOrderNotFound):
+			// No live order: the gate counts the buyer for a purchase still queued, or for a
+			// reservation that ended and whose unit it has not taken back yet. Asked in this
+			// order (a reservation only ever ends), so that one ending between the two
+			// questions is not taken for a queued purchase, and answered 202 with nothing queued.
+			settled, serr := q.seeder.returns.settleUser(ctx, p.ID, userID)
+			switch {
+			case serr != nil:
+				err = fmt.Errorf("%w: %w", ErrBusy, serr)
+			case settled:
+				err = q.enqueue(ctx, p.ID, userID) // counted for a reservation that ended: not any more
+			}
+		}
+	}
+	q.consumers.ensure(q, p.ID) // after the purchase is queued (see consumers.ensure)
 	switch {
 	case errors.Is(err, inventory.ErrAlreadyAdmitted):
-		o, err := orderOf(s.db.WithContext(ctx), p.ID, userID)
-		if err != nil { // queued by an earlier request (or PostgreSQL cannot tell): wait for it too
-			o, err = s.awaitQueued(ctx, p.ID, userID, ch)
-		}
+		// Queued by an earlier request (or PostgreSQL cannot tell): wait for it too.
+		o, err := q.awaitQueued(ctx, p.ID, userID, ch)
 		if err != nil {
 			return Order{}, err
 		}
@@ -45,18 +78,18 @@ func (s *Service) buyQueued(ctx context.Context, p inventory.Product, userID int
 	case err != nil:
 		return Order{}, err
 	}
-	return s.awaitQueued(ctx, p.ID, userID, ch)
+	return q.awaitQueued(ctx, p.ID, userID, ch)
 }
 
 // enqueue admits the buyer and queues its purchase, seeding the gate from PostgreSQL first
 // when it is missing.
-func (s *Service) enqueue(ctx context.Context, id, userID int64) error {
-	_, err := s.Queue.Enqueue(ctx, id, userID)
+func (q *queuedBuyer) enqueue(ctx context.Context, id, userID int64) error {
+	_, err := q.queue.Enqueue(ctx, id, userID)
 	if errors.Is(err, inventory.ErrGateNotSeeded) {
-		if err := s.seedGate(ctx, id, inventory.SeedInit); err != nil {
+		if err := q.seeder.seedGate(ctx, id, inventory.SeedInit); err != nil {
 			return err
 		}
-		_, err = s.Queue.Enqueue(ctx, id, userID)
+		_, err = q.queue.Enqueue(ctx, id, userID)
 	}
 	switch {
 	case err == nil, errors.Is(err, inventory.ErrSoldOut), errors.Is(err, inventory.ErrAlreadyAdmitted):
@@ -97,18 +130,18 @@ func neverSent(err error) bool {
 // awaitQueued waits for the consumer's word on the buyer's queued purchase, up to QueueWait
 // (and the purchase's deadline). Past it, PostgreSQL is asked once; without an order the
 // answer is ErrAccepted, also when the buyer went away: the purchase stands either way.
-func (s *Service) awaitQueued(ctx context.Context, id, userID int64, ch <-chan queued) (Order, error) {
-	t := time.NewTimer(s.cfg.QueueWait)
+func (q *queuedBuyer) awaitQueued(ctx context.Context, id, userID int64, ch <-chan queued) (Order, error) {
+	t := time.NewTimer(q.cfg.QueueWait)
 	defer t.Stop()
 	select {
-	case q := <-ch:
-		return q.o, q.err
+	case word := <-ch:
+		return word.o, word.err
 	case <-t.C:
 	case <-ctx.Done():
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if o, err := orderOf(s.db.WithContext(lctx), id, userID); err == nil {
+	if o, err := orderOf(q.db.WithContext(lctx), id, userID); err == nil {
 		return o, nil
 	}
 	return Order{}, ErrAccepted
@@ -153,12 +186,12 @@ func (w *waiters) add(product, user int64) (<-chan queued, func()) {
 }
 
 // tell gives every request of the buyer of k waiting in this process its word.
-func (w *waiters) tell(k waitKey, q queued) {
+func (w *waiters) tell(k waitKey, word queued) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, ch := range w.m[k] {
 		select {
-		case ch <- q:
+		case ch <- word:
 		default:
 		}
 	}
@@ -174,31 +207,31 @@ type notice struct {
 // announce tells the buyers waiting in every process (this one through its own subscription)
 // what became of their queued purchases. A lost announcement costs the buyer QueueWait and a
 // read of PostgreSQL, nothing more.
-func (s *Service) announce(ctx context.Context, n notice) {
+func (q *queuedBuyer) announce(ctx context.Context, n notice) {
 	b, err := json.Marshal(n)
 	if err == nil {
-		err = s.Queue.Announce(ctx, s.Keys.QueueChannel(), b)
+		err = q.queue.Announce(ctx, q.keys.QueueChannel(), b)
 	}
 	if err != nil {
-		s.Logger.Warn("queue announcement failed; its buyers read PostgreSQL after QUEUE_WAIT",
+		q.log.WarnContext(ctx, "queue announcement failed; its buyers read PostgreSQL after QUEUE_WAIT",
 			"product_id", n.Product, "err", err)
 	}
 }
 
-// ListenQueue delivers the consumers' announcements to this process's waiting buyers until
-// ctx ends. Run it once per Service.
-func (s *Service) ListenQueue(ctx context.Context) {
-	s.Queue.Listen(ctx, s.Keys.QueueChannel(), func(payload string) {
+// listen delivers the consumers' announcements to this process's waiting buyers until ctx
+// ends (see Service.ListenQueue).
+func (q *queuedBuyer) listen(ctx context.Context) {
+	q.queue.Listen(ctx, q.keys.QueueChannel(), func(payload string) {
 		var n notice
 		if err := json.Unmarshal([]byte(payload), &n); err != nil {
-			s.Logger.Warn("bad queue announcement", "err", err)
+			q.log.WarnContext(ctx, "bad queue announcement", "err", err)
 			return
 		}
 		for _, o := range n.Orders {
-			s.waiters.tell(waitKey{n.Product, o.UserID}, queued{o: o})
+			q.waiters.tell(waitKey{n.Product, o.UserID}, queued{o: o})
 		}
 		for u, reason := range n.Dead {
-			s.waiters.tell(waitKey{n.Product, u}, queued{err: deadError(reason)})
+			q.waiters.tell(waitKey{n.Product, u}, queued{err: deadError(reason)})
 		}
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
-	"github.com/seckill/seckill/internal/testenv/faultproxy"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -26,7 +25,7 @@ import (
 func TestQueueErrorReply(t *testing.T) {
 	t.Parallel()
 	red := servers.StartRedis(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), red.Addr) // brought up again on its port
+	px := testenv.StableProxy(t, red.Addr) // brought up again on its port
 	e := ownRedisEnv(t, px.Addr())
 	p := e.product(t, 10, inventory.StrategyQueue, 0)
 	ctx := context.Background()
@@ -53,6 +52,12 @@ func TestQueueErrorReply(t *testing.T) {
 		user := int64(2 + i)
 		fault := f.make(t)
 		_, err := e.app.Orders.Purchase(ctx, p.ID, user)
+		if errors.Is(err, order.ErrOutcomeUnknown) && strings.Contains(err.Error(), "EOF") && !admitted(user) {
+			// The pooled connection the fault's making closed (once seen, on a loaded
+			// machine, as the server became a replica): nothing ran; the buyer retries.
+			t.Logf("%s: the first try met a closed connection (%v); retried", f.reply, err)
+			_, err = e.app.Orders.Purchase(ctx, p.ID, user)
+		}
 		fault.Lift(t)
 		if err == nil || !strings.Contains(err.Error(), f.reply+" ") {
 			t.Fatalf("%s: purchase = %v, want the %s reply", f.reply, err, f.reply)
@@ -106,7 +111,7 @@ func ownRedisEnv(t *testing.T, addr string, readTimeout ...time.Duration) *env {
 func TestQueueMarkFailsUnavailable(t *testing.T) {
 	t.Parallel()
 	red := servers.StartRedis(t)
-	px := faultproxy.New(t, testenv.FreeAddr(t), red.Addr)
+	px := testenv.StableProxy(t, red.Addr)
 	e := ownRedisEnv(t, px.Addr(), 200*time.Millisecond)
 	p := e.product(t, 10, inventory.StrategyQueue, 0) // never bought: its first purchase marks it
 	px.SetReplyLatency(time.Second)

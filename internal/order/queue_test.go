@@ -135,8 +135,8 @@ func TestQueueClaim(t *testing.T) {
 	e := newEnv(t, order.Config{QueueClaimIdle: 300 * time.Millisecond})
 	p := e.product(t, 5, inventory.StrategyQueue, 0)
 	ctx := context.Background()
-	q := e.app.Orders.Queue
-	if _, err := e.app.Orders.Gate.StartSeeding(p.ID).Publish(ctx, inventory.SeedInit, 5); err != nil {
+	q := e.app.Queue
+	if _, err := e.app.Gate.StartSeeding(p.ID).Publish(ctx, inventory.SeedInit, 5); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []int64{1, 2} {

@@ -110,9 +110,10 @@ func TestStartQueuesIgnoresHistory(t *testing.T) {
 	counted.AddHook(&calls)
 	locks := dlock.New(counted, nil)
 	t.Cleanup(func() { locks.Close() })
-	s := order.NewService(order.Deps{Products: inventory.NewStore(measured), Locks: locks,
+	store = inventory.NewStore(measured)
+	s := order.NewService(order.Deps{Products: store, Locks: locks,
 		Gate: inventory.NewGate(counted, keys), Queue: inventory.NewQueue(counted, keys),
-		SoldOut: inventory.NewSoldOut(counted, keys, slog.New(slog.DiscardHandler)), Keys: keys},
+		SoldOut: inventory.NewSoldOut(counted, store, keys, slog.New(slog.DiscardHandler), inventory.SoldOutOptions{}), Keys: keys},
 		order.Config{QueueClaimIdle: 300 * time.Millisecond})
 	t.Cleanup(s.Close)
 

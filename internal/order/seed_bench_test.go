@@ -62,7 +62,7 @@ func BenchmarkSeedGate(b *testing.B) {
 			}
 			b.ReportMetric(float64(slowest.Microseconds()), "slowest-cmd-us")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
-			if st, _ := a.Orders.Gate.State(ctx, p.ID); st.Buyers != int64(n+b.N) {
+			if st, _ := a.Gate.State(ctx, p.ID); st.Buyers != int64(n+b.N) {
 				b.Fatalf("gate buyers = %d, want %d", st.Buyers, n+b.N)
 			}
 		})

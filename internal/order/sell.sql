@@ -7,10 +7,13 @@
 -- arrival order (may repeat).
 -- Sells one unit to each distinct buyer without an order, in arrival order, while stock
 -- lasts, only if no newer fence has written the product. Rows returned:
---   'o' user_id id created_at   an order written now
---   'a' user_id id created_at   a buyer who already had an order, and that order
+--   'o' user_id id created_at status pay_by           an order written now
+--   'a' user_id id created_at status pay_by paid_at   a buyer who already had a live order
+--                                                      (pending or paid), and that order
 --   's' left                    stock left; NULL when nothing was written because a newer
 --                               fence has written the product
+-- An order's status and pay_by come from the product's payment window (the trigger of
+-- 00005_reservations.sql); a buyer whose earlier reservation ended buys again.
 -- Its cost must not grow with the product's orders: `had` looks each buyer up in the
 -- (product_id, user_id) index, one probe per buyer, on any plan. pgx prepares the statement once
 -- per connection and PostgreSQL soon keeps one generic plan for it, made from the statistics of
@@ -24,21 +27,22 @@ WITH p AS (
 ), req AS (
     SELECT u, min(ord) AS ord FROM unnest(CAST(@users AS bigint[])) WITH ORDINALITY AS t(u, ord) GROUP BY u
 ), had AS (
-    SELECT r.u, o.id, o.created_at FROM req r
-    CROSS JOIN LATERAL (SELECT id, created_at FROM orders WHERE product_id = @id AND user_id = r.u LIMIT 1) o
+    SELECT r.u, o.id, o.created_at, o.status, o.pay_by, o.paid_at FROM req r
+    CROSS JOIN LATERAL (SELECT id, created_at, status, pay_by, paid_at FROM orders
+        WHERE product_id = @id AND user_id = r.u AND status IN ('pending', 'paid') LIMIT 1) o
 ), fresh AS (
     SELECT u, ord FROM req WHERE u NOT IN (SELECT u FROM had)
     ORDER BY ord LIMIT (SELECT coalesce(max(stock), 0) FROM p)
 ), ins AS (
     INSERT INTO orders (product_id, user_id)
     SELECT @id, u FROM fresh ORDER BY ord
-    ON CONFLICT (product_id, user_id) DO NOTHING
-    RETURNING id, user_id, created_at
+    ON CONFLICT (product_id, user_id) WHERE status IN ('pending', 'paid') DO NOTHING
+    RETURNING id, user_id, created_at, status, pay_by
 ), upd AS (
     UPDATE products SET stock = stock - (SELECT count(*) FROM ins), fence = @fence, updated_at = now()
     WHERE id = @id AND EXISTS (SELECT FROM p)
     RETURNING stock
 )
-SELECT 'o' AS kind, user_id, id, created_at, NULL::integer AS stock FROM ins
-UNION ALL SELECT 'a', u, id, created_at, NULL FROM had
-UNION ALL SELECT 's', NULL, NULL, NULL, (SELECT stock FROM upd)
+SELECT 'o' AS kind, user_id, id, created_at, status, pay_by, NULL::timestamptz AS paid_at, NULL::integer AS stock FROM ins
+UNION ALL SELECT 'a', u, id, created_at, status, pay_by, paid_at, NULL FROM had
+UNION ALL SELECT 's', NULL, NULL, NULL, NULL, NULL, NULL, (SELECT stock FROM upd)

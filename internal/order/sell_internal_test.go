@@ -20,7 +20,7 @@ func TestSellStatement(t *testing.T) {
 	store := inventory.NewStore(gdb)
 	keys := inventory.Keys{Prefix: prefix}
 	var logged strings.Builder
-	s := NewService(Deps{Products: store, SoldOut: inventory.NewSoldOut(rdb, keys, slog.New(slog.DiscardHandler)), Keys: keys,
+	s := NewService(Deps{Products: store, SoldOut: inventory.NewSoldOut(rdb, store, keys, slog.New(slog.DiscardHandler), inventory.SoldOutOptions{}), Keys: keys,
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))}, Config{})
 	ctx := context.Background()
 	p, err := store.Create(ctx, inventory.NewProduct{Name: "p", Stock: 3})
@@ -48,7 +48,7 @@ func TestSellStatement(t *testing.T) {
 		{"sold out", 11, []int64{5}, []string{"sold_out"}, 0, nil},
 	}
 	for _, st := range steps {
-		rs, left, err := s.writeBatch(ctx, p, st.users, st.fence)
+		rs, left, err := s.locked.writeBatch(ctx, p, st.users, st.fence)
 		if !errors.Is(err, st.wantErr) {
 			t.Fatalf("%s: err = %v, want %v", st.name, err, st.wantErr)
 		}

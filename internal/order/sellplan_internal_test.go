@@ -37,8 +37,9 @@ func TestSellPlanProbesPerBuyer(t *testing.T) {
 		t.Fatal(err)
 	}
 	join := strings.Replace(sell,
-		"req r\n    CROSS JOIN LATERAL (SELECT id, created_at FROM orders WHERE product_id = $1 AND user_id = r.u LIMIT 1) o",
-		"req r JOIN orders o ON o.product_id = $1 AND o.user_id = r.u", 1)
+		"req r\n    CROSS JOIN LATERAL (SELECT id, created_at, status, pay_by, paid_at FROM orders\n"+
+			"        WHERE product_id = $1 AND user_id = r.u AND status IN ('pending', 'paid') LIMIT 1) o",
+		"req r JOIN orders o ON o.product_id = $1 AND o.user_id = r.u AND o.status IN ('pending', 'paid')", 1)
 	if join == sell {
 		t.Fatal("the control could not rebuild the plain join from sell.sql")
 	}

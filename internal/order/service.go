@@ -8,11 +8,12 @@ import (
 	"log/slog"
 	"time"
 
-	"gorm.io/gorm"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/lab"
+	"github.com/seckill/seckill/internal/tracing"
 )
 
 // Config tunes the purchase service. The zero value means the documented defaults.
@@ -54,6 +55,12 @@ type Config struct {
 	// QueueAttempts is how many times a consumer writes a queued batch that fails for a
 	// reason other than an outage before it dead-letters it. Default: 3.
 	QueueAttempts int
+	// SweepInterval is how often RunSweeper expires the reservations past their pay_by.
+	// Default: 1s; negative: RunSweeper does nothing (a test's own sweeps only).
+	SweepInterval time.Duration
+	// SweepBatch is the most reservations one pass of the sweeper expires, and the most
+	// returns to a gate it drives again. Default: 100.
+	SweepBatch int
 }
 
 // Observer receives one event per purchase. It must be safe for concurrent use and fast.
@@ -68,6 +75,9 @@ type Observer interface {
 	// Reconciled is called when expired gate admissions (redis strategy) were settled with
 	// PostgreSQL: confirmed ones had an order, the others' units went back to the gate.
 	Reconciled(confirmed, givenBack int)
+	// Returned counts units of ended reservations given back to stock, by reason: the status
+	// the orders ended in (StatusExpired, StatusCancelled).
+	Returned(reason string, n int)
 }
 
 // Deps are the parts a Service coordinates.
@@ -80,28 +90,75 @@ type Deps struct {
 	Queue        *inventory.Queue
 	SoldOut      *inventory.SoldOut
 	Keys         inventory.Keys
-	Lab          *lab.Locks   // the oversell lab's locks (strategy lab); nil: lab products are unavailable
+	Lab          LabLocker    // the oversell lab's locks (strategy lab); nil: lab products are unavailable
 	Observer     Observer     // optional
 	Logger       *slog.Logger // optional
+	// LockHistory, when set, records every grant, write, loss and release of the product
+	// locks of the dlock strategy and the lab, for a linearizability checker
+	// (internal/history): a test and lab tool, off (nil) by default.
+	LockHistory history.Recorder
+	// Tracer, when it records (see tracing.Enabled), gives each batch of the dlock strategy
+	// spans: the batch, linked to each of its buyers' spans, the wait for the product's lock
+	// and its hold (see trace.go). Nil or a no-op provider: no spans, at no cost.
+	Tracer trace.TracerProvider
 }
 
-// Service sells products: one Purchase is one buyer's attempt at one unit. It is safe for
-// concurrent use.
+// Service sells products: one Purchase is one buyer's attempt at one unit. It keeps what
+// every purchase shares, the product metadata, the sold-out mark, the observer, lookups and
+// audits, and hands each purchase to its strategy's buyer, which holds that strategy's state
+// (see the package doc). It is safe for concurrent use.
 type Service struct {
-	Deps
-	db        *gorm.DB
-	cfg       Config
-	batches   *batcher
-	slots     *slots
-	flights   flights    // gate seedings and reconciliations, one per product at a time
-	writers   writers    // the redis strategy's writer slots (group commit behind the gate)
-	waiters   waiters    // queue-strategy buyers waiting for their purchases to be written
-	consumers *consumers // queue-strategy consumers of this process
-	buyers    buyerLists // who holds an order of each sold-out product (the fast path's retries)
+	c      *core
+	gate   *inventory.Gate  // audits of redis products
+	queue  *inventory.Queue // audits of queue products
+	locked *lockedBuyer     // dlock products, and bundles
+	queued *queuedBuyer     // queue products, and the consumers of this process
+	// returns gives the units of ended reservations back (Pay, Cancel and the sweeper).
+	returns *returner
+	buyers  map[inventory.Strategy]buyFunc
 }
+
+// buyFunc is one strategy's purchase of one unit of p by userID.
+type buyFunc func(ctx context.Context, p inventory.Product, userID int64) (Order, error)
 
 // NewService returns a Service over d with cfg.
 func NewService(d Deps, cfg Config) *Service {
+	cfg = cfg.withDefaults()
+	c := &core{db: d.Products.DB(), cfg: cfg, log: d.Logger, observer: d.Observer, products: d.Products,
+		keys: d.Keys, soldOut: d.SoldOut, lists: &buyerLists{marks: d.SoldOut}, slots: newSlots(cfg.ProductConns),
+		history: newLockHistory(d.LockHistory), tracer: tracing.Tracer(d.Tracer)}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.observer == nil {
+		c.observer = noObserver{}
+	}
+	locks := d.ProductLocks
+	if locks == nil {
+		locks = RedisLocker(d.Locks)
+	}
+	if c.history != nil {
+		locks = recordedLocker{Locker: locks, h: c.history}
+	}
+	seeder := &seeder{core: c, gate: d.Gate, locks: RedisLocker(d.Locks)}
+	seeder.returns = &returner{core: c, gate: d.Gate, seeder: seeder}
+	rows := rowLockBuyer{c}
+	s := &Service{c: c, gate: d.Gate, queue: d.Queue, locked: newLockedBuyer(c, locks, nil),
+		queued: newQueuedBuyer(c, d.Queue, seeder), returns: seeder.returns}
+	s.buyers = map[inventory.Strategy]buyFunc{
+		inventory.StrategyDlock:       s.locked.buy,
+		inventory.StrategyNaive:       rows.naive,
+		inventory.StrategyPessimistic: rows.pessimistic,
+		inventory.StrategyOptimistic:  rows.optimistic,
+		inventory.StrategyRedis:       newGatedBuyer(c, d.Gate, seeder).buy,
+		inventory.StrategyQueue:       s.queued.buy,
+		inventory.StrategyLab:         labBuyer{core: c, locks: d.Lab}.buy,
+	}
+	return s
+}
+
+// withDefaults is cfg with the documented default in place of each zero field.
+func (cfg Config) withDefaults() Config {
 	if cfg.LockTTL <= 0 {
 		cfg.LockTTL = 2 * time.Second
 	}
@@ -130,19 +187,30 @@ func NewService(d Deps, cfg Config) *Service {
 	if cfg.QueueAttempts <= 0 {
 		cfg.QueueAttempts = 3
 	}
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = time.Second
 	}
-	if d.ProductLocks == nil {
-		d.ProductLocks = RedisLocker(d.Locks)
+	if cfg.SweepBatch <= 0 {
+		cfg.SweepBatch = 100
 	}
-	return &Service{Deps: d, db: d.Products.DB(), cfg: cfg, batches: newBatcher(cfg.BatchMax),
-		slots: newSlots(cfg.ProductConns), consumers: newConsumers()}
+	return cfg
 }
 
 // Close stops this process's queue consumers, letting the batches they write finish. Call it
 // once no purchase is in flight.
-func (s *Service) Close() { s.consumers.close() }
+func (s *Service) Close() { s.queued.close() }
+
+// StartQueues starts this process's consumer of every queue product whose stream holds
+// purchases, so that a backlog left by a process that died is written even if no buyer of
+// the product reaches this one. It looks only at the queue products purchases were queued of
+// lately or whose streams are not empty (inventory.Queue.Backlogged), not at every queue
+// product ever created: its cost does not grow with history, and it reads nothing from
+// PostgreSQL.
+func (s *Service) StartQueues(ctx context.Context) error { return s.queued.start(ctx) }
+
+// ListenQueue delivers the queue consumers' announcements to this process's waiting buyers
+// until ctx ends. Run it once per Service.
+func (s *Service) ListenQueue(ctx context.Context) { s.queued.listen(ctx) }
 
 // Purchase sells one unit of product productID to user userID with the product's strategy.
 // It returns the order, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
@@ -154,10 +222,10 @@ func (s *Service) Close() { s.consumers.close() }
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	var o Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
-		p, err := s.Products.Meta(pctx, productID)
+		p, err := s.c.products.Meta(pctx, productID)
 		switch {
 		case err != nil:
-		case s.SoldOut.Is(productID):
+		case s.c.soldOut.Is(productID):
 			err = s.soldOut(pctx, productID, userID) // a retry of a buyer who has an order too
 		default:
 			o, err = s.buy(pctx, p, userID)
@@ -167,17 +235,34 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 	return o, err
 }
 
+// PurchaseBundle sells one unit of each product to the user, all or nothing: the products'
+// locks are taken together (dlock's ObtainMulti, in key order, so that overlapping bundles
+// cannot deadlock), then one transaction inserts every order and decrements every
+// product under its lock's fence. The products must be of the dlock strategy, not fair, 1 to
+// MaxBundle of them, each once (else inventory.ErrInvalid). It returns the orders in the
+// order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
+// already purchased, not found) comes as a *ProductError that names it.
+func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
+	var orders []Order
+	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
+		var err error
+		orders, err = s.locked.buyBundle(pctx, productIDs, userID)
+		return "bundle", err
+	})
+	return orders, err
+}
+
 // bounded runs one purchase, buy, on ctx with the purchase's own deadline
 // (Config.PurchaseTimeout), turns its error into one of Purchase's documented errors (see
 // explain) and reports it to the Observer under the strategy buy returns.
 func (s *Service) bounded(ctx context.Context, buy func(pctx context.Context) (inventory.Strategy, error)) error {
 	start := time.Now()
-	deadline := start.Add(s.cfg.PurchaseTimeout)
+	deadline := start.Add(s.c.cfg.PurchaseTimeout)
 	pctx, cancel := context.WithDeadlineCause(context.WithValue(ctx, deadlineKey{}, deadline), deadline, errDeadline)
 	defer cancel()
 	strategy, err := buy(pctx)
 	err = explain(ctx, pctx, err)
-	s.observe(strategy, err, start)
+	s.c.observer.Purchased(strategy, Outcome(err), time.Since(start))
 	return err
 }
 
@@ -201,35 +286,23 @@ func explain(ctx, pctx context.Context, err error) error {
 	return classify(err)
 }
 
+// buy hands the purchase to the buyer of the product's strategy (dlock's by default).
 func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	if buy, ok := buyers[p.Strategy]; ok {
-		return buy(s, ctx, p, userID)
+	if buy, ok := s.buyers[p.Strategy]; ok {
+		return buy(ctx, p, userID)
 	}
-	return s.buyLocked(ctx, p, userID) // dlock, the default
+	return s.locked.buy(ctx, p, userID)
 }
 
-// buyers are the purchase paths of the strategies other than dlock.
-var buyers = map[inventory.Strategy]func(*Service, context.Context, inventory.Product, int64) (Order, error){
-	inventory.StrategyNaive:       (*Service).buyNaive,
-	inventory.StrategyPessimistic: (*Service).buyPessimistic,
-	inventory.StrategyOptimistic:  (*Service).buyOptimistic,
-	inventory.StrategyRedis:       (*Service).buyGated,
-	inventory.StrategyQueue:       (*Service).buyQueued,
-	inventory.StrategyLab:         (*Service).buyLab,
-}
+// noObserver is the Observer of a Service given none.
+type noObserver struct{}
 
-func (s *Service) observe(strategy inventory.Strategy, err error, start time.Time) {
-	if s.Observer != nil {
-		s.Observer.Purchased(strategy, Outcome(err), time.Since(start))
-	}
-}
-
-// soldOutIfZero marks the product sold out when left is 0.
-func (s *Service) soldOutIfZero(ctx context.Context, id int64, left int) {
-	if left == 0 {
-		s.SoldOut.Mark(ctx, id)
-	}
-}
+func (noObserver) Purchased(inventory.Strategy, string, time.Duration) {}
+func (noObserver) Batch(int)                                           {}
+func (noObserver) DeadLettered(string, int)                            {}
+func (noObserver) Settled(string)                                      {}
+func (noObserver) Reconciled(int, int)                                 {}
+func (noObserver) Returned(string, int)                                {}
 
 // think pauses for the product's teaching delay, or until ctx ends. Strategies take it
 // before their transaction opens, where they can, so that it holds no connection.

@@ -6,12 +6,35 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/inventory"
 )
+
+// core is what every buyer shares: the database and the per-product connection slots its
+// transactions take, the configuration, the log, the observer, the product keys, the
+// sold-out mark and the buyer lists behind it, and the lock history. The shared
+// transaction helpers (runTx, settle, buyInTx) are its methods, in this file.
+type core struct {
+	db       *gorm.DB
+	cfg      Config
+	log      *slog.Logger
+	observer Observer // never nil: NewService puts a no-op one in place of none
+	products *inventory.Store
+	keys     inventory.Keys
+	soldOut  *inventory.SoldOut
+	lists    *buyerLists // who holds an order of each sold-out product (the fast path's retries)
+	slots    *slots
+	history  *lockHistory // nil unless Deps.LockHistory
+	tracer   trace.Tracer // nil unless Deps.Tracer records: no spans (see trace.go)
+}
 
 // The bounds of the two steps that may outlast a purchase's deadline (Config.PurchaseTimeout).
 const (
@@ -25,6 +48,22 @@ const (
 // be answered: a COMMIT sent by the deadline, then finding out what became of one that got no
 // answer. A server's write timeout must leave room for it (cmd/api).
 const AfterDeadline = commitTimeout + settleTimeout
+
+// IdleInTransactionTimeout is how long a transaction of the service may wait in PostgreSQL
+// for its next statement (idle_in_transaction_session_timeout, which cmd/api sets on its
+// connections) when purchases end at purchaseTimeout: no purchase leaves its transaction
+// idle past its deadline (think_ms and the statements run within it), by which it sends
+// COMMIT; the second on top is room for the COMMIT's way there. A transaction idle for longer
+// was abandoned by a process frozen, hung, or cut off from PostgreSQL (a partition that sends
+// no reset, which TCP keepalive gives up on only after hours) after its statements went out:
+// PostgreSQL rolls it back (SQLSTATE 25P03) and frees the product rows it locked, which every
+// other buyer of those products waits for. Its process, if it is still there, answered 503
+// and wrote nothing (a COMMIT that arrives later finds the session ended, and is settled as
+// rolled back). TestLeaderPausedMidTransaction, TestBundlePausedMidTransaction and
+// TestSilentPartitionFromPostgresOpenTransaction (internal/chaos).
+func IdleInTransactionTimeout(purchaseTimeout time.Duration) time.Duration {
+	return purchaseTimeout + time.Second
+}
 
 // errCommitUnknown marks a transaction whose COMMIT was sent and got no answer: it may have
 // committed. settle finds out.
@@ -43,10 +82,10 @@ var errCommitUnknown = errors.New("order: commit sent, no answer")
 // fence was checked under the product's row lock, which it keeps until COMMIT, so no newer
 // holder can have written in between.) An error wrapping errCommitUnknown means COMMIT got no
 // answer; any other error means nothing was written.
-func (s *Service) runTx(ctx context.Context, work func(tx *gorm.DB) error) error {
+func (c *core) runTx(ctx context.Context, work func(tx *gorm.DB) error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeLeft(ctx)+commitTimeout)
 	defer cancel()
-	tx := s.db.WithContext(cctx).Begin()
+	tx := c.db.WithContext(cctx).Begin()
 	if tx.Error != nil {
 		return fmt.Errorf("begin: %w", tx.Error)
 	}
@@ -90,11 +129,11 @@ var settleSQL string
 // another connection, and first waits for that transaction to end (see settle.sql), so the
 // answer is final; it keeps asking while PostgreSQL cannot be reached, for up to
 // settleTimeout. An error means the outcome is still unknown.
-func (s *Service) settle(ctx context.Context, product int64, users, ids []int64) (committed bool, err error) {
+func (c *core) settle(ctx context.Context, product int64, users, ids []int64) (committed bool, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		committed, err = s.settleOnce(ctx, product, users, ids)
+		committed, err = c.settleOnce(ctx, product, users, ids)
 		if err == nil || !IsUnavailable(err) {
 			return committed, err
 		}
@@ -109,9 +148,9 @@ func (s *Service) settle(ctx context.Context, product int64, users, ids []int64)
 // errProbeDone rolls back settle's probe.
 var errProbeDone = errors.New("probe done")
 
-func (s *Service) settleOnce(ctx context.Context, product int64, users, ids []int64) (bool, error) {
+func (c *core) settleOnce(ctx context.Context, product int64, users, ids []int64) (bool, error) {
 	var found int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec(settleSQL, map[string]any{"id": product, "users": pgArray(users)}).Error; err != nil {
 			return err
 		}
@@ -130,7 +169,7 @@ func (s *Service) settleOnce(ctx context.Context, product int64, users, ids []in
 // settleOrders turns the error of a runTx whose transaction inserted orders into its true
 // outcome: nil when it committed after all, an ErrUnavailable when it did not (nothing was
 // written), ErrOutcomeUnknown when PostgreSQL could not tell in time. Other errors pass.
-func (s *Service) settleOrders(ctx context.Context, product int64, orders []Order, err error) error {
+func (c *core) settleOrders(ctx context.Context, product int64, orders []Order, err error) error {
 	if !errors.Is(err, errCommitUnknown) || len(orders) == 0 {
 		return err // a transaction that inserted no order changed nothing a buyer is told of
 	}
@@ -138,16 +177,14 @@ func (s *Service) settleOrders(ctx context.Context, product int64, orders []Orde
 	for i, o := range orders {
 		users[i], ids[i] = o.UserID, o.ID
 	}
-	committed, serr := s.settle(ctx, product, users, ids)
+	committed, serr := c.settle(ctx, product, users, ids)
 	result := map[bool]string{true: "committed", false: "rolled_back"}[committed]
 	if serr != nil {
 		result = "unknown"
 	}
-	s.Logger.Warn("COMMIT got no answer; asked PostgreSQL", "product_id", product, "orders", len(orders),
+	c.log.WarnContext(ctx, "COMMIT got no answer; asked PostgreSQL", "product_id", product, "orders", len(orders),
 		"result", result, "commit_err", err, "err", serr)
-	if s.Observer != nil {
-		s.Observer.Settled(result)
-	}
+	c.observer.Settled(result)
 	switch result {
 	case "unknown":
 		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
@@ -155,4 +192,86 @@ func (s *Service) settleOrders(ctx context.Context, product int64, orders []Orde
 		return nil
 	}
 	return fmt.Errorf("%w: commit failed, nothing written: %w", ErrUnavailable, err)
+}
+
+// buyInTx runs one buyer's write in a transaction of its own (see runTx) while holding one
+// of the product's connection slots, finds out what became of a COMMIT that got no answer,
+// and marks the product sold out once a committed write left no stock. write returns the
+// order, and the stock left (negative: do not mark).
+func (c *core) buyInTx(ctx context.Context, p inventory.Product, userID int64,
+	write func(tx *gorm.DB) (Order, int, error),
+) (Order, error) {
+	release, err := c.slots.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
+	var (
+		o    Order
+		left int
+	)
+	err = c.runTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		o, left, err = write(tx)
+		return err
+	})
+	if errors.Is(err, errCommitUnknown) {
+		err = c.settleOrders(ctx, p.ID, []Order{o}, err)
+	}
+	if err != nil {
+		return Order{}, err
+	}
+	c.soldOutIfZero(ctx, p.ID, left)
+	return o, nil
+}
+
+// soldOutIfZero marks the product sold out when left is 0.
+func (c *core) soldOutIfZero(ctx context.Context, id int64, left int) {
+	if left == 0 {
+		c.soldOut.Mark(ctx, id)
+	}
+}
+
+// slots caps how many PostgreSQL connections the purchases of one product hold at once in
+// this process (Config.ProductConns): the others wait here, bounded by their deadline,
+// instead of in the pool where they would starve every other product. It is safe for
+// concurrent use.
+type slots struct {
+	max int
+	mu  sync.Mutex
+	m   map[int64]*productSlots
+}
+
+type productSlots struct {
+	held  chan struct{} // one token per connection in use
+	users int           // purchases holding or waiting; the entry goes when it is 0
+}
+
+func newSlots(max int) *slots { return &slots{max: max, m: make(map[int64]*productSlots)} }
+
+// acquire waits for a slot of product id, or for ctx to end. It returns the release.
+func (s *slots) acquire(ctx context.Context, id int64) (release func(), err error) {
+	s.mu.Lock()
+	ps := s.m[id]
+	if ps == nil {
+		ps = &productSlots{held: make(chan struct{}, s.max)}
+		s.m[id] = ps
+	}
+	ps.users++
+	s.mu.Unlock()
+	select {
+	case ps.held <- struct{}{}:
+		return func() { <-ps.held; s.leave(id, ps) }, nil
+	case <-ctx.Done():
+		s.leave(id, ps)
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (s *slots) leave(id int64, ps *productSlots) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps.users--; ps.users == 0 {
+		delete(s.m, id)
+	}
 }

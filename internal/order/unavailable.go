@@ -11,25 +11,26 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/dlock"
-	"github.com/seckill/seckill/internal/etcdlock"
 )
 
-// IsUnavailable reports whether err means PostgreSQL, Redis or etcd could not be reached, went
-// away, or refused to serve for a while, as opposed to a bug or a rule of the data: such a
-// failure is answered "retry shortly", never as a server error. It sees through wrapping
-// (fmt.Errorf's %w, errors.Join), and so through the lock's and the gate's errors.
+// IsUnavailable reports whether err means PostgreSQL or Redis could not be reached, went away,
+// or refused to serve for a while, as opposed to a bug or a rule of the data: such a failure
+// is answered "retry shortly", never as a server error. It sees through wrapping (fmt.Errorf's
+// %w, errors.Join), and so through the lock's and the gate's errors. A lock whose store is not
+// Redis (etcd) reports its outages wrapped in ErrUnavailable instead (see Locker).
 func IsUnavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		class := pgErr.Code[:2]
-		return class == "08" || class == "57" || class == "53" // connection, shutdown, resources
+		return class == "08" || class == "57" || class == "53" || // connection, shutdown, resources
+			pgErr.Code == "25P03" // idle_in_transaction_session_timeout: IdleInTransactionTimeout ended its session
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
 	return errors.As(err, &netErr) || errors.As(err, &connErr) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
-		pgconn.SafeToRetry(err) || redisUnavailable(err) || etcdUnavailable(err)
+		pgconn.SafeToRetry(err) || redisUnavailable(err)
 }
 
 // redisUnavailable reports whether err is a Redis error reply that says the server cannot
@@ -62,12 +63,6 @@ func redisUnavailable(err error) bool {
 		redis.HasErrorPrefix(err, "BUSY ") || redis.HasErrorPrefix(err, "MISCONF ") ||
 		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) ||
 		errors.Is(err, redis.ErrClosed) || errors.Is(err, dlock.ErrClosed)
-}
-
-// etcdUnavailable reports whether err says etcd, the product locks' store, could not serve
-// or the lock client is closed because the process is shutting down.
-func etcdUnavailable(err error) bool {
-	return errors.Is(err, etcdlock.ErrUnavailable) || errors.Is(err, etcdlock.ErrClosed)
 }
 
 // redirected reports whether err is a MOVED or ASK reply.

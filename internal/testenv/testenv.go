@@ -83,7 +83,9 @@ func Schema(t testing.TB) string {
 		t.Fatalf("open %s: %v", redact(base), err)
 	}
 	closeDB(t, admin)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// 30 s: with every package's tests migrating schemas at once on a loaded 2-core machine,
+	// a CI run's migration took more than 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name := Name("t_")
 	if err := admin.WithContext(ctx).Exec("CREATE SCHEMA " + name).Error; err != nil {

@@ -108,6 +108,27 @@ func (c *Client) OrderOf(ctx context.Context, productID, userID int64) (api.Orde
 	return o, err
 }
 
+// Pay pays user userID's reservation of product productID:
+// POST /api/v1/products/{id}/orders/{user_id}/pay. It answers the order, paid (also when it
+// was paid already, or final from the start). A reservation past its pay_by is an
+// *api.Problem with api.CodeOrderExpired, a cancelled one api.CodeOrderCancelled, none
+// api.CodeOrderNotFound.
+func (c *Client) Pay(ctx context.Context, productID, userID int64) (api.Order, error) {
+	var o api.Order
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/pay", productID, userID), false, nil, &o)
+	return o, err
+}
+
+// Cancel cancels user userID's reservation of product productID, its unit going back on
+// sale: POST /api/v1/products/{id}/orders/{user_id}/cancel. It answers the order, cancelled
+// (also when it was cancelled already). A paid order is an *api.Problem with
+// api.CodeOrderPaid, an expired one api.CodeOrderExpired, none api.CodeOrderNotFound.
+func (c *Client) Cancel(ctx context.Context, productID, userID int64) (api.Order, error) {
+	var o api.Order
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/cancel", productID, userID), false, nil, &o)
+	return o, err
+}
+
 // Audit computes the audit of product id (admin): GET /api/v1/products/{id}/audit.
 func (c *Client) Audit(ctx context.Context, id int64) (api.Audit, error) {
 	var a api.Audit

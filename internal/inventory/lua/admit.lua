@@ -7,6 +7,7 @@
 --    1  admitted; also when this very attempt was admitted before (a retried call)
 --    0  sold out
 --    2  sold out, but an admission of another buyer has expired: reconcile, then try again
+--    3  no unit left, but admissions of other buyers are pending: a unit may come back
 --   -1  bought before (confirmed)
 --   -2  gate not seeded
 --   -3  another attempt of this user is in flight
@@ -33,10 +34,16 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return -1
 end
 if tonumber(redis.call('GET', KEYS[1])) <= 0 then
-  for _, v in ipairs(redis.call('HVALS', KEYS[3])) do
+  local pending = redis.call('HVALS', KEYS[3])
+  for _, v in ipairs(pending) do
     if tonumber(string.match(v, '|(%d+)$')) <= now then
       return 2
     end
+  end
+  -- Sold out only once every admitted purchase has ended: a pending one may write nothing
+  -- and give its unit back, which a buyer told sold_out now would never see.
+  if #pending > 0 then
+    return 3
   end
   return 0
 end

@@ -40,9 +40,9 @@ func (f *fakeT) end() string {
 	return strings.Join(f.errs, "\n")
 }
 
-const audit = `{"product_id":1,"initial_stock":1,"stock":0,"orders":1,"sold":1,"oversold":0,"duplicate_users":0,"consistent":true}`
+const audit = `{"product_id":1,"initial_stock":1,"stock":0,"orders":1,"pending":0,"ended":0,"sold":1,"oversold":0,"duplicate_users":0,"consistent":true}`
 
-const order = `{"order_id":7,"product_id":1,"user_id":42,"created_at":"2026-11-26T12:00:00Z"}`
+const order = `{"order_id":7,"product_id":1,"user_id":42,"status":"paid","created_at":"2026-11-26T12:00:00Z"}`
 
 // answer is a fake API that answers every request with status, headers and body.
 func answer(t *testing.T, status int, header map[string]string, body string) string {
@@ -60,7 +60,7 @@ func answer(t *testing.T, status int, header map[string]string, body string) str
 }
 
 func problem(code string, status int) string {
-	return fmt.Sprintf(`{"type":"%s%s","title":"x","status":%d,"code":"%s"}`, api.ProblemTypeBase, code, status, code)
+	return fmt.Sprintf(`{"type":"%s%s","title":"x","status":%d,"code":"%s","request_id":"req-1"}`, api.ProblemTypeBase, code, status, code)
 }
 
 var problemCT = map[string]string{"Content-Type": api.ContentTypeProblem}
@@ -83,11 +83,15 @@ func TestCaught(t *testing.T) {
 		{"unknown code", 409, problemCT, problem("out_of_luck", 409), "POST /api/v1/products/{id}/purchase -> 409"},
 		{"code of another status", 409, problemCT, problem("rate_limited", 409), "-> 409"},
 		{"code of another route", 404, problemCT, problem("order_not_found", 404), "-> 404"},
-		{"no order_id", 201, nil, `{"product_id":1,"user_id":42,"created_at":"2026-11-26T12:00:00Z"}`, "order_id"},
+		{"no order_id", 201, nil, `{"product_id":1,"user_id":42,"status":"paid","created_at":"2026-11-26T12:00:00Z"}`, "order_id"},
 		{"a field too many", 201, nil, strings.Replace(order, "{", `{"coupon":"x",`, 1), "coupon"},
 		{"no Retry-After", 503, problemCT, problem("busy", 503), "Retry-After"},
 		{"status not listed", 402, problemCT, problem("sold_out", 402), "status is not supported"},
 		{"not a problem", 409, nil, `sold out`, "-> 409"},
+		// After "sold out" above: answers with valid request ids share one remembered key,
+		// and one whose id breaks the pattern is still validated.
+		{"request id breaks its pattern", 409, problemCT, strings.Replace(problem("sold_out", 409), "req-1", "req 1", 1), "request_id"},
+		{"request id too long", 409, problemCT, strings.Replace(problem("sold_out", 409), "req-1", strings.Repeat("r", 129), 1), "request_id"},
 		{"202 without Location", 202, nil, `{"status":"accepted","product_id":1,"user_id":42,"order":"/api/v1/products/1/orders/42"}`, "Location"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,203 +1,75 @@
-// Package faultproxy is a TCP proxy for fault tests: it forwards a loopback port to a server
-// and, on the test's command, delays the traffic, stalls it, holds back one request, loses one
-// reply, or makes the server unreachable and reachable again, without touching the server itself. It imports nothing from seckill,
-// so that the tests of every package (internal/dlock's included) can use it.
+// Package faultproxy is internal/faultproxy for tests: a TCP proxy that delays, stalls, holds
+// back or cuts the traffic to a server on the test's command. New and Up fail the test
+// instead of returning an error, the proxy is shut down when the test ends, and Await fails
+// the test when nothing came. It imports nothing from seckill but internal/faultproxy, so
+// that the tests of every package (internal/dlock's included) can use it.
 package faultproxy
 
 import (
-	"net"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/faultproxy"
 )
 
-// Proxy forwards connections on Addr to its target. It is safe for concurrent use.
-type Proxy struct {
-	addr   string
-	target string
+// Proxy is a faultproxy.Proxy whose Up fails the test. It is safe for concurrent use.
+type Proxy struct{ *faultproxy.Proxy }
 
-	mu      sync.Mutex
-	ln      net.Listener // nil while down
-	conns   map[net.Conn]struct{}
-	latency [2]time.Duration // by direction: toServer, toClient
-	stalled bool
-	hold    *Hold         // the last HoldNext's
-	cut     *Cut          // the armed CutReply's, until its reply is cut
-	closed  chan struct{} // closed when the test ends: a held chunk is dropped
-	wg      sync.WaitGroup
+// TB is what New and Up need of their caller; a testing.TB has it.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(format string, args ...any)
 }
 
 // New starts a proxy to target on addr ("" for any free loopback port); it is shut down when
 // the test ends. A proxy brought Up again after Down listens on the same port, so give an
-// addr outside the kernel's ephemeral range when the test does that.
-func New(t testing.TB, addr, target string) *Proxy {
+// addr outside the kernel's ephemeral range when the test does that (servers.StableProxy
+// picks one, and picks again when another process takes it first).
+func New(t TB, addr, target string) *Proxy {
 	t.Helper()
-	if addr == "" {
-		addr = "127.0.0.1:0"
+	p, err := faultproxy.Open(addr, target)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
-	p := &Proxy{addr: addr, target: target, conns: make(map[net.Conn]struct{}), closed: make(chan struct{})}
-	p.Up(t)
-	t.Cleanup(func() {
-		close(p.closed)
-		p.Down()
-		p.wg.Wait()
-	})
-	return p
-}
-
-// Addr is where clients connect.
-func (p *Proxy) Addr() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.addr
-}
-
-// Directions of the traffic.
-const (
-	toServer = 0
-	toClient = 1
-)
-
-// SetLatency delays each chunk of data by d in each direction (0: none).
-func (p *Proxy) SetLatency(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.latency = [2]time.Duration{d, d}
-}
-
-// SetReplyLatency delays each chunk the server sends by d, and forwards what clients send at
-// once: requests reach the server, their answers are late.
-func (p *Proxy) SetReplyLatency(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.latency = [2]time.Duration{0, d}
-}
-
-// Stall keeps every connection open, and accepts new ones, but forwards nothing any more:
-// the server looks hung.
-func (p *Proxy) Stall() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stalled = true
-}
-
-// Down closes the listener, so new connections are refused, and cuts every live one: the
-// server looks down.
-func (p *Proxy) Down() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		_ = p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	clear(p.conns)
+	t.Cleanup(p.Close)
+	return &Proxy{p}
 }
 
 // Up listens on the proxy's address again (and forwards again, if it was stalled).
-func (p *Proxy) Up(t testing.TB) {
+func (p *Proxy) Up(t TB) {
 	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stalled = false
-	if p.ln != nil {
-		return
-	}
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		t.Fatalf("proxy listen on %s: %v", p.addr, err)
-	}
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.wg.Add(1)
-	go p.accept(ln)
-}
-
-func (p *Proxy) accept(ln net.Listener) {
-	defer p.wg.Done()
-	for {
-		down, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = down.Close()
-			continue
-		}
-		if !p.track(ln, down, up) {
-			_, _ = down.Close(), up.Close()
-			return
-		}
-		p.wg.Add(2)
-		go p.pipe(up, down, toServer)
-		go p.pipe(down, up, toClient)
+	if err := p.Proxy.Up(); err != nil {
+		t.Fatalf("%v", err)
 	}
 }
 
-// track records a connection pair unless the listener was closed meanwhile.
-func (p *Proxy) track(ln net.Listener, down, up net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != ln {
-		return false
-	}
-	p.conns[down], p.conns[up] = struct{}{}, struct{}{}
-	return true
-}
+// Cut is one request whose reply the proxy loses (see faultproxy.Cut).
+type Cut struct{ *faultproxy.Cut }
 
-// pipe copies src to dst, each chunk after the current latency of direction dir, dropping it
-// while stalled.
-func (p *Proxy) pipe(dst, src net.Conn, dir int) {
-	defer p.wg.Done()
-	defer p.forget(dst, src)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if dir == toServer {
-				if h := p.holding(src, buf[:n]); h != nil {
-					select {
-					case <-h.freed:
-					case <-p.closed:
-						return
-					}
-				}
-				p.arm(src, buf[:n])
-			} else {
-				p.keep(dst, buf[:n])
-				if p.cutting(dst) {
-					return // forget closes both sides: the reply is lost
-				}
-			}
-			latency, stalled := p.state(dir)
-			if latency > 0 {
-				time.Sleep(latency)
-			}
-			if !stalled {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
+// CutReply arms the proxy to lose the reply to the next chunk match accepts (see
+// faultproxy.Proxy.CutReply).
+func (p *Proxy) CutReply(match func(chunk []byte) bool) *Cut { return &Cut{p.Proxy.CutReply(match)} }
+
+// Await waits up to d for a reply to be cut, and fails the test otherwise.
+func (c *Cut) Await(t testing.TB, d time.Duration) {
+	t.Helper()
+	if err := c.Wait(d); err != nil {
+		t.Fatal(err)
 	}
 }
 
-func (p *Proxy) forget(conns ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range conns {
-		_ = c.Close()
-		delete(p.conns, c)
-	}
-}
+// Hold is one chunk held back by the proxy (see faultproxy.Hold).
+type Hold struct{ *faultproxy.Hold }
 
-func (p *Proxy) state(dir int) (time.Duration, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.latency[dir], p.stalled
+// HoldNext arms the proxy to hold the next chunk match accepts (see
+// faultproxy.Proxy.HoldNext).
+func (p *Proxy) HoldNext(match func(chunk []byte) bool) *Hold { return &Hold{p.Proxy.HoldNext(match)} }
+
+// Await waits up to d for a chunk to be held, and fails the test otherwise.
+func (h *Hold) Await(t testing.TB, d time.Duration) {
+	t.Helper()
+	if err := h.Wait(d); err != nil {
+		t.Fatal(err)
+	}
 }

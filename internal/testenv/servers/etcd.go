@@ -1,301 +1,96 @@
 package servers
 
-import (
-	"encoding/json"
-	"fmt"
-	"math/rand/v2"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strings"
-	"sync"
-	"syscall"
-	"testing"
-	"time"
-)
+import "github.com/seckill/seckill/internal/launch"
 
 // EtcdBin returns the path of etcd, or skips the test.
-func EtcdBin(t testing.TB) string {
-	return lookBin(t, "etcd", "etcd not found: this test starts etcd members of its own (`make up` installs Debian's etcd-server)")
+func EtcdBin(t T) string {
+	t.Helper()
+	path, err := launch.EtcdBin()
+	check(t, err)
+	return path
 }
 
-// Etcd is one etcd member of the test's own, alone (StartEtcd) or in a cluster
-// (StartEtcdCluster), with etcd's default timing (heartbeat 100 ms, election timeout 1 s).
-// Stop, Start, Pause and Resume may be called in any order; its data directory survives Stop,
-// so a restarted member rejoins its cluster with what it had. It is killed when the test
-// ends. It is safe for concurrent use.
+// Etcd is one etcd member of the test's own (see launch.Etcd), killed when the test ends.
+// Start, Pause and Resume fail the test that started it, so call them from its goroutine.
 type Etcd struct {
-	Name      string // the member's name in its cluster
-	ClientURL string // http://127.0.0.1:port, the same across restarts
-
-	t       testing.TB
-	addr    string // 127.0.0.1:port of ClientURL
-	bin     string
-	args    []string // without --initial-cluster-state
-	log     *Buffer
-	cluster *etcdCluster
-
-	// Guarded by cluster.mu.
-	proc   *process // nil while stopped
-	paused bool
-	ran    bool // started once: it restarts into an existing cluster
+	*launch.Etcd
+	t T
 }
-
-// etcdCluster is what the members of one cluster share.
-type etcdCluster struct {
-	mu      sync.Mutex
-	members []*Etcd
-}
-
-// etcdHTTP asks members for their health and status; each request gets a fresh connection,
-// so none is left to a member that was killed or paused.
-var etcdHTTP = &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // StartEtcd starts a single etcd member on free loopback ports and waits until it is healthy.
-func StartEtcd(t testing.TB) *Etcd {
+func StartEtcd(t T) *Etcd {
 	t.Helper()
 	return StartEtcdCluster(t, 1)[0]
 }
 
 // StartEtcdCluster starts n etcd members on free loopback ports as one new cluster and waits
-// up to 20 s until each is healthy (GET /health: it has a leader and a quorum read works).
-func StartEtcdCluster(t testing.TB, n int) []*Etcd {
+// up to 20 s until each is healthy (see launch.StartEtcdCluster). When the test ends they are
+// killed, and the tail of each one's log is printed if it failed.
+func StartEtcdCluster(t T, n int) []*Etcd {
 	t.Helper()
-	bin := EtcdBin(t)
-	dir := t.TempDir()
-	c := &etcdCluster{members: make([]*Etcd, n)}
-	token := fmt.Sprintf("t%x", rand.Uint64()) // a member of another test's cluster is refused
-	var addrs []string                         // a client and a peer address per member, all distinct
-	for seen := map[string]bool{}; len(addrs) < 2*n; {
-		if a := FreeAddr(t); !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
-		}
-	}
-	initial := make([]string, n)
-	for i := range initial {
-		initial[i] = fmt.Sprintf("etcd%d=http://%s", i+1, addrs[2*i+1])
-	}
-	for i := range c.members {
-		name, client, peer := fmt.Sprintf("etcd%d", i+1), "http://"+addrs[2*i], "http://"+addrs[2*i+1]
-		c.members[i] = &Etcd{Name: name, ClientURL: client, addr: addrs[2*i], t: t, bin: bin, log: &Buffer{}, cluster: c,
-			args: []string{"--name", name, "--data-dir", filepath.Join(dir, name),
-				"--listen-client-urls", client, "--advertise-client-urls", client,
-				"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-				"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-token", token,
-				"--logger", "zap", "--log-outputs", "stderr"}}
-	}
+	c, err := launch.StartEtcdCluster(n)
+	check(t, err)
 	t.Cleanup(func() {
-		for _, m := range c.members {
-			m.Stop()
-			if t.Failed() {
-				t.Logf("etcd member %s (%s) log, last lines:\n%s", m.Name, m.ClientURL, m.log.Tail(15))
+		if err := c.Close(); err != nil {
+			t.Errorf("close the etcd cluster: %v", err)
+		}
+		if t.Failed() {
+			for _, m := range c.Members {
+				t.Logf("etcd member %s (%s) log, last lines:\n%s", m.Name, m.ClientURL, tail(m.Log(), 15))
 			}
 		}
 	})
-	procs := make([]*process, n)
-	for i, m := range c.members { // all first: none is healthy before a majority runs
-		procs[i], _ = m.run()
+	out := make([]*Etcd, n)
+	for i, m := range c.Members {
+		out[i] = &Etcd{Etcd: m, t: t}
 	}
-	for i, m := range c.members {
-		m.await(procs[i], true)
-	}
-	return c.members
+	return out
 }
 
-// Start starts the member again on its data and waits up to 20 s until it is healthy; or,
-// when with it fewer than a majority of its cluster's members run (unpaused), only until its
-// client port accepts connections: such a member cannot be healthy, and it serves nothing
-// until a majority is back. It does nothing while the member runs.
+// Start starts the member again on its data and waits until it is healthy, or only until it
+// accepts connections without a quorum (see launch.Etcd.Start).
 func (m *Etcd) Start() {
 	m.t.Helper()
-	if proc, quorum := m.run(); proc != nil {
-		m.await(proc, quorum)
-	}
+	must(m.t, m.Etcd.Start())
 }
 
-// run starts the member's process unless it runs, and reports whether, with it, a majority of
-// the cluster's members runs.
-func (m *Etcd) run() (*process, bool) {
+// Pause freezes the member (SIGSTOP). Resume lets it go on.
+func (m *Etcd) Pause() {
 	m.t.Helper()
-	c := m.cluster
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if m.proc != nil {
-		return nil, false
-	}
-	state := "new"
-	if m.ran {
-		state = "existing"
-	}
-	cmd := exec.Command(m.bin, append(m.args, "--initial-cluster-state", state)...)
-	cmd.Env = etcdEnv()
-	proc, err := startProcess(cmd, m.log)
-	if err != nil {
-		m.t.Fatalf("start etcd member %s: %v", m.Name, err)
-	}
-	m.proc, m.paused, m.ran = proc, false, true
-	up := 0
-	for _, o := range c.members {
-		if o.proc != nil && !o.paused {
-			up++
-		}
-	}
-	return proc, up > len(c.members)/2
+	must(m.t, m.Etcd.Pause())
 }
-
-// await waits up to 20 s until the member is healthy, or, unless healthy, until its client
-// port accepts connections.
-func (m *Etcd) await(proc *process, healthy bool) {
-	m.t.Helper()
-	ready, what := m.Healthy, "healthy"
-	if !healthy {
-		ready, what = m.accepts, "accepting connections"
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !ready() {
-		if proc.exited() || time.Now().After(deadline) {
-			m.t.Fatalf("etcd member %s on %s not %s within 20s (exited: %v); log:\n%s",
-				m.Name, m.ClientURL, what, proc.exited(), m.log.Tail(20))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// etcdEnv is the test's environment without the ETCD_* variables, which etcd would read as
-// flags (ETCD_ENDPOINTS among them), and with ETCD_UNSUPPORTED_ARCH where etcd 3.4 wants it.
-func etcdEnv() []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "ETCD_") })
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "ppc64le" {
-		env = append(env, "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH)
-	}
-	return env
-}
-
-// Stop kills the member, as a crash would, and waits for it to exit. Its data stays.
-func (m *Etcd) Stop() {
-	m.cluster.mu.Lock()
-	defer m.cluster.mu.Unlock()
-	if m.proc == nil {
-		return
-	}
-	m.proc.stop(syscall.SIGKILL, time.Minute) // works on a paused member too
-	m.proc, m.paused = nil, false
-}
-
-// Pause freezes the member (SIGSTOP): connections stay open and nothing is answered, neither
-// to clients nor to its peers. Resume lets it go on.
-func (m *Etcd) Pause() { m.signal(syscall.SIGSTOP, true) }
 
 // Resume continues a paused member (SIGCONT).
-func (m *Etcd) Resume() { m.signal(syscall.SIGCONT, false) }
-
-func (m *Etcd) signal(sig syscall.Signal, paused bool) {
+func (m *Etcd) Resume() {
 	m.t.Helper()
-	m.cluster.mu.Lock()
-	defer m.cluster.mu.Unlock()
-	if m.proc == nil {
-		m.t.Fatalf("signal %v to etcd member %s: not running", sig, m.Name)
-	}
-	if err := m.proc.signal(sig); err != nil {
-		m.t.Fatalf("signal %v to etcd member %s: %v", sig, m.Name, err)
-	}
-	m.paused = paused
-}
-
-// Log is what the member printed, across its restarts.
-func (m *Etcd) Log() string { return m.log.String() }
-
-// Healthy reports whether the member answers GET /health with "true" within a second.
-func (m *Etcd) Healthy() bool {
-	resp, err := etcdHTTP.Get(m.ClientURL + "/health")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var h struct{ Health string }
-	return json.NewDecoder(resp.Body).Decode(&h) == nil && h.Health == "true"
-}
-
-// accepts reports whether the member's client port accepts a connection within a second.
-func (m *Etcd) accepts() bool {
-	conn, err := net.DialTimeout("tcp", m.addr, time.Second)
-	if err != nil {
-		return false
-	}
-	conn.Close()
-	return true
-}
-
-// up reports whether the member runs and is not paused.
-func (m *Etcd) up() bool {
-	m.cluster.mu.Lock()
-	defer m.cluster.mu.Unlock()
-	return m.proc != nil && !m.paused
+	must(m.t, m.Etcd.Resume())
 }
 
 // EtcdEndpoints returns the members' client URLs.
 func EtcdEndpoints(members []*Etcd) []string {
-	urls := make([]string, len(members))
-	for i, m := range members {
-		urls[i] = m.ClientURL
-	}
-	return urls
+	return launch.EtcdEndpoints(unwrapEtcd(members))
 }
 
-// EtcdLeader waits up to 15 s until a majority of members name the same leader, one of members
-// that runs unpaused, and returns it; it fails the test otherwise. It asks each member that runs
-// unpaused for its status (POST /v3/maintenance/status, etcd's JSON gateway), so just after a
-// leader is stopped or paused it waits for the election that follows.
-func EtcdLeader(t testing.TB, members []*Etcd) *Etcd {
+// EtcdLeader waits up to 15 s until a majority of members name the same leader, one of
+// members that runs unpaused, and returns it; it fails the test otherwise (see
+// launch.EtcdLeader).
+func EtcdLeader(t T, members []*Etcd) *Etcd {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		byID := map[string]*Etcd{}
-		votes := map[string]int{}
-		for _, m := range members {
-			if !m.up() {
-				continue
-			}
-			if id, leader, err := m.status(); err == nil {
-				byID[id] = m
-				votes[leader]++
-			}
+	l, err := launch.EtcdLeader(unwrapEtcd(members))
+	must(t, err)
+	for _, m := range members {
+		if m.Etcd == l {
+			return m
 		}
-		for leader, n := range votes {
-			if l := byID[leader]; l != nil && n > len(members)/2 {
-				return l
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no leader that a majority of the %d etcd members agree on within 15s (votes by member id: %v)", len(members), votes)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	t.Fatalf("etcd leader %s is none of the members", l.Name)
+	return nil
 }
 
-// status returns the member's id and the id of the leader it knows ("0" or "" if none).
-func (m *Etcd) status() (id, leader string, err error) {
-	resp, err := etcdHTTP.Post(m.ClientURL+"/v3/maintenance/status", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		return "", "", err
+func unwrapEtcd(members []*Etcd) []*launch.Etcd {
+	out := make([]*launch.Etcd, len(members))
+	for i, m := range members {
+		out[i] = m.Etcd
 	}
-	defer resp.Body.Close()
-	var s struct { // the gateway writes uint64 as strings
-		Header struct {
-			MemberID string `json:"member_id"`
-		} `json:"header"`
-		Leader string `json:"leader"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", "", fmt.Errorf("status of etcd member %s: %s", m.Name, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
-		return "", "", fmt.Errorf("status of etcd member %s: %w", m.Name, err)
-	}
-	return s.Header.MemberID, s.Leader, nil
+	return out
 }

@@ -1,228 +1,62 @@
 package servers
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/launch"
 )
 
 // RedisBin returns the path of redis-server, or skips the test.
-func RedisBin(t testing.TB) string {
-	return lookBin(t, "redis-server", "redis-server not found: this test starts servers of its own (`make up` installs it)")
+func RedisBin(t T) string {
+	t.Helper()
+	path, err := launch.RedisBin()
+	check(t, err)
+	return path
 }
 
-// Redis is a redis-server process of the test's own, without persistence unless its
-// arguments ask for it. Stop and Start may be called in any order; it is killed when the test
-// ends. It is safe for concurrent use.
+// Redis is a redis-server process of the test's own (see launch.Redis), killed and its Dir
+// removed when the test ends. Its methods that take no test fail the one that started it, so
+// call them from that test's goroutine. It is safe for concurrent use.
 type Redis struct {
-	Addr string // 127.0.0.1:port, the same across restarts
-	// Dir is its working directory (--dir), the same across restarts: what it saved there
-	// (dump.rdb, appendonlydir) is loaded again by Start. Removed when the test ends.
-	Dir string
-
-	t    testing.TB
-	bin  string
-	args []string
-	log  *Buffer
-
-	mu   sync.Mutex
-	proc *process // nil while stopped
+	*launch.Redis
+	t T
 }
 
 // StartRedis starts a redis-server without persistence on a free loopback port and waits
-// until it answers PING; extra arguments go to redis-server (they may override the defaults).
-// A server that requires a password (--requirepass) is up when it answers NOAUTH; Client does
-// not log in to it.
-func StartRedis(t testing.TB, extra ...string) *Redis {
+// until it answers PING (see launch.StartRedis).
+func StartRedis(t T, extra ...string) *Redis {
 	t.Helper()
-	bin := RedisBin(t)
-	addr := FreeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	s := &Redis{Addr: addr, Dir: t.TempDir(), t: t, bin: bin, log: &Buffer{}}
-	s.args = append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", s.Dir, "--logfile", "", "--daemonize", "no"}, extra...)
-	t.Cleanup(s.Stop)
-	s.Start()
-	return s
+	s, err := launch.StartRedis(extra...)
+	check(t, err)
+	closeAtEnd(t, "redis-server "+s.Addr, s.Close)
+	return &Redis{Redis: s, t: t}
 }
 
 // StartRedisReplica is StartRedis for a replica of the master at addr (--replicaof): it
-// waits until the replica has synced (master_link_status:up). A master of the test's own
-// starts the sync at once with --repl-diskless-sync-delay 0 (Redis 7 waits 5 s by default).
-func StartRedisReplica(t testing.TB, master string, extra ...string) *Redis {
+// waits until the replica has synced (master_link_status:up).
+func StartRedisReplica(t T, master string, extra ...string) *Redis {
 	t.Helper()
-	host, port, err := net.SplitHostPort(master)
-	if err != nil {
-		t.Fatalf("master address %q: %v", master, err)
-	}
-	s := StartRedis(t, append([]string{"--replicaof", host, port}, extra...)...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rdb := s.Client()
-	for {
-		info, err := rdb.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(info, "master_link_status:up") {
-			return s
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("replica %s of %s not synced: %v\n%s", s.Addr, master, err, info)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// Promote makes a replica a master (REPLICAOF NO ONE), as a failover does: it keeps the data
-// it had replicated, and takes writes.
-func (s *Redis) Promote(t testing.TB) {
-	t.Helper()
-	s.Do(t, 0, "REPLICAOF", "NO", "ONE")
-}
-
-// Start starts the server again and waits until it answers PING: empty, unless it saved to
-// Dir (an RDB snapshot it made, or its AOF with --appendonly yes), which it loads. It does
-// nothing while the server runs.
-func (s *Redis) Start() {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc != nil {
-		return
-	}
-	proc, err := startProcess(exec.Command(s.bin, s.args...), s.log)
-	if err != nil {
-		s.t.Fatalf("start redis-server on %s: %v", s.Addr, err)
-	}
-	s.proc = proc
-	if err := waitPing(s.Addr, proc.done); err != nil {
-		s.t.Fatalf("redis-server on %s: %v\n%s", s.Addr, err, s.log.Tail(20))
-	}
-}
-
-// Stop kills the server, as a crash would, and waits for it to exit: it saves nothing on the
-// way, so without persistence every key is gone.
-func (s *Redis) Stop() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc == nil {
-		return
-	}
-	s.proc.stop(syscall.SIGKILL, time.Minute) // works on a paused server too
-	s.proc = nil
-}
-
-// Pause freezes the server (SIGSTOP): connections stay open and nothing is answered, as
-// when a server hangs. Resume lets it go on.
-func (s *Redis) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server (SIGCONT).
-func (s *Redis) Resume() { s.signal(syscall.SIGCONT) }
-
-func (s *Redis) signal(sig syscall.Signal) {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc == nil {
-		s.t.Fatalf("signal %v to redis-server on %s: not running", sig, s.Addr)
-	}
-	if err := s.proc.signal(sig); err != nil {
-		s.t.Fatalf("signal %v to redis-server on %s: %v", sig, s.Addr, err)
-	}
-}
-
-// Log is what the server printed.
-func (s *Redis) Log() string { return s.log.String() }
-
-// Client returns a plain client of the server, closed when the test ends. It honours
-// context deadlines and retries nothing, so a test sees each reply as the server sent it.
-func (s *Redis) Client() *redis.Client {
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1})
-	s.t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
-
-// waitPing waits up to 10 s for a PONG (or a NOAUTH) from addr, or for exited.
-func waitPing(addr string, exited <-chan struct{}) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer rdb.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := rdb.Ping(ctx).Err()
-		cancel()
-		if err == nil || redis.IsAuthError(err) { // asking for a password is an answer too
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("exited: %w", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no PONG within 10s: %w", err)
-		}
-	}
+	s, err := launch.StartRedisReplica(master, extra...)
+	check(t, err)
+	closeAtEnd(t, "redis-server "+s.Addr, s.Close)
+	return &Redis{Redis: s, t: t}
 }
 
 // StartRedisCluster starts n redis-server masters in cluster mode, shares the 16384 slots
 // between them, joins them, and waits until every node reports the cluster ok. Their
 // addresses (Addrs) seed a cluster client.
-func StartRedisCluster(t testing.TB, n int) []*Redis {
+func StartRedisCluster(t T, n int) []*Redis {
 	t.Helper()
-	servers := make([]*Redis, n)
-	buses := make([]string, n)
-	for i := range servers {
-		_, buses[i], _ = net.SplitHostPort(FreeAddr(t))
-		servers[i] = StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", buses[i],
-			"--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"), "--cluster-node-timeout", "5000")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	servers, err := launch.StartRedisCluster(n)
+	check(t, err)
+	out := make([]*Redis, n)
 	for i, s := range servers {
-		lo, hi := i*16384/n, (i+1)*16384/n-1
-		if err := s.Client().Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
-			t.Fatalf("CLUSTER ADDSLOTSRANGE on %s: %v", s.Addr, err)
-		}
+		closeAtEnd(t, "redis-server "+s.Addr, s.Close)
+		out[i] = &Redis{Redis: s, t: t}
 	}
-	first := servers[0].Client()
-	for i, s := range servers[1:] {
-		_, port, _ := net.SplitHostPort(s.Addr)
-		if err := first.Do(ctx, "CLUSTER", "MEET", "127.0.0.1", port, buses[i+1]).Err(); err != nil {
-			t.Fatalf("CLUSTER MEET %s: %v", s.Addr, err)
-		}
-	}
-	for _, s := range servers {
-		waitClusterOK(ctx, t, s, n)
-	}
-	return servers
-}
-
-// waitClusterOK waits until s sees n masters and reports cluster_state:ok.
-func waitClusterOK(ctx context.Context, t testing.TB, s *Redis, n int) {
-	t.Helper()
-	rdb := s.Client()
-	want := []string{"cluster_state:ok", "cluster_known_nodes:" + strconv.Itoa(n)}
-	for {
-		info, err := rdb.ClusterInfo(ctx).Result()
-		if err == nil && strings.Contains(info, want[0]) && strings.Contains(info, want[1]) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("cluster node %s not ok: %v\n%s", s.Addr, err, info)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return out
 }
 
 // Addrs returns the servers' addresses.
@@ -232,4 +66,168 @@ func Addrs(servers []*Redis) []string {
 		addrs[i] = s.Addr
 	}
 	return addrs
+}
+
+// Start starts the server again and waits until it answers PING (see launch.Redis.Start).
+func (s *Redis) Start() {
+	s.t.Helper()
+	must(s.t, s.Redis.Start())
+}
+
+// Pause freezes the server (SIGSTOP). Resume lets it go on.
+func (s *Redis) Pause() {
+	s.t.Helper()
+	must(s.t, s.Redis.Pause())
+}
+
+// Resume continues a paused server (SIGCONT).
+func (s *Redis) Resume() {
+	s.t.Helper()
+	must(s.t, s.Redis.Resume())
+}
+
+// Client returns a plain client of the server, closed when the test ends. It honours
+// context deadlines and retries nothing, so a test sees each reply as the server sent it.
+func (s *Redis) Client() *redis.Client {
+	rdb := s.Redis.Client()
+	s.t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// Promote makes a replica a master (REPLICAOF NO ONE), as a failover does.
+func (s *Redis) Promote(t T) {
+	t.Helper()
+	must(t, s.Redis.Promote())
+}
+
+// ConfigSet sets configuration parameters (name, value, ...), failing the test if it cannot.
+func (s *Redis) ConfigSet(t T, nameValues ...string) {
+	t.Helper()
+	must(t, s.Redis.ConfigSet(nameValues...))
+}
+
+// Do runs one command on database db, failing the test if it fails.
+func (s *Redis) Do(t T, db int, args ...any) {
+	t.Helper()
+	must(t, s.Redis.Do(db, args...))
+}
+
+// RedisFault is one fault made on a Redis (see launch.RedisFault). It is not safe for
+// concurrent use.
+type RedisFault struct{ *launch.RedisFault }
+
+// Lift ends the fault, failing the test if it cannot (see launch.RedisFault.Lift).
+func (f *RedisFault) Lift(t T) {
+	t.Helper()
+	must(t, f.RedisFault.Lift())
+}
+
+func fault(t T, f *launch.RedisFault, err error) *RedisFault {
+	t.Helper()
+	must(t, err)
+	return &RedisFault{f}
+}
+
+// OutOfMemory makes every write get OOM (see launch.Redis.OutOfMemory).
+func (s *Redis) OutOfMemory(t T) *RedisFault {
+	t.Helper()
+	f, err := s.Redis.OutOfMemory()
+	return fault(t, f, err)
+}
+
+// ReplicaOfSilentMaster makes writes get READONLY, or everything MASTERDOWN when serveStale
+// is false (see launch.Redis.ReplicaOfSilentMaster).
+func (s *Redis) ReplicaOfSilentMaster(t T, serveStale bool) *RedisFault {
+	t.Helper()
+	f, err := s.Redis.ReplicaOfSilentMaster(serveStale)
+	return fault(t, f, err)
+}
+
+// Busy makes every other command get BUSY for d (see launch.Redis.Busy).
+func (s *Redis) Busy(t T, d time.Duration) *RedisFault {
+	t.Helper()
+	f, err := s.Redis.Busy(d)
+	return fault(t, f, err)
+}
+
+// Loading makes other clients get LOADING while the server loads its dataset again with keys
+// filler keys (see launch.Redis.Loading).
+func (s *Redis) Loading(t T, keys int) *RedisFault {
+	t.Helper()
+	f, err := s.Redis.Loading(keys)
+	return fault(t, f, err)
+}
+
+// Snapshot makes the server write an RDB snapshot now and waits until it is written (see
+// launch.Redis.Snapshot).
+func (s *Redis) Snapshot(t T) {
+	t.Helper()
+	must(t, s.Redis.Snapshot())
+}
+
+// AOFMark is how far a server's append-only file reached at one moment (MarkAOF).
+type AOFMark = launch.AOFMark
+
+// MarkAOF notes how far the server's append-only file reaches now (see launch.Redis.MarkAOF).
+func (s *Redis) MarkAOF(t T) AOFMark {
+	t.Helper()
+	m, err := s.Redis.MarkAOF()
+	must(t, err)
+	return m
+}
+
+// CutAOF truncates the append-only file of the stopped server back to m and returns how many
+// bytes it cut (see launch.Redis.CutAOF).
+func (s *Redis) CutAOF(t T, m AOFMark) int64 {
+	t.Helper()
+	n, err := s.Redis.CutAOF(m)
+	must(t, err)
+	return n
+}
+
+// FaketimeLib returns the path of libfaketime.so.1, or skips the test.
+func FaketimeLib(t T) string {
+	t.Helper()
+	path, err := launch.FaketimeLib()
+	check(t, err)
+	return path
+}
+
+// RedisClock is the wall clock of a redis-server started by StartRedisFakeClock (see
+// launch.RedisClock). It is safe for concurrent use.
+type RedisClock struct{ *launch.RedisClock }
+
+// StartRedisFakeClock is StartRedis for a server whose wall clock the test steps with the
+// returned RedisClock; it starts with no offset. It skips the test without libfaketime.
+func StartRedisFakeClock(t T, extra ...string) (*Redis, *RedisClock) {
+	t.Helper()
+	s, c, err := launch.StartRedisFakeClock(extra...)
+	check(t, err)
+	closeAtEnd(t, "redis-server "+s.Addr, s.Close)
+	return &Redis{Redis: s, t: t}, &RedisClock{c}
+}
+
+// Step moves the server's wall clock by d and waits until the server's TIME shows it (see
+// launch.RedisClock.Step).
+func (c *RedisClock) Step(t T, d time.Duration) time.Time {
+	t.Helper()
+	at, err := c.RedisClock.Step(d)
+	must(t, err)
+	return at
+}
+
+// Skew is the server's TIME less the real time (see launch.RedisClock.Skew).
+func (c *RedisClock) Skew(t T) time.Duration {
+	t.Helper()
+	d, err := c.RedisClock.Skew()
+	must(t, err)
+	return d
+}
+
+// must fails the test on err.
+func must(t T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

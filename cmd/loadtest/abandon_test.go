@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/testenv/servers"
+)
+
+// TestAbandonmentSale is an abandonment sale over three real API processes: each product
+// (pessimistic, redis) has a window of 1 s; 60% of the winners pay, 10% cancel, within
+// 0..500 ms, and the rest walk away, their units coming back when the sweepers expire them and
+// selling again to the buyers who keep arriving. The sale must stop paid out: every unit
+// paid exactly once (PostgreSQL read directly: stock + pending + paid == initial stock, paid
+// == stock, no user paid twice), units resold, expired and cancelled reservations seen, and
+// every payment answered; then the same of dlock with the API's audit alone, some of its
+// payments late (409 order_expired, their units sold again).
+func TestAbandonmentSale(t *testing.T) {
+	dsn, redisAddr, prefix := ownBackend(t)
+	t.Parallel()
+	const token = "ci-loadtest-admin-token"
+	var targets []string
+	for _, api := range servers.StartAPIs(t, 3, map[string]string{
+		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
+		"ADMIN_TOKEN": token, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10",
+	}) {
+		targets = append(targets, api.Base)
+	}
+	// PostgreSQL read directly, then the API's audit alone (-audit api) for dlock.
+	checkAbandonment(t, token, targets, "database", "-strategies", "pessimistic,redis",
+		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
+	// A sixth of its payments come after the window (uniform in 0..1.2 s): 409 order_expired.
+	checkAbandonment(t, token, targets, "api", "-strategies", "dlock", "-audit", "api", "-pay-delay", "1200ms")
+}
+
+// checkAbandonment runs an abandonment sale of stock 30 on targets with extra flags and
+// checks that each product was paid out, its audit from source.
+func checkAbandonment(t *testing.T, token string, targets []string, source string, extra ...string) {
+	t.Helper()
+	const stock = 30
+	jsonPath := filepath.Join(t.TempDir(), "abandon.json")
+	args := append([]string{"loadtest", "compare", "-targets", strings.Join(targets, ","),
+		"-stock", "30", "-rate", "60", "-duration", "90s", "-requests", "5400", "-timeout", "5s", "-seed", "7", // bounds: it pays out in 5-10 s
+		"-pay-within", "1s", "-pay-ratio", "0.6", "-cancel-ratio", "0.1", "-pay-delay", "500ms",
+		"-progress", "0", "-json", jsonPath}, extra...)
+	getenv := func(k string) string {
+		if k == "ADMIN_TOKEN" {
+			return token
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, args, getenv, &stdout, &stderr)
+	t.Logf("loadtest compare -pay-within (%s audit):\n%s", source, stdout.String())
+	if err != nil {
+		t.Fatalf("compare: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "abandonment sale [") || !strings.Contains(stdout.String(), "initial stock 30: holds") {
+		t.Errorf("the text report lacks the abandonment sale's section")
+	}
+	rep := readReport(t, jsonPath)
+	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != len(strings.Split(extra[1], ",")) {
+		t.Fatalf("rounds %+v, want one run per strategy of %s (no baseline)", rep.Rounds, extra[1])
+	}
+	for _, r := range rep.Rounds[0] {
+		l := r.Lifecycle
+		if l == nil {
+			t.Fatalf("%s: no lifecycle in the report", r.Name)
+		}
+		a := l.Audit
+		split := source == "api" || (a.Expired != nil && *a.Expired > 0 && a.Cancelled != nil && *a.Cancelled > 0)
+		switch {
+		case !r.Verdict.OK:
+			t.Errorf("%s: verdict %+v", r.Name, r.Verdict)
+		case l.StopReason != loadgen.StopPaidOut:
+			t.Errorf("%s: stopped %s, want %s with buyers to spare", r.Name, l.StopReason, loadgen.StopPaidOut)
+		case a.Source != source || a.Paid != stock || a.Stock != 0 || a.Pending != 0 || a.UsersPaidTwice != 0:
+			t.Errorf("%s: settled audit %+v, want every unit paid once, from %s", r.Name, a, source)
+		case a.Resold == 0 || a.Ended == 0 || !split:
+			t.Errorf("%s: audit %+v: want units resold after reservations expired and were cancelled", r.Name, a)
+		case l.Payers.PaidUsers != stock || l.Payers.Unclear != 0:
+			t.Errorf("%s: payers %+v, want %d users answered paid and nothing unclear", r.Name, l.Payers, stock)
+		case source == "api" && l.Payers.Answers["pay order_expired"] == 0:
+			t.Errorf("%s: answers %v, want payments after the window answered 409 order_expired", r.Name, l.Payers.Answers)
+		case len(l.Timeline) < 2:
+			t.Errorf("%s: timeline %+v, want a row per second", r.Name, l.Timeline)
+		default:
+			t.Logf("%s: %+v; payers %+v", r.Name, a, l.Payers)
+		}
+	}
+}
+
+// TestAbandonFlags: the abandonment sale's flags are refused without -pay-within, and ratios
+// that do not add up are refused, both as usage errors (exit 2), before any request.
+func TestAbandonFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-pay-ratio", "0.5"},
+		{"-cancel-ratio", "0.1"},
+		{"-pay-within", "2s", "-pay-ratio", "0.8", "-cancel-ratio", "0.3"},
+		{"-pay-within", "2s", "-pay-ratio", "1.2"},
+		{"-pay-within", "2s", "-strategy", "naive"},
+	} {
+		var stdout, stderr bytes.Buffer
+		argv := append([]string{"loadtest", "run", "-targets", "http://127.0.0.1:1", "-admin-token", "t"}, args...)
+		err := run(context.Background(), argv, func(string) string { return "" }, &stdout, &stderr)
+		if exitCode(err) != exitUsage {
+			t.Errorf("%v: %v (exit %d), want a usage error", args, err, exitCode(err))
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seckill/seckill/internal/dlock"
+	"github.com/seckill/seckill/internal/etcdlock"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// etcdLocker is the order.Locker of product locks in etcd (LOCK_BACKEND=etcd), through c. An
+// etcd lock is always fair: its waiters are served in the order of their keys' revisions.
+type etcdLocker struct{ c *etcdlock.Client }
+
+func (e etcdLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, _ bool,
+	fn func(ctx context.Context, l order.HeldLock) error,
+) error {
+	err := e.c.Do(ctx, key, ttl, wait, func(wctx context.Context, l *etcdlock.Lock) error {
+		lctx, stop := lossAs(ctx, wctx)
+		defer stop()
+		return fn(lctx, etcdHeld{l})
+	})
+	return etcdErr(err)
+}
+
+func (e etcdLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
+	fn func(ctx context.Context, fences map[string]int64) error,
+) error {
+	err := e.c.DoMulti(ctx, keys, ttl, wait, func(wctx context.Context, locks []*etcdlock.Lock) error {
+		fences := make(map[string]int64, len(keys))
+		for _, l := range locks {
+			fences[l.Key()] = order.EtcdFenceBase + l.Fence()
+		}
+		lctx, stop := lossAs(ctx, wctx)
+		defer stop()
+		return fn(lctx, fences)
+	})
+	return etcdErr(err)
+}
+
+// etcdHeld is a held etcd lock. Its next waiter's arrival is not known (it would cost a read
+// per batch), so a batch takes every buyer waiting in the process.
+type etcdHeld struct{ l *etcdlock.Lock }
+
+func (h etcdHeld) Fence() int64 { return order.EtcdFenceBase + h.l.Fence() }
+
+// Acquired is when the lock's claim was sent (a lock history's grant took effect after it).
+func (h etcdHeld) Acquired() time.Time { return h.l.Acquired() }
+
+func (etcdHeld) NextWaiterSince() (time.Time, bool) { return time.Time{}, false }
+
+// etcdErr is err, an etcd lock's, in the terms of order.Locker: not obtained in time matches
+// order.ErrBusy, lost while held order.ErrLockLost, etcd unable to serve (or the client
+// closed, the process shutting down) order.ErrUnavailable. The etcd error stays in the chain
+// for the log.
+func etcdErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, etcdlock.ErrLost):
+		return errors.Join(order.ErrLockLost, err)
+	case errors.Is(err, etcdlock.ErrNotObtained):
+		return fmt.Errorf("%w: %w", order.ErrBusy, err)
+	case errors.Is(err, etcdlock.ErrUnavailable), errors.Is(err, etcdlock.ErrClosed):
+		return fmt.Errorf("%w: %w", order.ErrUnavailable, err)
+	}
+	return err
+}
+
+// lossAs returns a context derived from ctx that is cancelled when watched, ctx watched for
+// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost), with a cause that joins
+// order.ErrLockLost to the loss; stop ends the watch. The loss is all it takes from watched:
+// ctx's own end (its deadline, with its cause) reaches the context as it reached watched.
+func lossAs(ctx, watched context.Context) (lctx context.Context, stop func()) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	stopWatch := context.AfterFunc(watched, func() {
+		if cause := context.Cause(watched); errors.Is(cause, etcdlock.ErrLost) || errors.Is(cause, dlock.ErrLost) {
+			cancel(errors.Join(order.ErrLockLost, cause))
+		}
+	})
+	return lctx, func() {
+		stopWatch()
+		cancel(context.Canceled)
+	}
+}

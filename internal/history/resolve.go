@@ -1,0 +1,159 @@
+package history
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/seckill/seckill/internal/api"
+)
+
+// resolve gives each purchase of a valid history its effect on the model (see
+// CheckPurchases), its call and return on porcupine's clock, and adds a take for each order
+// in sale.Orders that no request made. It returns the purchases that can change or read the
+// model, and how many were left out.
+func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
+	type buyer struct{ product, user int64 }
+	first := map[buyer]int{} // the buyer's first unknown request that took its unit
+	bought := map[buyer]bool{}
+	start := time.Unix(0, 0) // the history's first invoke
+	for i, op := range ops {
+		b := buyer{op.Product, op.User}
+		switch {
+		case op.Outcome == OK:
+			bought[b] = true
+		case op.Outcome == Unknown && sale.hasOrder(op.Product, op.User):
+			if j, ok := first[b]; !ok || op.Invoke.Before(ops[j].Invoke) {
+				first[b] = i
+			}
+		}
+		if i == 0 || op.Invoke.Before(start) {
+			start = op.Invoke
+		}
+	}
+	for i, op := range ops {
+		b := &buy{Purchase: op, stock: sale.Stock[op.Product], slot: -1, call: op.Invoke.UnixNano(), ret: nanos(op.Complete)}
+		k := buyer{op.Product, op.User}
+		switch {
+		case op.Outcome == OK:
+			b.effect = take
+		case op.Outcome == Fail && op.Code == api.CodeSoldOut:
+			b.effect = soldOut
+		case op.Outcome == Fail && op.Code == api.CodeAlreadyPurchased:
+			b.effect = already
+		case op.Outcome == Unknown && sale.Orders == nil:
+			b.effect, b.ret = mayTake, never
+		case op.Outcome == Unknown && sale.hasOrder(op.Product, op.User) && !bought[k] && first[k] == i:
+			b.effect, b.order, b.ret = take, sale.Orders[op.Product][op.User], never
+		default: // a refusal; an unknown that did nothing
+			dropped++
+			continue
+		}
+		buys = append(buys, b)
+	}
+	for product, orders := range sale.Orders {
+		for user, order := range orders {
+			k := buyer{product, user}
+			if _, ok := first[k]; ok || bought[k] {
+				continue
+			}
+			buys = append(buys, &buy{
+				Purchase: Purchase{Product: product, User: user, Invoke: start, Outcome: Unknown},
+				effect:   take, stock: sale.Stock[product], slot: -1, order: order, unseen: true,
+				call: start.UnixNano(), ret: never,
+			})
+		}
+	}
+	return buys, dropped
+}
+
+// settle leaves out of the search the reads (sold_out, already_purchased) that are legal in
+// every legal order of the rest, and returns the rest. Where every purchase that took a unit
+// is known (no unknown outcome left open) and no more took one than the stock, each take can
+// move to just after its invoke in a legal order and it stays legal: the units left only
+// fall sooner, a buyer's order only shows sooner (a buyer told sold_out with an order is
+// illegal anyway: refute names it). So a sold_out of a buyer without a take, answered once
+// at least stock takes had been sent, is legal at its answer; and an already_purchased
+// answered once its buyer's take had been sent. Most of a big sale's answers are such reads,
+// and porcupine's cost grows with the square of the operations it orders. An illegal read
+// stays, for porcupine to place and refute to name.
+func settle(buys []*buy, stock map[int64]int) (search []*buy, settled int) {
+	type key struct{ product, user int64 }
+	calls := map[int64][]int64{} // product -> the invokes of its takes
+	open := map[int64]bool{}     // products with a take of unknown outcome left open
+	sent := map[key]int64{}      // buyer -> the invoke of its take
+	for _, b := range buys {
+		switch b.effect {
+		case take:
+			calls[b.Product] = append(calls[b.Product], b.call)
+			sent[key{b.Product, b.User}] = b.call
+		case mayTake:
+			open[b.Product] = true
+		}
+	}
+	for _, c := range calls {
+		slices.Sort(c)
+	}
+	for _, b := range buys {
+		call, has := sent[key{b.Product, b.User}]
+		var legal bool
+		switch {
+		case open[b.Product]:
+		case b.effect == soldOut && !has:
+			n, _ := slices.BinarySearch(calls[b.Product], b.ret)
+			legal = n >= stock[b.Product]
+		case b.effect == already && has:
+			legal = call < b.ret
+		}
+		if legal {
+			settled++
+			continue
+		}
+		search = append(search, b)
+	}
+	return search, settled
+}
+
+// operations turns buys into porcupine's operations: each buyer with more than one
+// operation on its product gets a slot in the product's set of buyers (a buyer with one
+// cannot be in it before that one), and each operation a lane of its product (its ClientId:
+// the visualization's rows), the first free when it is invoked.
+func operations(buys []*buy) []porcupine.Operation {
+	slices.SortStableFunc(buys, func(a, b *buy) int { return cmp.Compare(a.call, b.call) })
+	type key struct{ product, user int64 }
+	count := map[key]int{}
+	for _, b := range buys {
+		count[key{b.Product, b.User}]++
+	}
+	slots := map[key]int{}
+	nslots := map[int64]int{}
+	lanes := map[int64][]int64{} // product -> each lane's last return
+	history := make([]porcupine.Operation, len(buys))
+	for i, b := range buys {
+		k := key{b.Product, b.User}
+		if count[k] > 1 {
+			s, ok := slots[k]
+			if !ok {
+				s = nslots[b.Product]
+				nslots[b.Product]++
+				slots[k] = s
+			}
+			b.slot = s
+		}
+		ends := lanes[b.Product]
+		lane := slices.IndexFunc(ends, func(end int64) bool { return end < b.call })
+		if lane < 0 {
+			lane = len(ends)
+			ends = append(ends, 0)
+		}
+		ends[lane] = b.ret
+		lanes[b.Product] = ends
+		history[i] = porcupine.Operation{ClientId: lane, Input: b, Call: b.call, Return: b.ret, Metadata: b}
+	}
+	for _, b := range buys {
+		b.slots = nslots[b.Product]
+	}
+	return history
+}

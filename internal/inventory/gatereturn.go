@@ -1,0 +1,35 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ended is a reservation that ended in PostgreSQL (expired or cancelled) and gave its unit
+// back to stock.
+type Ended struct {
+	Order int64
+	User  int64
+}
+
+// Return gives the units of ended reservations of product id back to its gate (redis and
+// queue strategies), once per order however often it is called: the set of returned orders
+// (Keys.GateReturned) remembers them. Each buyer leaves the gate's buyers, free to buy again.
+// A gate that does not exist is left alone (its seeding reads PostgreSQL). It returns how
+// many units went back now. Call it under the gate's repair lock, so that no seeding reads
+// PostgreSQL between the return's commit and this call (see Seeding.Returned).
+func (g *Gate) Return(ctx context.Context, id int64, ended []Ended) (int, error) {
+	if len(ended) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 2*len(ended))
+	for _, e := range ended {
+		args = append(args, e.Order, e.User)
+	}
+	keys := append(g.gateKeys(id), g.keys.GateReturned(id))
+	n, err := returnScript.Run(ctx, g.rdb, keys, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("return units to gate of product %d: %w", id, err)
+	}
+	return n, nil
+}

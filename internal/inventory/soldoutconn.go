@@ -1,0 +1,78 @@
+package inventory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"gorm.io/gorm"
+)
+
+// markConn is the PostgreSQL connection on which a process's sold-out marks read the stock
+// (see SoldOut.mark): one connection of the pool, taken when the process starts listening
+// for marks and kept, so that a crowd holding every other connection of the pool, which is
+// what the moment a product sells out looks like, cannot keep the mark from being made. A
+// mark that cannot read the stock is not made, and every sold-out answer then goes to
+// PostgreSQL, through the same starved pool (TestNoOversellUnderCrowd found 503s so). It
+// costs the pool one connection. It is safe for concurrent use; marks are rare (at most one
+// a lease per product), so they take turns on it.
+type markConn struct {
+	db   *gorm.DB
+	mu   sync.Mutex
+	conn *sql.Conn // nil: not taken yet, or dropped after an error
+}
+
+// reserve takes the connection, if it is not held yet.
+func (m *markConn) reserve(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.take(ctx)
+}
+
+func (m *markConn) take(ctx context.Context) error {
+	if m.conn != nil {
+		return nil
+	}
+	sqlDB, err := m.db.DB()
+	if err != nil {
+		return err
+	}
+	c, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("reserve a connection for sold-out marks: %w", err)
+	}
+	m.conn = c
+	return nil
+}
+
+// stock reads product id's stock on the connection, taking it again if it was dropped.
+func (m *markConn) stock(ctx context.Context, id int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.take(ctx); err != nil {
+		return 0, err
+	}
+	var stock int
+	err := m.conn.QueryRowContext(ctx, `SELECT stock FROM products WHERE id = $1`, id).Scan(&stock)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, fmt.Errorf("product %d: %w", id, ErrNotFound)
+	case err != nil:
+		m.conn.Close() // a broken or cancelled connection: the next mark takes another
+		m.conn = nil
+		return 0, fmt.Errorf("read stock of product %d: %w", id, err)
+	}
+	return stock, nil
+}
+
+// release gives the connection back to the pool.
+func (m *markConn) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conn != nil {
+		m.conn.Close()
+		m.conn = nil
+	}
+}

@@ -1,0 +1,194 @@
+package labrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seckill/seckill/internal/history"
+	"github.com/seckill/seckill/internal/launch"
+)
+
+// The partition scenario cuts the process that holds a product's lock off from the lock's
+// server (Redis; etcd for the etcd lock) and from nothing else: its work goes on and it still
+// reaches PostgreSQL, so a holder that does not learn of its loss in time writes after
+// another process took the lock (Kleppmann's example, caused by the network instead of a
+// pause). For that, when a run has a partition cell, its three processes run each in a
+// network namespace of its own (launch.StartNetns, which needs root, ip and nft), reaching
+// PostgreSQL, Redis and etcd through forwarders that the cell can cut it off from.
+
+// netnsProc is the namespace of one of the run's processes.
+type netnsProc struct {
+	ns    *launch.Netns
+	env   map[string]string // the run's env, with the forwarders' addresses
+	redis string            // the forwarder to Redis
+	etcd  []string          // the forwarders to etcd's endpoints
+}
+
+// hasPartition reports whether one of cells is a partition cell.
+func hasPartition(cells []Pair) bool {
+	for _, p := range cells {
+		if s, _ := cellScenario(p); s.Fault == "partition" {
+			return true
+		}
+	}
+	return false
+}
+
+// startAPIs starts the run's three processes, each in a namespace of its own when a cell
+// needs it and namespaces can be made here (otherwise r.netnsErr says why not).
+func (r *run) startAPIs() (err error) {
+	if !hasPartition(r.cfg.Cells) {
+		r.apis, err = launch.StartAPIs(3, r.env)
+		return err
+	}
+	if r.netnsErr = launch.NetnsSupported(); r.netnsErr != nil {
+		r.apis, err = launch.StartAPIs(3, r.env)
+		return err
+	}
+	for i := range 3 {
+		p, err := r.newNetnsProc()
+		if err != nil {
+			return err
+		}
+		r.netns = append(r.netns, p)
+		a, err := launch.LaunchAPIIn(p.ns, fmt.Sprintf("api%d", i+1), p.env)
+		if err != nil {
+			return err
+		}
+		r.apis = append(r.apis, a)
+	}
+	for _, a := range r.apis {
+		if err := a.WaitReady("/readyz"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startAPI starts process i again, in its namespace if it has one. The one it replaces has
+// exited; it is closed with the others (a data race its log shows fails the run then).
+func (r *run) startAPI(i int) error {
+	r.retired = append(r.retired, r.apis[i])
+	var a *launch.API
+	var err error
+	if r.netns == nil {
+		a, err = launch.StartAPI(r.apis[i].Name, r.env)
+	} else {
+		a, err = launch.StartAPIIn(r.netns[i].ns, r.apis[i].Name, r.netns[i].env)
+	}
+	if err != nil {
+		return err
+	}
+	r.apis[i] = a
+	return nil
+}
+
+// newNetnsProc makes a namespace with forwarders to the run's PostgreSQL, Redis and etcd.
+func (r *run) newNetnsProc() (_ *netnsProc, err error) {
+	ns, err := launch.StartNetns("lab")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, ns.Close())
+		}
+	}()
+	p := &netnsProc{ns: ns, env: maps.Clone(r.env)}
+	u, err := url.Parse(r.env["DATABASE_URL"])
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("the partition scenario needs a postgres:// URL as DATABASE_URL: %v", err)
+	}
+	if u.Host, err = ns.Forward(u.Host); err != nil {
+		return nil, err
+	}
+	p.env["DATABASE_URL"] = u.String()
+	if p.redis, err = ns.Forward(r.env["REDIS_ADDR"]); err != nil {
+		return nil, err
+	}
+	p.env["REDIS_ADDR"] = p.redis
+	if eps := r.env["ETCD_ENDPOINTS"]; eps != "" {
+		var fwd []string
+		for _, ep := range strings.Split(eps, ",") {
+			e, err := url.Parse(strings.TrimSpace(ep))
+			if err != nil || e.Host == "" {
+				return nil, fmt.Errorf("ETCD_ENDPOINTS %q: want URLs (http://host:port): %v", ep, err)
+			}
+			if e.Host, err = ns.Forward(e.Host); err != nil {
+				return nil, err
+			}
+			p.etcd = append(p.etcd, e.Host)
+			fwd = append(fwd, e.String())
+		}
+		p.env["ETCD_ENDPOINTS"] = strings.Join(fwd, ",")
+	}
+	return p, nil
+}
+
+// partition cuts the process that holds key off from the lock's server for s.Pause, then
+// heals, and says what it did. It waits (up to 2 s) for a new holder, so that the cut lands
+// at the start of its work, as the scenario means; a lock whose value does not change from
+// one holding to the next (setnx, del) is cut wherever its holder is. Its error is for a
+// partition that could not be made or healed.
+func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (string, error) {
+	if r.netns == nil {
+		return "no fault: " + r.netnsErr.Error(), nil
+	}
+	if lock == "none" || lock == "mutex" {
+		return "no fault: this lock has no server to cut its holder off from", nil
+	}
+	prev := r.rdb.Get(ctx, key).Val()
+	nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	for nctx.Err() == nil {
+		if v := r.rdb.Get(nctx, key).Val(); v != "" && v != prev {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	a, err := holder(hctx, r.rdb, key, r.apis, func(pttl time.Duration) bool { return pttl != -2 })
+	if err != nil {
+		return "no fault: " + err.Error(), nil
+	}
+	i := slices.Index(r.apis, a) // holder returns one of r.apis
+	p, from, cut := r.netns[i], "Redis", []string{}
+	cut = append(cut, p.redis)
+	if lock == "etcd" {
+		from, cut = "etcd", p.etcd
+	}
+	if err := p.ns.Partition(cut...); err != nil {
+		return "", err
+	}
+	cutAt := time.Now()
+	select {
+	case <-time.After(s.Pause):
+	case <-ctx.Done():
+	}
+	if err := p.ns.Heal(); err != nil {
+		return "", err
+	}
+	r.recordFault(key, a.Pid(), history.FaultPartition, cutAt, time.Now())
+	return fmt.Sprintf("%s (pid %d), holding %s, cut off from %s (not from PostgreSQL) for %v, then healed",
+		a.Name, a.Pid(), key, from, s.Pause), nil
+}
+
+// healNetns lifts any partition left (a cell that ended mid-fault).
+func (r *run) healNetns() error {
+	var errs []error
+	for _, p := range r.netns {
+		errs = append(errs, p.ns.Heal())
+	}
+	return errors.Join(errs...)
+}
+
+// PartitionSupported says why the partition scenario cannot run here (it needs root, ip and
+// nft), or nil.
+func PartitionSupported() error { return launch.NetnsSupported() }

@@ -1,0 +1,77 @@
+package launch
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+)
+
+// apiPackage is what BuildAPI builds.
+const apiPackage = "github.com/seckill/seckill/cmd/api"
+
+// build holds cmd/api, built at most once per process by the first caller that needs it.
+var build struct {
+	once sync.Once
+	file *os.File // the binary, kept open (and from the collector): its directory is removed
+	path string   // /proc/self/fd/N of file
+	err  error
+}
+
+// BuildAPI returns the path of cmd/api built for this process. The first call builds it
+// (with -race when this binary runs with the race detector, so that a data race in the
+// service shows up in the API's log); later calls return the same path, or the same error.
+// It is safe for concurrent use. It needs the go command and the module's source: it is for
+// tests and for the lab, run from a checkout.
+//
+// Nothing is left behind, whatever way this process ends: the binary is built into a
+// temporary directory that is removed at once, and the path names this process's open file
+// descriptor of it (/proc/self/fd/N), which the kernel closes when the process exits. The
+// path is valid in this process only: start it with exec.Command here, never hand it to
+// another process.
+func BuildAPI() (string, error) {
+	build.once.Do(func() {
+		build.file, build.err = buildAPI()
+		if build.err == nil {
+			build.path = fmt.Sprintf("/proc/self/fd/%d", build.file.Fd())
+		}
+	})
+	return build.path, build.err
+}
+
+// buildAPI builds apiPackage into a temporary directory, opens the binary, and removes the
+// directory.
+func buildAPI() (*os.File, error) {
+	dir, err := os.MkdirTemp("", "launch-api-")
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", apiPackage, err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "api")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command(goTool(), append(args, apiPackage)...).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("go build %s: %w\n%s", apiPackage, err, out)
+	}
+	f, err := os.Open(bin)
+	if err != nil {
+		return nil, fmt.Errorf("open the built %s: %w", apiPackage, err)
+	}
+	return f, nil
+}
+
+// goTool finds the go command: on PATH (go test and go run put their own first), else under GOROOT,
+// else where `make up` installs it.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "/usr/local/go/bin/go"
+}

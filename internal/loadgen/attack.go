@@ -1,0 +1,258 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// attackSpec is one bounded attack: it ends at duration (an open run's stages end it too) or
+// after requests, whichever comes first, or afterSold after the first sold_out answer, or
+// when ctx ends.
+type attackSpec struct {
+	name     string // vegeta's attack name: the strategy, or the baseline's name
+	targeter vegeta.Targeter
+	model    string // ModelOpen or ModelClosed
+	rate     int    // open: arrivals per second (without stages); closed: the schedule, 0 for none
+	stages   Stages // open only
+	workers  int    // closed: the pool; open: the workers to start with
+	// maxWorkers is an open run's cap on requests in flight: an arrival due when that many are
+	// in flight waits for one to end, and is counted as delayed (or dropped, never sent).
+	maxWorkers int
+	duration   time.Duration
+	requests   uint64
+	timeout    time.Duration
+	afterSold  time.Duration
+	// history, when not nil, records every purchase of the attack for -check.
+	history *purchaseLog
+	// onBought, when not nil, is told the buyer of each answer 201 (an abandonment sale's
+	// reservations, lifecycle.go); it must not block.
+	onBought func(user int64)
+	// keepSamples keeps every answer (32 bytes each), for the plot.
+	keepSamples bool
+	deploy      Deployment // headers and client TLS (transport.go)
+}
+
+func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
+	return attackSpec{
+		name: name, targeter: tr, model: cfg.model(), rate: cfg.Rate, stages: cfg.Stages, workers: cfg.Workers,
+		maxWorkers: cfg.MaxWorkers, duration: cfg.Duration, requests: cfg.Requests, timeout: cfg.Timeout,
+		afterSold: cfg.AfterSoldOut, keepSamples: cfg.PlotPath != "", deploy: cfg.Deploy,
+	}
+}
+
+// plan is how vegeta runs spec: the schedule (nil for a closed run without a rate), the
+// pacer, and the workers to start with and at most.
+func (spec attackSpec) plan() (sched *schedule, p vegeta.Pacer, workers, most int) {
+	if spec.model == ModelOpen {
+		s := newSchedule(float64(spec.rate), spec.stages)
+		most = max(1, spec.maxWorkers)
+		return &s, schedulePacer{s: s, max: spec.requests}, min(max(1, spec.workers), most), most
+	}
+	if spec.rate > 0 { // wrk2: the pool is paced at rate, each request due at its place in the schedule
+		s := newSchedule(float64(spec.rate), nil)
+		return &s, schedulePacer{s: s, max: spec.requests}, spec.workers, spec.workers
+	}
+	return nil, newPacer(0, spec.requests), spec.workers, spec.workers
+}
+
+// sample is what the plot keeps of one answer (attackSpec.keepSamples).
+type sample struct {
+	seq uint64
+	at  time.Duration // when the request was sent, since the attack began
+	lat time.Duration
+	out Outcome
+}
+
+// attackResult is everything one attack measured; no-target results are not in it.
+type attackResult struct {
+	name    string
+	model   string
+	began   time.Time
+	metrics vegeta.Metrics
+	counts  Counts
+	tally   *tally
+	// correctedAfter is the interval of the after-the-fact correction of a closed run without
+	// a schedule (correctedCopy); 0 otherwise.
+	correctedAfter time.Duration
+	arrivals       ArrivalStats
+	seconds        []secondRow
+	samples        []sample // with keepSamples only, in sequence order
+	excluded       int64    // "no targets" results dropped
+	// readmitted are admitting answers (see outcome.admits) to a buyer an earlier one already
+	// admitted: the queue strategy answers 202 again while the purchase is still queued.
+	readmitted int64
+	// transportErrs are the first distinct errors of requests that got no HTTP answer.
+	transportErrs []string
+	// cpuTicks is the CPU time each command of the machine used over the attack, in ticks of
+	// procstat.UserHZ (procSnapshot.usedSince); nil where /proc cannot be read.
+	cpuTicks map[string]int64
+}
+
+// maxTransportErrs bounds attackResult.transportErrs: enough to tell a reset from a timeout.
+const maxTransportErrs = 5
+
+// delaySlack is how late after it was due a scheduled request may leave and still count as
+// on time: Go's timers and a busy load machine are that precise.
+const delaySlack = 10 * time.Millisecond
+
+// attack runs spec and consumes every result: live counts for the progress line, lats and
+// enc (each when not nil) for a watcher and the vegeta results file. An error of enc ends
+// nothing but is returned.
+func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latencyWindow, enc vegeta.Encoder) (*attackResult, error) {
+	sched, pacer, workers, most := spec.plan()
+	opts := []func(*vegeta.Attacker){
+		vegeta.Workers(uint64(workers)),
+		vegeta.MaxWorkers(uint64(most)),
+		vegeta.Connections(most), // idle keep-alive connections per host: one per worker
+		vegeta.KeepAlive(true),
+		vegeta.Timeout(spec.timeout),
+		vegeta.MaxBody(4 << 10), // problem bodies are ~200 bytes; keep memory flat
+	}
+	// Last, as it replaces the client the options above shaped: the deployment's headers and
+	// TLS (transport.go), its transport noting each request's buyer with -check.
+	opts = append(opts, vegeta.Client(spec.deploy.attackClient(most, spec.timeout, spec.history)))
+	atk := vegeta.NewAttacker(opts...)
+	res := &attackResult{name: spec.name, model: spec.model, began: time.Now(), tally: newTally()}
+	var stoppedAt atomic.Int64 // when we stopped the attack, since it began; 0: we did not
+	stop := func() {
+		stoppedAt.CompareAndSwap(0, int64(time.Since(res.began)))
+		atk.Stop()
+	}
+	stopOnCancel := context.AfterFunc(ctx, stop)
+	defer stopOnCancel()
+
+	var sent atomic.Int64
+	tr := func(t *vegeta.Target) error {
+		err := spec.targeter(t)
+		if err == nil && t != nil {
+			sent.Add(1)
+		}
+		return err
+	}
+	secs := newPerSecond(&sent, sched)
+	stopTicks := secs.tick(res.began)
+	var (
+		encErr    error
+		soldTimer *time.Timer
+		admitted  = map[int64]bool{} // buyers of the admitting answers, from their bodies
+	)
+	for r := range atk.Attack(tr, pacer, spec.duration, spec.name) {
+		o := classify(r)
+		if o == noTarget {
+			res.excluded++
+			continue
+		}
+		if o == TransportError && len(res.transportErrs) < maxTransportErrs && !slices.Contains(res.transportErrs, r.Error) {
+			res.transportErrs = append(res.transportErrs, r.Error)
+		}
+		if spec.history != nil {
+			spec.history.add(r, o)
+		}
+		live.add(o, r.Timestamp.Add(r.Latency))
+		lats.add(r.Latency)
+		res.counts[o]++
+		if o.admits() {
+			u := answerUser(r.Body)
+			if u > 0 && admitted[u] {
+				res.readmitted++
+			} else if u > 0 {
+				admitted[u] = true
+			}
+			if o == Bought && u > 0 && spec.onBought != nil {
+				spec.onBought(u)
+			}
+		}
+		res.metrics.Add(r)
+		at, corrected := r.Timestamp.Sub(res.began), r.Latency
+		if sched != nil {
+			if due, ok := sched.at(r.Seq); ok {
+				lag := at - due
+				corrected = max(r.Latency, lag+r.Latency)
+				res.arrivals.MaxLagMS = max(res.arrivals.MaxLagMS, ms(lag))
+				if lag > delaySlack {
+					res.arrivals.Delayed++
+				}
+			}
+		}
+		res.tally.add(at, r.Latency, corrected, o)
+		secs.add(r.Latency, corrected, o)
+		res.arrivals.MaxInFlight = max(res.arrivals.MaxInFlight, sent.Load()-res.tally.n)
+		if spec.keepSamples {
+			res.samples = append(res.samples, sample{seq: r.Seq, at: at, lat: r.Latency, out: o})
+		}
+		if enc != nil && encErr == nil {
+			if err := enc.Encode(r); err != nil {
+				encErr = fmt.Errorf("write results: %w", err)
+			}
+		}
+		if o == SoldOut && spec.afterSold > 0 && soldTimer == nil {
+			soldTimer = time.AfterFunc(spec.afterSold, stop)
+		}
+	}
+	if soldTimer != nil {
+		soldTimer.Stop()
+	}
+	stopTicks()
+	res.seconds = secs.rows
+	res.metrics.Close()
+	res.arrivals.Sent = sent.Load()
+	if sched != nil {
+		end := spec.duration
+		if s := time.Duration(stoppedAt.Load()); s > 0 {
+			end = min(end, s)
+		}
+		// Arrival k is due when the rate's integral reaches k (arrival 0 at once), and vegeta
+		// sends one due at the very end.
+		due := uint64(max(0, sched.count(end)))
+		if at, ok := sched.at(due); ok && at <= end {
+			due++
+		}
+		due = min(due, nonZero(spec.requests))
+		res.arrivals.Scheduled = int64(due)
+		res.arrivals.Dropped = max(0, int64(due)-res.arrivals.Sent)
+	}
+	if sched == nil && res.tally.n > 0 && res.tally.last > res.tally.first {
+		// Each worker sent once every workers/throughput on average: the interval of the
+		// after-the-fact correction.
+		res.correctedAfter = time.Duration(float64(spec.workers) * float64(res.tally.last-res.tally.first) / float64(res.tally.n))
+		res.tally.corrected = correctedCopy(res.tally.raw, res.correctedAfter)
+	}
+	slices.SortFunc(res.samples, func(a, b sample) int { return cmpUint(a.seq, b.seq) })
+	return res, encErr
+}
+
+// nonZero is n, or the largest uint64 for 0 (no limit).
+func nonZero(n uint64) uint64 {
+	if n == 0 {
+		return ^uint64(0)
+	}
+	return n
+}
+
+// answerUser reads the user_id of a 201 (order) or 202 (accepted) body; 0 when it has none.
+// Admitting answers are at most about the stock, so decoding them costs little.
+func answerUser(body []byte) int64 {
+	var b struct {
+		UserID int64 `json:"user_id"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return 0
+	}
+	return b.UserID
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,145 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The two lock backends side by side (compare -etcd-targets): which targets take their locks
+// where, and what etcd's figures are against Redis's in the same rounds.
+
+// etcdCheck is the check an API's GET /readyz lists exactly when its product locks are in
+// etcd (LOCK_BACKEND=etcd; internal/app, withLockCheck).
+const etcdCheck = "etcd"
+
+// lockBackend returns where the API at target takes the dlock strategy's product locks, as
+// its GET /readyz shows: backendEtcd when it lists an "etcd" check, backendRedis otherwise
+// (Redis, or Redlock over several Redis servers).
+func lockBackend(ctx context.Context, d Deployment, target string) (string, error) {
+	r, err := d.apiClient(target, "").Readiness(ctx)
+	if err != nil {
+		return "", fmt.Errorf("lock backend of %s: %w", target, err)
+	}
+	if r.Checks == nil {
+		return "", fmt.Errorf("lock backend of %s: GET /readyz has no readiness body with checks: is it a seckill API?", target)
+	}
+	if _, ok := r.Checks[etcdCheck]; ok {
+		return BackendEtcd, nil
+	}
+	return BackendRedis, nil
+}
+
+// checkBackends makes sure that every etcd target takes its locks in etcd and every other
+// target in Redis, so that "dlock (etcd)" and "dlock (redis)" are what they say. A target on
+// the wrong backend is a UsageError naming it.
+func checkBackends(ctx context.Context, d Deployment, targets, etcdTargets []string) error {
+	var wrong, failed []error
+	check := func(flag, target, want string) {
+		got, err := lockBackend(ctx, d, target)
+		switch {
+		case err != nil:
+			failed = append(failed, err)
+		case got != want && want == BackendEtcd:
+			wrong = append(wrong, fmt.Errorf("-etcd-targets: %s takes its locks in Redis: its /readyz lists no %q check; "+
+				"-etcd-targets are APIs started with LOCK_BACKEND=etcd and ETCD_ENDPOINTS", target, etcdCheck))
+		case got != want:
+			wrong = append(wrong, fmt.Errorf("%s: %s takes its locks in etcd: its /readyz lists an %q check; "+
+				"beside -etcd-targets, -targets are APIs whose locks are in Redis (LOCK_BACKEND=redis, the default)", flag, target, etcdCheck))
+		}
+	}
+	for _, t := range etcdTargets {
+		check("-etcd-targets", t, BackendEtcd)
+	}
+	for _, t := range targets {
+		check("-targets", t, BackendRedis)
+	}
+	if len(failed) > 0 {
+		return errors.Join(append(failed, wrong...)...)
+	}
+	if len(wrong) > 0 {
+		return UsageError{errors.Join(wrong...)}
+	}
+	return nil
+}
+
+// BackendRatio is, on the summary row of a strategy on etcd, its figures over those of the
+// same strategy on Redis: for each figure, the median over the rounds of that round's ratio,
+// so that each ratio compares two attacks made back to back. 0 where Redis's figure was 0.
+type BackendRatio struct {
+	OrdersPerSec float64 `json:"orders_per_sec"`
+	P99          float64 `json:"p99"`
+	P99Bought    float64 `json:"p99_bought"`
+}
+
+// compareBackends sets VsRedis on each row of a strategy on etcd, from rounds.
+func compareBackends(rows []SummaryRow, rounds [][]RunReport) {
+	for i, row := range rows {
+		if row.Backend != BackendEtcd {
+			continue
+		}
+		etcd := func(r RunReport) bool { return r.Name == row.Name }
+		redis := func(r RunReport) bool { return r.Strategy == row.Strategy && r.Backend == BackendRedis }
+		ratio := func(f func(RunReport) float64) float64 { return MedianRatio(rounds, etcd, redis, f, f) }
+		rows[i].VsRedis = &BackendRatio{
+			OrdersPerSec: ratio(func(r RunReport) float64 { return r.Stats.OrdersPerSec }),
+			P99:          ratio(func(r RunReport) float64 { return r.Stats.Latency.P99 }),
+			P99Bought:    ratio(func(r RunReport) float64 { return r.Stats.ByOutcome[Bought.String()].P99 }),
+		}
+	}
+}
+
+// MedianRatio is the median over rounds of num(a)/den(b), a and b the runs of the round that
+// isA and isB pick, so that each ratio compares two attacks made back to back. Rounds without
+// both, or where den(b) is 0, are left out; 0 when none is left.
+func MedianRatio(rounds [][]RunReport, isA, isB func(RunReport) bool, num, den func(RunReport) float64) float64 {
+	var ratios []float64
+	for _, round := range rounds {
+		a, b := slices.IndexFunc(round, isA), slices.IndexFunc(round, isB)
+		if a < 0 || b < 0 {
+			continue
+		}
+		if d := den(round[b]); d > 0 {
+			ratios = append(ratios, num(round[a])/d)
+		}
+	}
+	return median(ratios)
+}
+
+// backendsLine says, in one line, what each strategy on etcd measured against the same
+// strategy on Redis; empty when the run compared no backends.
+func backendsLine(rows []SummaryRow) string {
+	var parts []string
+	for _, e := range rows {
+		if e.VsRedis == nil {
+			continue
+		}
+		var r SummaryRow
+		for _, row := range rows {
+			if row.Strategy == e.Strategy && row.Backend == BackendRedis {
+				r = row
+			}
+		}
+		v := e.VsRedis
+		if e.Runs == 1 {
+			parts = append(parts, fmt.Sprintf("%s on etcd / on Redis: orders/s %.0f / %.0f = %s, p99 %s / %s = %s, p99 buy %s / %s = %s",
+				e.Strategy, e.OrdersPerSec, r.OrdersPerSec, times(v.OrdersPerSec), fmtMS(e.P99), fmtMS(r.P99), times(v.P99),
+				dashIfZero(e.P99Bought), dashIfZero(r.P99Bought), times(v.P99Bought)))
+			continue
+		}
+		// The medians of each backend's figures need not divide into the median of the ratios.
+		parts = append(parts, fmt.Sprintf("%s on etcd / on Redis, each round's ratio, median of %d: orders/s %s, p99 %s, p99 buy %s",
+			e.Strategy, e.Runs, times(v.OrdersPerSec), times(v.P99), times(v.P99Bought)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// times writes a ratio as a factor, "-" for none.
+func times(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", v)
+}

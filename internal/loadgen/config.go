@@ -1,0 +1,309 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Strategies are the purchase strategies of the API, in the order compare runs them by
+// default; fairStrategy is also accepted: a fair dlock product (docs/dlock.md, "The fair lock").
+var Strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis", QueueStrategy}
+
+const FairStrategy = "dlock-fair"
+
+// Lock backends compare can set side by side (-etcd-targets): where an API process takes the
+// dlock strategy's product locks, which its LOCK_BACKEND chooses.
+const (
+	BackendRedis = "redis"
+	BackendEtcd  = "etcd"
+)
+
+// IsSafe reports whether strategy promises never to oversell: every one but naive.
+func IsSafe(strategy string) bool { return strategy != "naive" }
+
+// Config is one invocation of an attacking command (run, compare, baseline): the scenario,
+// where to send it, and where to audit and report it. DefaultConfig has the defaults of the
+// command line; Complete completes and validates a Config before Execute.
+type Config struct {
+	Cmd         string   // the command, as the reports name it: run, compare or baseline
+	Targets     []string // API base URLs; requests go round-robin
+	EtcdTargets []string // compare's -etcd-targets: APIs with LOCK_BACKEND=etcd, for a second dlock item
+	AdminToken  string
+	Strategies  []string // the strategies to attack, in order: one for run, none for baseline
+	Stock       int64
+	ThinkMS     int
+	// Model is the load model (ModelOpen, ModelClosed); empty: open with a Rate or Stages,
+	// else closed. Open: arrivals at Rate per second, or along Stages, at most MaxWorkers in
+	// flight, starting Workers workers. Closed: Workers users at once, each paced so that
+	// together they send Rate per second (wrk2), or as fast as answered with Rate 0.
+	Model       string
+	Rate        int
+	Stages      Stages
+	Workers     int
+	MaxWorkers  int
+	Duration    time.Duration
+	Requests    uint64
+	RepeatShare float64
+	FirstUser   int64
+	Seed        uint64 // 0: Check picks one from the clock
+	Timeout     time.Duration
+	// AfterSoldOut stops an attack this long after the first sold_out answer; 0: never.
+	AfterSoldOut time.Duration
+	Progress     time.Duration // interval of the progress line on stderr; 0: none
+	Wait         time.Duration // how long to wait for every target's /readyz
+	Runs         int
+	Baseline     bool // also measure sold-out rejection: a stock-0 product and the ceiling
+	ExpectNaive  bool
+	JSONPath     string
+	PlotPath     string
+	ResultsPath  string
+	HistPath     string // -hist: the corrected latencies' percentile distribution (.hgrm)
+	CSVPath      string // -csv: one row per second of each attack
+	DatabaseURL  string // empty: no direct audit
+	RedisAddr    string // empty: the direct audit reads no gate
+	RedisPrefix  string
+	Meta         Meta
+	// Flags are the flags set on the command line, as recorded in the JSON report.
+	Flags []string
+	// Ceiling is the command (its argv) that serves one bare gin ceiling and prints its
+	// address on a line of stdout, until its stdin closes: what Baseline starts, one per
+	// target (cmd/loadtest: the binary itself, "loadtest ceiling").
+	Ceiling []string
+
+	// Check runs the history checker on each product's purchases, bounded by CheckTimeout.
+	Check        bool
+	CheckTimeout time.Duration
+
+	StrategyFlag string // the flag that names the strategies, for the messages of Validate
+
+	// Deploy is how to reach the deployment: headers, client TLS, an existing product
+	// (transport.go, gate.go); AuditMode which audits run (AuditAuto when empty, audit.go);
+	// Thresholds what fails the run with ErrThresholds (threshold.go).
+	Deploy     Deployment
+	AuditMode  string
+	Thresholds Thresholds
+
+	// Abandon makes each attack an abandonment sale (-pay-within, abandon.go).
+	Abandon Abandon
+}
+
+// DefaultConfig returns the defaults of the command line's flags, before the environment
+// and the flags change them: every strategy, stock 100, an open run of DefaultRate arrivals
+// a second (at most 1024 in flight) for at most 10 s or a million requests, and so on.
+func DefaultConfig() Config {
+	return Config{
+		Strategies: slices.Clone(Strategies), Stock: 100, Rate: DefaultRate, Workers: 64, MaxWorkers: 1024, Duration: 10 * time.Second,
+		Requests: 1_000_000, RepeatShare: 0.1, FirstUser: 1, Timeout: 10 * time.Second, Progress: time.Second,
+		Wait: 30 * time.Second, Runs: 1, CheckTimeout: time.Minute,
+		DatabaseURL: "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
+		RedisAddr:   "127.0.0.1:6379", RedisPrefix: "seckill",
+		Abandon: Abandon{PayRatio: 0.7, PayDelay: time.Second},
+	}
+}
+
+// Complete completes c (a seed from the clock when it has none) and validates it. A
+// configuration the command line would refuse is a UsageError naming every fault.
+func (c *Config) Complete() error {
+	if c.Seed == 0 {
+		c.Seed = uint64(time.Now().UnixNano())
+	}
+	if err := c.Validate(); err != nil {
+		return UsageError{Err: err}
+	}
+	return nil
+}
+
+// checkDir is where -check writes porcupine's page of a history that failed: beside the
+// JSON report, else in a new directory under the system's temp dir ("").
+func (c *Config) checkDir() string {
+	if c.JSONPath == "" {
+		return ""
+	}
+	return filepath.Dir(c.JSONPath)
+}
+
+// Item is one attack of a round: a fresh product of strategy, sold by targets.
+type Item struct {
+	Name     string
+	Strategy string
+	// Backend is where targets take the product's lock, when the run compares lock backends
+	// (backendRedis or backendEtcd); empty otherwise.
+	Backend string
+	Targets []string
+}
+
+// Items are the attacks of one round, in order: one per strategy on the targets; with
+// -etcd-targets, dlock twice, on the targets ("dlock (redis)") and then on the etcd targets
+// ("dlock (etcd)"), so that the two are measured back to back in every round.
+func (c *Config) Items() []Item {
+	items := make([]Item, 0, len(c.Strategies)+1)
+	for _, s := range c.Strategies {
+		if s != "dlock" || len(c.EtcdTargets) == 0 {
+			items = append(items, Item{Name: s, Strategy: s, Targets: c.Targets})
+			continue
+		}
+		items = append(items,
+			Item{Name: backendItemName(s, BackendRedis), Strategy: s, Backend: BackendRedis, Targets: c.Targets},
+			Item{Name: backendItemName(s, BackendEtcd), Strategy: s, Backend: BackendEtcd, Targets: c.EtcdTargets})
+	}
+	return items
+}
+
+// backendItemName names the item of strategy on a lock backend: "dlock (etcd)".
+func backendItemName(strategy, backend string) string { return strategy + " (" + backend + ")" }
+
+// UsageError is a bad command line, or a configuration that one would give: cmd/loadtest exits
+// 2 for it.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// BaseURLs splits a comma-separated list of base URLs, without their trailing slashes.
+func BaseURLs(list string) []string {
+	urls := SplitList(list)
+	for i, u := range urls {
+		urls[i] = strings.TrimRight(u, "/")
+	}
+	return urls
+}
+
+// ParseBaseURL parses s, an API's base URL given by flag: http or https, with a host.
+func ParseBaseURL(flag, s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s: %q is not an http(s) base URL", flag, s)
+	}
+	return u, nil
+}
+
+// SplitList splits a comma-separated list, trimming spaces and dropping empty items.
+func SplitList(list string) []string {
+	var items []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			items = append(items, s)
+		}
+	}
+	return items
+}
+
+// Validate reports every way c is not a configuration the command line accepts. With a rate,
+// it raises MaxWorkers to Workers.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if len(c.Targets) == 0 {
+		bad("-targets: want at least one API base URL")
+	}
+	for _, f := range []struct {
+		name    string
+		targets []string
+	}{{"-targets", c.Targets}, {"-etcd-targets", c.EtcdTargets}} {
+		for _, t := range f.targets {
+			if _, err := ParseBaseURL(f.name, t); err != nil {
+				bad("%v", err)
+			}
+		}
+	}
+	for _, t := range c.EtcdTargets {
+		if slices.Contains(c.Targets, t) {
+			bad("-etcd-targets: %s is also in -targets: an API takes its locks in Redis or in etcd, not both", t)
+		}
+	}
+	if len(c.EtcdTargets) > 0 && !slices.Contains(c.Strategies, "dlock") {
+		bad("-etcd-targets: runs the dlock strategy on etcd beside dlock on -targets: add dlock to %s", c.StrategyFlag)
+	}
+	if c.StrategyFlag != "" && len(c.Strategies) == 0 {
+		bad("%s: want at least one", c.StrategyFlag)
+	}
+	for _, s := range c.Strategies {
+		if !slices.Contains(Strategies, s) && s != FairStrategy {
+			bad("%s %q: want one of %s, %s", c.StrategyFlag, s, strings.Join(Strategies, ", "), FairStrategy)
+		}
+	}
+	if c.Stock < 0 || c.Stock > 100_000_000 {
+		bad("-stock %d: want 0 to 100000000", c.Stock)
+	}
+	if c.ThinkMS < 0 || c.ThinkMS > 10_000 {
+		bad("-think-ms %d: want 0 to 10000", c.ThinkMS)
+	}
+	errs = append(errs, c.validateModel()...)
+	if c.Requests < 1 {
+		bad("-requests %d: want at least 1: every attack is bounded", c.Requests)
+	}
+	if c.RepeatShare < 0 || c.RepeatShare >= 1 {
+		bad("-repeat-share %v: want a fraction in [0,1)", c.RepeatShare)
+	}
+	if c.FirstUser < 1 {
+		bad("-first-user %d: user ids start at 1", c.FirstUser)
+	}
+	if c.Timeout <= 0 {
+		bad("-timeout %s: want more than 0", c.Timeout)
+	}
+	if c.AfterSoldOut < 0 || c.Progress < 0 || c.Wait < 0 {
+		bad("-after-soldout, -progress and -wait cannot be negative")
+	}
+	if c.CheckTimeout <= 0 {
+		bad("-check-timeout %s: want more than 0", c.CheckTimeout)
+	}
+	if c.Runs < 1 || c.Runs > 100 {
+		bad("-runs %d: want 1 to 100", c.Runs)
+	}
+	if c.AdminToken == "" {
+		bad("no admin token: set ADMIN_TOKEN (or -admin-token) to the API's ADMIN_TOKEN; products and audits need it")
+	}
+	errs = append(errs, c.validateAbandon()...)
+	return errors.Join(append(errs, c.validateGate())...)
+}
+
+// model is the load model of c: Model, or the one its Rate and Stages imply.
+func (c *Config) model() string {
+	if c.Model != "" {
+		return c.Model
+	}
+	if c.Rate > 0 || len(c.Stages) > 0 {
+		return ModelOpen
+	}
+	return ModelClosed
+}
+
+// validateModel validates the load model and its bounds; with stages, the duration is
+// theirs. An open run's MaxWorkers is raised to Workers.
+func (c *Config) validateModel() (errs []error) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	m := c.model()
+	switch {
+	case m != ModelOpen && m != ModelClosed:
+		bad("-model %q: want %s or %s", c.Model, ModelOpen, ModelClosed)
+	case m == ModelClosed && len(c.Stages) > 0:
+		bad("-stages: an open model's arrivals; a closed run has -workers (and -rate)")
+	case m == ModelOpen && c.Rate <= 0 && len(c.Stages) == 0:
+		bad("-rate %d: an open run wants arrivals per second (-rate N) or -stages; -workers N alone is a closed pool", c.Rate)
+	}
+	if c.Rate < 0 || c.Rate > 10_000_000 {
+		bad("-rate %d: want 0 to 10000000", c.Rate)
+	}
+	if c.Workers < 1 || c.Workers > 100_000 {
+		bad("-workers %d: want 1 to 100000", c.Workers)
+	}
+	if m == ModelOpen {
+		c.MaxWorkers = max(c.MaxWorkers, c.Workers)
+		if c.MaxWorkers > 1_000_000 {
+			bad("-max-workers %d: want at most 1000000", c.MaxWorkers)
+		}
+	}
+	if len(c.Stages) > 0 {
+		c.Duration = c.Stages.Total()
+	}
+	// No cap but > 0: the latencies are HDR histograms, whose memory does not grow with the run.
+	if c.Duration <= 0 {
+		bad("-duration %s: want more than 0: every attack is bounded", c.Duration)
+	}
+	return errs
+}

@@ -1,0 +1,104 @@
+package loadgen
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenario is the part of config that shapes the load, as recorded in the reports.
+type Scenario struct {
+	Targets      []string      `json:"targets"`
+	EtcdTargets  []string      `json:"etcd_targets,omitempty"` // compare -etcd-targets
+	Stock        int64         `json:"stock"`
+	ThinkMS      int           `json:"think_ms"`
+	Model        string        `json:"model"` // open or closed
+	Rate         int           `json:"rate"`
+	Stages       string        `json:"stages,omitempty"`
+	Workers      int           `json:"workers"`
+	MaxWorkers   int           `json:"max_workers,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
+	Requests     uint64        `json:"max_requests"`
+	RepeatShare  float64       `json:"repeat_share"`
+	Seed         uint64        `json:"seed"`
+	Timeout      time.Duration `json:"timeout_ns"`
+	AfterSoldOut time.Duration `json:"after_soldout_ns"`
+	LoadgenCPUs  int           `json:"loadgen_gomaxprocs"`
+}
+
+func (c *Config) Scenario() Scenario {
+	s := Scenario{
+		Targets: c.Targets, EtcdTargets: c.EtcdTargets, Stock: c.Stock, ThinkMS: c.ThinkMS, Model: c.model(), Rate: c.Rate,
+		Stages: c.Stages.String(), Workers: c.Workers,
+		Duration: c.Duration, Requests: c.Requests, RepeatShare: c.RepeatShare, Seed: c.Seed,
+		Timeout: c.Timeout, AfterSoldOut: c.AfterSoldOut, LoadgenCPUs: runtime.GOMAXPROCS(0),
+	}
+	if s.Model == ModelOpen {
+		s.MaxWorkers = c.MaxWorkers
+	}
+	return s
+}
+
+// describe is the scenario in one line, for the text reports.
+func (s Scenario) describe() string {
+	if s.Model == "" { // a report from before the models: paced was open
+		s.Model = ModelClosed
+		if s.Rate > 0 {
+			s.Model = ModelOpen
+		}
+	}
+	pace := fmt.Sprintf("closed, %d users at once", s.Workers)
+	switch {
+	case s.Model == ModelOpen && s.Stages != "":
+		pace = fmt.Sprintf("open, stages %s (at most %d in flight)", s.Stages, s.MaxWorkers)
+	case s.Model == ModelOpen:
+		pace = fmt.Sprintf("open, %d arrivals/s (at most %d in flight)", s.Rate, s.MaxWorkers)
+	case s.Rate > 0:
+		pace = fmt.Sprintf("closed, %d users at once paced at %d req/s", s.Workers, s.Rate)
+	}
+	stop := ""
+	if s.AfterSoldOut > 0 {
+		stop = fmt.Sprintf(", stop %s after sold out", s.AfterSoldOut)
+	}
+	etcd := ""
+	if len(s.EtcdTargets) > 0 {
+		etcd = fmt.Sprintf(" and %d with locks in etcd", len(s.EtcdTargets))
+	}
+	return fmt.Sprintf("stock %d, think %d ms, %s, at most %s or %d requests%s, repeat share %s, %d API target(s)%s",
+		s.Stock, s.ThinkMS, pace, s.Duration, s.Requests, stop, strconv.FormatFloat(s.RepeatShare, 'f', -1, 64), len(s.Targets), etcd)
+}
+
+// Meta is what -meta key=value recorded, in order: what the report cannot know, such as the
+// API's settings.
+type Meta [][2]string
+
+// Object returns the pairs as a map for the JSON report.
+func (m Meta) Object() map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	o := make(map[string]string, len(m))
+	for _, kv := range m {
+		o[kv[0]] = kv[1]
+	}
+	return o
+}
+
+// ShellLine joins words into a command line a POSIX shell splits back into them.
+func ShellLine(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shellQuote(w)
+	}
+	return strings.Join(quoted, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

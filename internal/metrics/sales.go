@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Bounds of what a scrape reads of the sales (WatchSales).
+const (
+	// saleProducts is how many of the newest products a scrape looks at.
+	saleProducts = 200
+	// saleWindow: of those, the ones created or sold within it are reported.
+	saleWindow = time.Hour
+	// saleTimeout bounds a scrape's reads: an outage leaves the series out, never the scrape
+	// hanging.
+	saleTimeout = 2 * time.Second
+)
+
+var (
+	stockDesc = prometheus.NewDesc("seckill_product_stock",
+		"Units left in PostgreSQL, read at scrape time, of each of the newest products created or sold within the last hour (the same on every replica: aggregate with max).",
+		[]string{"product_id"}, nil)
+	backlogDesc = prometheus.NewDesc("seckill_queue_backlog",
+		"Purchases admitted and not yet written, read at scrape time, of each queue product with purchases queued within the last minute or still pending (the same on every replica: aggregate with max).",
+		[]string{"product_id"}, nil)
+	deadDesc = prometheus.NewDesc("seckill_queue_dead_letters",
+		"Entries in the dead-letter stream of each queue product listed by seckill_queue_backlog, read at scrape time.",
+		[]string{"product_id"}, nil)
+)
+
+// WatchSales adds the state of the sales under way, read at each scrape, to the metrics:
+// seckill_product_stock from the PostgreSQL pool given to New (one indexed read of the
+// newest products), and seckill_queue_backlog and seckill_queue_dead_letters from the Redis
+// client given to New under keys (the registry of live queue products and one round trip for
+// their streams). A read that fails or takes more than 2 s leaves its series out of that
+// scrape. Call it once, before serving.
+func (m *Metrics) WatchSales(keys inventory.Keys) {
+	m.reg.MustRegister(&salesCollector{m: m, keys: keys})
+}
+
+type salesCollector struct {
+	m    *Metrics
+	keys inventory.Keys
+}
+
+func (s *salesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stockDesc
+	ch <- backlogDesc
+	ch <- deadDesc
+}
+
+func (s *salesCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), saleTimeout)
+	defer cancel()
+	if s.m.db != nil {
+		s.collectStock(ctx, ch)
+	}
+	if s.m.rdb != nil {
+		s.collectQueues(ctx, ch)
+	}
+}
+
+func (s *salesCollector) collectStock(ctx context.Context, ch chan<- prometheus.Metric) {
+	rows, err := s.m.db.QueryContext(ctx, `SELECT id, stock FROM (
+		SELECT id, stock, updated_at FROM products ORDER BY id DESC LIMIT $1) newest
+		WHERE updated_at > now() - make_interval(secs => $2)`, saleProducts, saleWindow.Seconds())
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, stock int64
+		if rows.Scan(&id, &stock) != nil {
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(stockDesc, prometheus.GaugeValue, float64(stock), strconv.FormatInt(id, 10))
+	}
+}
+
+func (s *salesCollector) collectQueues(ctx context.Context, ch chan<- prometheus.Metric) {
+	members, err := s.m.rdb.ZRange(ctx, s.keys.QueueActive(), 0, saleProducts-1).Result()
+	if err != nil || len(members) == 0 {
+		return
+	}
+	pipe := s.m.rdb.Pipeline()
+	ids := make([]int64, 0, len(members))
+	var queued, dead []*redis.IntCmd
+	for _, mb := range members {
+		id, err := strconv.ParseInt(mb, 10, 64)
+		if err != nil {
+			continue
+		}
+		ids = append(ids, id)
+		queued = append(queued, pipe.XLen(ctx, s.keys.QueueStream(id)))
+		dead = append(dead, pipe.XLen(ctx, s.keys.QueueDead(id)))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return
+	}
+	for i, id := range ids {
+		label := strconv.FormatInt(id, 10)
+		ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(queued[i].Val()), label)
+		ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(dead[i].Val()), label)
+	}
+}

@@ -1,0 +1,199 @@
+package order
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Bounds of the buyer lists kept for sold-out products (see buyerLists).
+const (
+	// maxListed is the most buyers one product's list holds: 8 MiB. A product with more
+	// orders is answered with one index probe per sold-out answer instead.
+	maxListed = 1 << 20
+	// maxLists is how many products' lists a process keeps; past it, the least recently
+	// used one is dropped, to be read again if it is asked for.
+	maxLists = 64
+)
+
+// buyerLists keep, for products marked sold out, who holds an order, so that the sold-out
+// fast path stays true without a round trip: a new buyer is answered sold out from memory,
+// and a buyer with an order (a client retrying a purchase whose answer it lost, most often
+// the one that took the last unit) is answered with that order.
+//
+// A list belongs to one mark (inventory.SoldOut.Incarnation) and answers only while that
+// mark is trusted. While it is, the stock is 0 and has been since the mark was made (see
+// inventory.SoldOut): no unit came back, so no order was written or ended since, and a list
+// read under the mark is the product's buyers for as long as the mark is trusted. A list
+// read late, after the mark was lifted and a unit came back, is kept under the old mark,
+// which is never trusted again: a new mark reads its own list. So neither a buyer whose order
+// ended nor a buyer of a returned unit is answered from a list of another time. A lift also
+// drops the product's list in the lifting process, to free it. It is safe for concurrent use.
+//
+// A sold-out answer only reads shared memory (a sync.Map, and a list's last use, written only
+// when it changed), so that answers on many cores do not contend on one lock or counter.
+type buyerLists struct {
+	marks               incarnations // nil: no list is kept, every buyer may hold an order
+	maxListed, maxLists int          // 0: the defaults above (tests set them lower)
+	flights             flights      // one read of a product's buyers at a time (see gateseed.go)
+	m                   sync.Map     // int64 -> *buyerList
+	mu                  sync.Mutex
+	n                   int          // lists in m, under mu
+	loads               atomic.Int64 // counts the reads of lists: a list's last use, in those
+}
+
+// incarnations names the mark a product is trusted sold out under (inventory.SoldOut).
+type incarnations interface {
+	Incarnation(id int64) (uint64, bool)
+}
+
+// buyerList is one sold-out product's buyers under mark inc, sorted; all is false when the
+// product has more than maxListed of them, and then users is empty.
+type buyerList struct {
+	inc   uint64
+	users []int64
+	all   bool
+	used  atomic.Int64
+}
+
+// maybeBuyer reports whether user may hold an order of the sold-out product id: false
+// means certainly not. It reads the product's buyers from db once per process (buyers who
+// need it meanwhile wait for that read, bounded by ctx).
+func (b *buyerLists) maybeBuyer(ctx context.Context, db *gorm.DB, id, user int64) (bool, error) {
+	if b.marks == nil {
+		return true, nil
+	}
+	inc, ok := b.marks.Incarnation(id)
+	if !ok { // no longer trusted: the caller asks PostgreSQL
+		return true, nil
+	}
+	l, err := b.of(ctx, db, id, inc)
+	if err != nil {
+		return false, err
+	}
+	if !l.all {
+		return true, nil
+	}
+	_, found := slices.BinarySearch(l.users, user)
+	return found, nil
+}
+
+func (b *buyerLists) of(ctx context.Context, db *gorm.DB, id int64, inc uint64) (*buyerList, error) {
+	v, ok := b.m.Load(id)
+	if !ok || v.(*buyerList).inc != inc {
+		key := "buyers " + strconv.FormatInt(id, 10) + " " + strconv.FormatUint(inc, 10)
+		err := b.flights.do(ctx, key, func(ctx context.Context) error {
+			return b.load(ctx, db, id, inc)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if v, ok = b.m.Load(id); !ok || v.(*buyerList).inc != inc { // dropped, or of another mark: say maybe
+			return &buyerList{}, nil
+		}
+	}
+	l := v.(*buyerList)
+	if now := b.loads.Load(); l.used.Load() != now {
+		l.used.Store(now)
+	}
+	return l, nil
+}
+
+// load reads product id's buyers from db and keeps them under mark inc, in place of a list
+// of another mark, dropping the least recently used list past maxLists.
+func (b *buyerLists) load(ctx context.Context, db *gorm.DB, id int64, inc uint64) error {
+	var users []int64
+	limit, lists := cmp.Or(b.maxListed, maxListed), cmp.Or(b.maxLists, maxLists)
+	err := db.WithContext(ctx).Raw(`SELECT user_id FROM orders WHERE product_id = ? AND `+liveStatus+` ORDER BY user_id LIMIT ?`,
+		id, limit+1).Scan(&users).Error
+	if err != nil {
+		return fmt.Errorf("read the buyers of sold-out product %d: %w", id, err)
+	}
+	l := &buyerList{inc: inc, users: users, all: len(users) <= limit}
+	if !l.all {
+		l.users = nil
+	}
+	l.used.Store(b.loads.Add(1))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v, ok := b.m.Load(id); ok {
+		if v.(*buyerList).inc == inc { // read again by a buyer who missed it just before it was kept
+			return nil
+		}
+		b.m.Store(id, l) // a list of another mark: replaced
+		return nil
+	}
+	if b.n >= lists { // drop the list used least recently (in loads: lists used since the same load tie)
+		var oldest any
+		var oldestUse int64
+		b.m.Range(func(k, v any) bool {
+			if u := v.(*buyerList).used.Load(); oldest == nil || u < oldestUse {
+				oldest, oldestUse = k, u
+			}
+			return true
+		})
+		b.m.Delete(oldest)
+		b.n--
+	}
+	b.m.Store(id, l)
+	b.n++
+	return nil
+}
+
+// drop forgets product id's list, if kept: its mark is lifted (a unit is coming back).
+func (b *buyerLists) drop(id int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.m.LoadAndDelete(id); ok {
+		b.n--
+	}
+}
+
+// liftSoldOut lifts product id's sold-out mark and forgets its buyer list before a unit of it
+// comes back (see inventory.SoldOut.Lift): the unit may go back only if it returns nil, and
+// must be back in PostgreSQL within SOLDOUT_HOLD (inventory.SoldOutOptions.Hold) of the call:
+// bound the return by a deadline under it. It waits a lease (SOLDOUT_LEASE) when a mark of
+// the product may be trusted somewhere; a second lift of it in this process within the hold
+// returns at once.
+func (c *core) liftSoldOut(ctx context.Context, id int64) error {
+	if err := c.soldOut.Lift(ctx, id); err != nil {
+		return err
+	}
+	c.lists.drop(id)
+	return nil
+}
+
+// soldOut answers a buyer of product id, which is marked sold out: with the order the user
+// holds (a *PurchasedError), else inventory.ErrSoldOut. A new buyer costs no round trip.
+func (s *Service) soldOut(ctx context.Context, id, userID int64) error {
+	maybe, err := s.c.lists.maybeBuyer(ctx, s.c.db, id, userID)
+	if err != nil {
+		return err
+	}
+	if !maybe {
+		return fmt.Errorf("product %d: %w", id, inventory.ErrSoldOut)
+	}
+	return orderOrSoldOut(s.c.db.WithContext(ctx), id, userID)
+}
+
+// orderOrSoldOut answers a buyer of product id, which has no stock left, in tx: with the
+// order the user holds (a *PurchasedError), else inventory.ErrSoldOut.
+func orderOrSoldOut(tx *gorm.DB, id, userID int64) error {
+	o, err := orderOf(tx, id, userID)
+	switch {
+	case err == nil:
+		return &PurchasedError{Order: o}
+	case errors.Is(err, ErrOrderNotFound):
+		return fmt.Errorf("product %d: %w", id, inventory.ErrSoldOut)
+	}
+	return err
+}
