@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,8 @@ type Redis struct {
 	// Dir is its working directory (--dir), the same across restarts: what it saved there
 	// (dump.rdb, appendonlydir) is loaded again by Start. Removed by Close.
 	Dir string
+	// Bus is the cluster bus port (--cluster-port) of a server in cluster mode, "" otherwise.
+	Bus string
 
 	bin  string
 	args []string
@@ -89,9 +92,36 @@ func newRedis(extra ...string) (*Redis, error) {
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	s := &Redis{Addr: addr, Dir: dir, bin: bin, log: &Buffer{}}
-	s.args = append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", s.Dir, "--logfile", "", "--daemonize", "no"}, extra...)
+	s.args = []string{"--port", port, "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", s.Dir, "--logfile", "", "--daemonize", "no"}
+	if argValue(extra, "--cluster-enabled") == "yes" {
+		// Unasked, the bus listens on port+10000, which may lie in the ephemeral range and
+		// be taken by any connection: the bus gets a port of its own from FreeAddr too.
+		if s.Bus = argValue(extra, "--cluster-port"); s.Bus == "" {
+			bus, err := FreeAddr()
+			if err != nil {
+				return nil, errors.Join(err, os.RemoveAll(dir))
+			}
+			_, s.Bus, _ = net.SplitHostPort(bus)
+			s.args = append(s.args, "--cluster-port", s.Bus)
+		}
+		if argValue(extra, "--cluster-config-file") == "" {
+			s.args = append(s.args, "--cluster-config-file", filepath.Join(dir, "nodes.conf"))
+		}
+	}
+	s.args = append(s.args, extra...)
 	return s, nil
+}
+
+// argValue returns the value that follows name in args (the last one), or "".
+func argValue(args []string, name string) string {
+	v := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 // StartRedisReplica is StartRedis for a replica of the master at addr (--replicaof): it
@@ -155,6 +185,9 @@ func (s *Redis) start() error {
 	}
 	s.proc = proc
 	if err := waitPing(s.Addr, proc.done); err != nil {
+		if strings.Contains(s.log.String(), "Address already in use") { // its port or its bus's
+			err = errors.Join(err, errPortTaken)
+		}
 		return fmt.Errorf("redis-server on %s: %w", s.Addr, err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})

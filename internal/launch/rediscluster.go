@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -24,17 +23,8 @@ func StartRedisCluster(n int) (_ []*Redis, err error) {
 			}
 		}
 	}()
-	buses := make([]string, n)
-	for i := range n {
-		bus, err := FreeAddr()
-		if err != nil {
-			return nil, err
-		}
-		_, buses[i], _ = net.SplitHostPort(bus)
-		s, err := startRedis(func(s *Redis) error {
-			s.args = append(s.args, "--cluster-config-file", filepath.Join(s.Dir, "nodes.conf"))
-			return nil
-		}, "--cluster-enabled", "yes", "--cluster-port", buses[i], "--cluster-node-timeout", "5000")
+	for range n {
+		s, err := StartRedis("--cluster-enabled", "yes", "--cluster-node-timeout", "5000")
 		if err != nil {
 			return nil, err
 		}
@@ -48,9 +38,9 @@ func StartRedisCluster(n int) (_ []*Redis, err error) {
 			return nil, err
 		}
 	}
-	for i, s := range servers[1:] {
+	for _, s := range servers[1:] {
 		_, port, _ := net.SplitHostPort(s.Addr)
-		if err := servers[0].do(ctx, 0, "CLUSTER", "MEET", "127.0.0.1", port, buses[i+1]); err != nil {
+		if err := servers[0].do(ctx, 0, "CLUSTER", "MEET", "127.0.0.1", port, s.Bus); err != nil {
 			return nil, err
 		}
 	}

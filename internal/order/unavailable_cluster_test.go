@@ -2,7 +2,6 @@ package order_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,8 +40,7 @@ func TestIsUnavailableCluster(t *testing.T) {
 
 	t.Run("no slots", func(t *testing.T) {
 		t.Parallel()
-		node := servers.StartRedis(t, "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"))
+		node := servers.StartRedis(t, "--cluster-enabled", "yes")
 		lockAndGate(t, node.Addr, "CLUSTERDOWN ")
 	})
 
