@@ -50,7 +50,7 @@ func (s *sale) checkHistory(t *testing.T, pg pgAudit) {
 	t.Helper()
 	sale := saleOf(s, pg)
 	ops := s.purchases(everyAnswer)
-	res, err := s.check(t, ops, sale, "")
+	res, err := checkPurchases(t, ops, sale, "")
 	switch {
 	case err != nil:
 		t.Errorf("%s: history check: %v", s.strategy, err)
@@ -64,10 +64,10 @@ func (s *sale) checkHistory(t *testing.T, pg pgAudit) {
 	t.Logf("%s: history %s", s.strategy, res)
 }
 
-// check runs the checker on ops and moves its page, if any, to $SERVERS_LOGDIR under the
+// checkPurchases runs the checker on ops and moves its page, if any, to $SERVERS_LOGDIR under the
 // test's name with suffix. Without $SERVERS_LOGDIR the page of the main check (suffix "")
 // stays where the checker wrote it, the others are removed with the test.
-func (s *sale) check(t *testing.T, ops []history.Purchase, sale history.Sale, suffix string) (history.Result, error) {
+func checkPurchases(t *testing.T, ops []history.Purchase, sale history.Sale, suffix string) (history.Result, error) {
 	dir := os.Getenv("SERVERS_LOGDIR")
 	if dir == "" && suffix != "" {
 		dir = t.TempDir()

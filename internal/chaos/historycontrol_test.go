@@ -40,7 +40,7 @@ func TestHistoryCatchesNaive(t *testing.T) {
 	safe.finish(t, apis...)
 	pg = safe.auditPG(t)
 	ops := safe.purchases(everyAnswer)
-	res, err := safe.check(t, ops, saleOf(safe, pg), "-dlock")
+	res, err := checkPurchases(t, ops, saleOf(safe, pg), "-dlock")
 	if err != nil || !res.OK() {
 		t.Fatalf("dlock: the history of a sale with no fault: %s, %v; want linearizable", res, err)
 	}
@@ -72,7 +72,7 @@ func saleOf(s *sale, pg pgAudit) history.Sale {
 // mustReject checks ops, expecting the checker to find them illegal and write its page.
 func (s *sale) mustReject(t *testing.T, ops []history.Purchase, pg pgAudit, suffix string) history.Result {
 	t.Helper()
-	res, err := s.check(t, ops, saleOf(s, pg), suffix)
+	res, err := checkPurchases(t, ops, saleOf(s, pg), suffix)
 	if err != nil || res.Verdict != history.Illegal {
 		t.Fatalf("%s: the checker says %s (%v), want illegal", s.strategy, res, err)
 	}

@@ -242,8 +242,9 @@ func (s *resvSale) violations(v resvSnapshot, ops []resvOp, monitorBad []string)
 	return bad
 }
 
-// verify drains the sale through via, fails t for each violation (at most 10 shown), and
-// logs the figures. It returns the snapshot.
+// verify drains the sale through via, fails t for each violation (at most 10 shown) and if
+// the history check (checkHistory) finds the history illegal, and logs the figures. It
+// returns the snapshot.
 func (s *resvSale) verify(t *testing.T, via *apiProc) resvSnapshot {
 	t.Helper()
 	v := s.drain(t, via)
@@ -252,6 +253,7 @@ func (s *resvSale) verify(t *testing.T, via *apiProc) resvSnapshot {
 	monitorBad := s.monitorBad
 	s.mu.Unlock()
 	bad := s.violations(v, ops, monitorBad)
+	s.checkHistory(t, ops)
 	for i, b := range bad {
 		if i == 10 {
 			t.Errorf("%s: ... %d violations in all", s.strategy, len(bad))

@@ -21,7 +21,9 @@ import (
 //     orders_final_status trigger), and were it to happen, the payment answered 200 would be
 //     untrue (the snapshot, changed in memory, has the order expired and its unit back: the
 //     equality still holds there, the answers do not);
-//   - for redis and queue, a gate a unit out of step with PostgreSQL.
+//   - for redis and queue, a gate a unit out of step with PostgreSQL;
+//
+// and the history check must see its own (historyControls).
 func (s *resvSale) controls(t *testing.T, v resvSnapshot) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -37,6 +39,7 @@ func (s *resvSale) controls(t *testing.T, v resvSnapshot) {
 	if v.expired+v.cancelled == 0 {
 		t.Fatalf("%s: no reservation ended: the controls need one", s.strategy)
 	}
+	defer s.historyControls(t, ops)
 	exec(`UPDATE products SET stock = stock + 1 WHERE id = $1`, s.id)
 	caught := s.violations(s.snapshot(t), ops, nil)
 	sampled, err := s.sample()

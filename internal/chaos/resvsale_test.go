@@ -74,6 +74,8 @@ type resvSale struct {
 	// may have its connection cut (see violations).
 	frozen map[string][2]time.Time
 	ops    []resvOp
+	// seenWritten and seenEnded are when the monitor first saw each order, and saw it ended (sample)
+	seenWritten, seenEnded map[int64]time.Time
 
 	// payPct is the percentage of winners who pay (half at once, half around pay_by); 100:
 	// every winner pays at once (finish).
@@ -97,8 +99,9 @@ func newResvSale(t *testing.T, b backend, rdb redis.UniversalClient, procs []*ap
 	t.Cleanup(func() { sqlDB.Close() })
 	s := &resvSale{t: t, strategy: strategy, initial: int64(stock), window: window, db: sqlDB, rdb: rdb, b: b,
 		audit: audit.New(sqlDB, rdb, b.keys()), procs: procs, down: map[string]bool{}, quiet: map[string]bool{},
-		frozen:  map[string][2]time.Time{},
-		clients: map[string]*client.Client{}}
+		frozen: map[string][2]time.Time{}, seenWritten: map[int64]time.Time{},
+		seenEnded: map[int64]time.Time{},
+		clients:   map[string]*client.Client{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := apiClient(t, procs[0]).CreateProduct(ctx, api.NewProduct{Name: "chaos reservations " + strategy,

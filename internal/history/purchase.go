@@ -50,6 +50,19 @@ type Sale struct {
 	// product's buyers with an order (user → order id). It resolves the unknown outcomes; nil
 	// leaves them open.
 	Orders map[int64]map[int64]int64
+	// Reservations is, for the products sold with a payment window, what Orders is for the
+	// others, once every purchase settled: each buyer's orders, oldest first (product → user
+	// → order ids), for a buyer whose reservation ended may buy again. A product is in one of
+	// Orders and Reservations at most. Each product of Reservations has the units that came
+	// back in Returns (see CheckPurchases).
+	Reservations map[int64]map[int64][]int64
+	// Returns are the units given back to the stock of the products of Reservations, one per
+	// reservation that expired or was cancelled.
+	Returns []Return
+	// Written is, for orders of Reservations, a moment by which each was surely written (its
+	// unit taken): when a reader first saw it, say. The unknown request that stands for an
+	// order takes its unit no later; without one, at any time after its invoke.
+	Written map[int64]time.Time
 }
 
 // CheckPurchases checks a history of purchases against a stock model, one product at a
@@ -72,6 +85,24 @@ type Sale struct {
 //   - An order in sale.Orders that no request of its buyer could have made (none OK or
 //     unknown) is a take with no completion from the product's first invoke, so that the
 //     units left are PostgreSQL's; the audit judges the answers that hid it.
+//
+// A product sold with a payment window (in sale.Reservations) has returns too:
+//   - a Return gives its unit back (the units left grow by one, its buyer has no order
+//     again): legal only while its buyer has the order; it takes effect between its invoke
+//     and its completion, any time after its invoke when that is unknown. So sold_out is
+//     legal only if no unit was left at some moment between the request and its answer,
+//     whatever came back meanwhile; and a buyer whose reservation ended may buy again.
+//   - Its buyers' unknown requests are resolved with sale.Reservations: each order no 201
+//     named is taken by one unknown request of its buyer, the earliest sent that none took
+//     yet, the oldest order first (so that each take may happen no earlier than the order
+//     it stands for: the k-th order's request is one of k requests sent before it was
+//     written), and no later than when it was surely written (sale.Written), if known; the
+//     other unknown requests did nothing. An order with no request left to take it (none
+//     sent before it was written) is taken from the product's first invoke, as above.
+//
+// The counts and shortcuts below assume that no unit comes back: they leave the products
+// of sale.Reservations to porcupine alone, which is cheap there (few purchases in flight),
+// but for one count: an order whose unit came back twice.
 //
 // Before porcupine searches, counts look for what they can prove illegal, and say it in
 // Result.Reasons: more units taken than stock, a buyer who bought twice, sold_out to a buyer
@@ -101,9 +132,16 @@ func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string
 			return Result{}, fmt.Errorf("product %d has orders but no stock given", product)
 		}
 	}
-	buys, dropped := resolve(ops, sale)
-	reasons := counts(buys, sale.Stock)
+	if err := validReturns(sale); err != nil {
+		return Result{}, err
+	}
+	withReturns := func(op Purchase) bool { _, ok := sale.Reservations[op.Product]; return ok }
+	buys, dropped := resolve(slices.DeleteFunc(slices.Clone(ops), withReturns), sale)
+	reasons := append(counts(buys, sale.Stock), returnedTwice(sale.Returns)...)
 	search, settled := settling(buys, sale.Stock)
+	returning, more := resolveReservations(slices.DeleteFunc(slices.Clone(ops),
+		func(op Purchase) bool { return !withReturns(op) }), sale)
+	search, dropped = append(search, returning...), dropped+more
 	res, err := check(purchaseModel, operations(search), dropped, reasons, begun, timeout, dir, "purchases")
 	res.Settled = settled
 	return res, err

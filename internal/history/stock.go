@@ -11,10 +11,11 @@ import (
 type effect int8
 
 const (
-	take    effect = iota // takes a unit: one is left, the buyer has none
-	mayTake               // an unknown outcome: takes a unit if it can, else nothing
-	soldOut               // reads: none left, the buyer has none
-	already               // reads: the buyer has one
+	take     effect = iota // takes a unit: one is left, the buyer has none
+	mayTake                // an unknown outcome: takes a unit if it can, else nothing
+	soldOut                // reads: none left, the buyer has none
+	already                // reads: the buyer has one
+	giveBack               // a reservation ended: its buyer's unit back on sale
 )
 
 // buy is one purchase as the model sees it: porcupine's input.
@@ -51,6 +52,14 @@ func (u units) took(b *buy) units {
 	return next
 }
 
+// gaveBack is u once the reservation of b's buyer ended: a unit more, the buyer has none.
+func (u units) gaveBack(b *buy) units {
+	next := units{left: u.left + 1, bought: make([]uint64, len(u.bought))}
+	copy(next.bought, u.bought)
+	next.bought[b.slot/64] &^= 1 << (b.slot % 64)
+	return next
+}
+
 func stepPurchase(state, input, _ any) (bool, any) {
 	u, b := state.(units), input.(*buy)
 	if u.left < 0 {
@@ -70,6 +79,11 @@ func stepPurchase(state, input, _ any) (bool, any) {
 		return true, u.took(b)
 	case soldOut:
 		return u.left == 0 && !has, u
+	case giveBack:
+		if !has {
+			return false, u
+		}
+		return true, u.gaveBack(b)
 	default: // already
 		return has, u
 	}
@@ -120,9 +134,13 @@ var purchaseModel = porcupine.Model{
 		if b == nil || b.unseen {
 			return ""
 		}
-		s := "sent " + b.Invoke.Format("15:04:05.000000")
+		sent, answered := "sent ", ", answered "
+		if b.effect == giveBack {
+			sent, answered = "ended ", ", back by "
+		}
+		s := sent + b.Invoke.Format("15:04:05.000000")
 		if !b.Complete.IsZero() {
-			s += ", answered " + b.Complete.Format("15:04:05.000000")
+			s += answered + b.Complete.Format("15:04:05.000000")
 		}
 		if b.Process != "" {
 			s += ", by " + b.Process
@@ -159,6 +177,8 @@ func (b *buy) answer() string {
 	switch {
 	case b.unseen:
 		return fmt.Sprintf("order %d in PostgreSQL, no request of the history made it", b.order)
+	case b.effect == giveBack:
+		return fmt.Sprintf("order %d ended, its unit back on sale", b.order)
 	case b.Status == 202:
 		s = "202 queued"
 	case b.Status != 0:

@@ -1,0 +1,149 @@
+package history
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/seckill/seckill/internal/api"
+)
+
+// Return is a unit given back to a product's stock by a reservation that ended (expired or
+// cancelled): it was back on sale at some moment between Invoke and Complete.
+type Return struct {
+	Product int64 `json:"product"`
+	User    int64 `json:"user"`  // the reservation's buyer
+	Order   int64 `json:"order"` // the reservation's order
+	// Invoke is when the return began: the unit was not back before (PostgreSQL's ended_at,
+	// stamped inside the transaction that returned it).
+	Invoke time.Time `json:"invoke"`
+	// Complete is a moment by which the unit was surely back on sale (for example when a
+	// reader first saw the order ended, or, for a Redis gate, when the gate had it back);
+	// zero when none is known: then it may take effect at any time after Invoke.
+	Complete time.Time `json:"complete,omitzero"`
+}
+
+// validReturns checks sale's returns and reservations (see Sale).
+func validReturns(sale Sale) error {
+	orderOf := map[int64][2]int64{} // order -> product, user
+	for product, users := range sale.Reservations {
+		if _, ok := sale.Stock[product]; !ok {
+			return fmt.Errorf("product %d has reservations but no stock given", product)
+		}
+		if _, ok := sale.Orders[product]; ok {
+			return fmt.Errorf("product %d has both Orders and Reservations", product)
+		}
+		for user, orders := range users {
+			for _, o := range orders {
+				orderOf[o] = [2]int64{product, user}
+			}
+		}
+	}
+	for i, r := range sale.Returns {
+		switch {
+		case orderOf[r.Order] != [2]int64{r.Product, r.User}:
+			return fmt.Errorf("return %d: order %d is not among the reservations of user %d, product %d", i, r.Order, r.User, r.Product)
+		case r.Invoke.IsZero():
+			return fmt.Errorf("return %d (order %d) has no invoke time", i, r.Order)
+		case !r.Complete.IsZero() && r.Complete.Before(r.Invoke):
+			return fmt.Errorf("return %d (order %d) completes before its invoke", i, r.Order)
+		}
+	}
+	for o := range sale.Written {
+		if _, ok := orderOf[o]; !ok {
+			return fmt.Errorf("order %d has a time written but is not among the reservations", o)
+		}
+	}
+	return nil
+}
+
+// resolveReservations is resolve for the purchases of the products of sale.Reservations (see
+// CheckPurchases), with a giveBack for each of sale.Returns.
+func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
+	type buyer struct{ product, user int64 }
+	start := map[int64]time.Time{} // product -> the first invoke of its purchases
+	named := map[int64]bool{}      // orders a 201 named
+	unknown := map[buyer][]int{}   // the buyer's requests of unknown outcome
+	for i, op := range ops {
+		if first, ok := start[op.Product]; !ok || op.Invoke.Before(first) {
+			start[op.Product] = op.Invoke
+		}
+		switch op.Outcome {
+		case OK:
+			named[op.Order] = true
+		case Unknown:
+			k := buyer{op.Product, op.User}
+			unknown[k] = append(unknown[k], i)
+		}
+	}
+	took := map[int]int64{} // an unknown request -> the order it took
+	for product, users := range sale.Reservations {
+		for user, orders := range users {
+			mine := unknown[buyer{product, user}]
+			slices.SortStableFunc(mine, func(a, b int) int { return ops[a].Invoke.Compare(ops[b].Invoke) })
+			for _, o := range orders {
+				switch {
+				case named[o]:
+				case len(mine) > 0 && (sale.Written[o].IsZero() || !ops[mine[0]].Invoke.After(sale.Written[o])):
+					took[mine[0]], mine = o, mine[1:]
+				default:
+					from, ok := start[product]
+					if !ok {
+						from = time.Unix(0, 0)
+					}
+					buys = append(buys, &buy{
+						Purchase: Purchase{Product: product, User: user, Invoke: from, Outcome: Unknown},
+						effect:   take, stock: sale.Stock[product], slot: -1, order: o, unseen: true,
+						call: from.UnixNano(), ret: nanos(sale.Written[o]),
+					})
+				}
+			}
+		}
+	}
+	for i, op := range ops {
+		b := &buy{Purchase: op, stock: sale.Stock[op.Product], slot: -1, call: op.Invoke.UnixNano(), ret: nanos(op.Complete)}
+		order, ok := took[i]
+		switch {
+		case op.Outcome == OK:
+			b.effect = take
+		case op.Outcome == Fail && op.Code == api.CodeSoldOut:
+			b.effect = soldOut
+		case op.Outcome == Fail && op.Code == api.CodeAlreadyPurchased:
+			b.effect = already
+		case op.Outcome == Unknown && ok:
+			b.effect, b.order, b.ret = take, order, nanos(sale.Written[order])
+		default: // a refusal; an unknown request that did nothing
+			dropped++
+			continue
+		}
+		buys = append(buys, b)
+	}
+	for _, r := range sale.Returns {
+		outcome := OK
+		if r.Complete.IsZero() {
+			outcome = Unknown
+		}
+		buys = append(buys, &buy{
+			Purchase: Purchase{Product: r.Product, User: r.User, Invoke: r.Invoke, Complete: r.Complete, Outcome: outcome},
+			effect:   giveBack, stock: sale.Stock[r.Product], slot: -1, order: r.Order,
+			call: r.Invoke.UnixNano(), ret: nanos(r.Complete),
+		})
+	}
+	slices.SortStableFunc(buys, func(a, b *buy) int { return cmp.Compare(a.call, b.call) })
+	return buys, dropped
+}
+
+// returnedTwice names the orders with more than one return: each reservation ends once, so
+// no order explains a second (the search could take exponential time to prove it).
+func returnedTwice(returns []Return) []string {
+	var reasons []string
+	seen := map[int64]bool{}
+	for _, r := range returns {
+		if seen[r.Order] && len(reasons) < maxReasons {
+			reasons = append(reasons, fmt.Sprintf("order %d of user %d, product %d: its unit came back twice", r.Order, r.User, r.Product))
+		}
+		seen[r.Order] = true
+	}
+	return reasons
+}
