@@ -13,7 +13,7 @@ import (
 )
 
 // TestAbandonmentSale is an abandonment sale over three real API processes: each product
-// (pessimistic, redis) has a window of 1 s; 60% of the winners pay, 10% cancel, within
+// (pessimistic, redis, queue) has a window of 1 s; 60% of the winners pay, 10% cancel, within
 // 0..500 ms, and the rest walk away, their units coming back when the sweepers expire them and
 // selling again to the buyers who keep arriving. The sale must stop paid out: every unit
 // paid exactly once (PostgreSQL read directly: stock + pending + paid == initial stock, paid
@@ -32,7 +32,7 @@ func TestAbandonmentSale(t *testing.T) {
 		targets = append(targets, api.Base)
 	}
 	// PostgreSQL read directly, then the API's audit alone (-audit api) for dlock.
-	checkAbandonment(t, token, targets, "database", "-strategies", "pessimistic,redis",
+	checkAbandonment(t, token, targets, "database", "-strategies", "pessimistic,redis,queue",
 		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
 	// A sixth of its payments come after the window (uniform in 0..1.2 s): 409 order_expired.
 	checkAbandonment(t, token, targets, "api", "-strategies", "dlock", "-audit", "api", "-pay-delay", "1200ms")

@@ -7,7 +7,7 @@ import (
 )
 
 // Abandon is an abandonment sale (-pay-within): the product is created with a payment
-// window, so each purchase answered 201 is a reservation. Each winner then pays with
+// window, so each purchase answered 201 (202 for queue) is a reservation. Each winner then pays with
 // probability PayRatio, cancels with probability CancelRatio, and otherwise walks away, its
 // reservation expiring at pay_by and its unit going back on sale, where later buyers take it
 // (docs/loadtest.md, "Abandonment sales"). The zero value (PayWithin 0) is an ordinary sale.
@@ -25,10 +25,10 @@ type Abandon struct {
 // On reports whether a is an abandonment sale.
 func (a Abandon) On() bool { return a.PayWithin > 0 }
 
-// abandonStrategies are the strategies whose products take a payment window and whose every
-// winner is answered 201 with the order: not naive (refused by the API) nor queue (its 202
-// winners' orders are written later).
-var abandonStrategies = []string{"dlock", FairStrategy, "pessimistic", "optimistic", "redis"}
+// abandonStrategies are the strategies whose products take a payment window: not naive
+// (refused by the API). A queue winner is answered 202 and its order written later: its
+// payment or cancel waits for the order (payers.act).
+var abandonStrategies = []string{"dlock", FairStrategy, "pessimistic", "optimistic", "redis", QueueStrategy}
 
 // validateAbandon reports what is wrong with c's abandonment sale.
 func (c *Config) validateAbandon() (errs []error) {
@@ -53,7 +53,7 @@ func (c *Config) validateAbandon() (errs []error) {
 	}
 	for _, s := range c.Strategies {
 		if !slices.Contains(abandonStrategies, s) {
-			bad("-pay-within with strategy %s: an abandonment sale attacks %v (naive takes no window; a queue winner's order is written later)", s, abandonStrategies)
+			bad("-pay-within with strategy %s: an abandonment sale attacks %v (naive takes no window)", s, abandonStrategies)
 		}
 	}
 	if c.AfterSoldOut > 0 {

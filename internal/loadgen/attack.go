@@ -30,9 +30,9 @@ type attackSpec struct {
 	afterSold  time.Duration
 	// history, when not nil, records every purchase of the attack for -check.
 	history *purchaseLog
-	// onBought, when not nil, is told the buyer of each answer 201 (an abandonment sale's
-	// reservations, lifecycle.go); it must not block.
-	onBought func(user int64)
+	// onBought, when not nil, is told the buyer of each answer 201, or 202 (queued: true),
+	// an abandonment sale's reservations (lifecycle.go); it must not block.
+	onBought func(user int64, queued bool)
 	// keepSamples keeps every answer (32 bytes each), for the plot.
 	keepSamples bool
 	deploy      Deployment // headers and client TLS (transport.go)
@@ -164,8 +164,8 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 			} else if u > 0 {
 				admitted[u] = true
 			}
-			if o == Bought && u > 0 && spec.onBought != nil {
-				spec.onBought(u)
+			if (o == Bought || o == Accepted) && u > 0 && spec.onBought != nil {
+				spec.onBought(u, o == Accepted)
 			}
 		}
 		res.metrics.Add(r)

@@ -70,8 +70,8 @@ func newLifecycle(ctx context.Context, cfg Config, c *client.Client, targets []s
 		pay: newPayers(context.WithoutCancel(ctx), cfg.Abandon, productID, clients, cfg.Seed)}
 }
 
-// reservedBy is the attack's hook: a purchase answered 201 for user.
-func (l *lifecycle) reservedBy(user int64) { l.pay.reservedBy(user) }
+// reservedBy is the attack's hook: a purchase answered 201 for user, or 202 (queued).
+func (l *lifecycle) reservedBy(user int64, queued bool) { l.pay.reservedBy(user, queued) }
 
 // follow reads the audit every lifecycleInterval until the returned func is called (which
 // reads once more), and stops the attack when paid equals the initial stock.

@@ -24,6 +24,14 @@ const (
 // both routes are idempotent, at most this many times in all.
 const payAttempts = 3
 
+// writeWait bounds how long the payment or cancel of a queued winner (answered 202) asks
+// again while the answer is 404 order_not_found: its order is written after the 202, within
+// milliseconds while the queue keeps up. Those answers are not among the payAttempts.
+const (
+	writeWait = 10 * time.Second
+	writePoll = 50 * time.Millisecond
+)
+
 // payers are the winners of an abandonment sale after their purchase: each reservation
 // (answered 201) is paid, cancelled or walked away from, as Abandon says, after a delay
 // uniform in [0, PayDelay], through clients in turn. At most maxPaying requests are in flight.
@@ -61,9 +69,9 @@ func newPayers(ctx context.Context, cfg Abandon, productID int64, clients []*cli
 		paidUsers: map[int64]bool{}}
 }
 
-// reservedBy is told of each reservation, by user: it draws what the winner does, and when,
-// and schedules it. It never blocks.
-func (p *payers) reservedBy(user int64) {
+// reservedBy is told of each reservation, by user (queued: answered 202, its order written
+// later): it draws what the winner does, and when, and schedules it. It never blocks.
+func (p *payers) reservedBy(user int64, queued bool) {
 	p.mu.Lock()
 	p.reserved++
 	u := p.rng.Float64()
@@ -87,13 +95,15 @@ func (p *payers) reservedBy(user int64) {
 		defer p.wg.Done()
 		p.sem <- struct{}{}
 		defer func() { <-p.sem }()
-		p.act(c, choice, user)
+		p.act(c, choice, user, queued)
 	})
 }
 
 // act pays or cancels user's reservation, asking again (at most payAttempts in all) while
-// the answer leaves the outcome open.
-func (p *payers) act(c *client.Client, choice string, user int64) {
+// the answer leaves the outcome open; for a queued winner, also while its order is not
+// written yet (404 order_not_found, for writeWait at most).
+func (p *payers) act(c *client.Client, choice string, user int64, queued bool) {
+	unwritten := time.Now().Add(writeWait)
 	for attempt := 1; ; attempt++ {
 		var err error
 		if choice == choicePay {
@@ -102,6 +112,11 @@ func (p *payers) act(c *client.Client, choice string, user int64) {
 			_, err = c.Cancel(p.ctx, p.productID, user)
 		}
 		answer := answerName(choice, err)
+		if queued && answer == api.CodeOrderNotFound && time.Now().Before(unwritten) && p.ctx.Err() == nil {
+			attempt--
+			time.Sleep(writePoll)
+			continue
+		}
 		open := answerOpen(err)
 		final := !open || attempt == payAttempts || p.ctx.Err() != nil
 		p.note(choice, user, answer, final && open)

@@ -2,6 +2,8 @@ package order
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -39,7 +41,11 @@ func (c *core) readThinkWrite(ctx context.Context, p inventory.Product, userID i
 		return Order{}, err
 	}
 	if stock <= 0 {
-		return Order{}, orderOrSoldOut(c.db.WithContext(ctx), p.ID, userID)
+		err := orderOrSoldOut(c.db.WithContext(ctx), p.ID, userID)
+		if errors.Is(err, errUnitBack) { // naive takes no payment window: never, but for a restock
+			err = fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
+		}
+		return Order{}, err
 	}
 	if err := think(ctx, p); err != nil {
 		// The write is never sent: recorded as failed, with why (the lock's loss, for one).
@@ -99,7 +105,8 @@ func (r rowLockBuyer) optimistic(ctx context.Context, p inventory.Product, userI
 
 // soldOutCheck reads the product's stock in tx (locking the row with forUpdate), and marks
 // it sold out when none is left: a committed zero, safe to share. The buyer is then answered
-// with the order it holds, if it has one (a retry), else sold out.
+// with the order it holds, if it has one (a retry), else sold out; unless a unit came back
+// meanwhile (only without the row lock): then the buyer goes on to buy it.
 func (r rowLockBuyer) soldOutCheck(ctx context.Context, tx *gorm.DB, p inventory.Product, userID int64, forUpdate bool) error {
 	stock, err := inventory.Stock(tx, p.ID, forUpdate)
 	if err != nil {
@@ -107,7 +114,9 @@ func (r rowLockBuyer) soldOutCheck(ctx context.Context, tx *gorm.DB, p inventory
 	}
 	if stock == 0 {
 		r.soldOut.Mark(ctx, p.ID)
-		return orderOrSoldOut(tx, p.ID, userID)
+		if err := orderOrSoldOut(tx, p.ID, userID); !errors.Is(err, errUnitBack) {
+			return err
+		}
 	}
 	return nil
 }

@@ -227,6 +227,9 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 		case err != nil:
 		case s.c.soldOut.Is(productID):
 			err = s.soldOut(pctx, productID, userID) // a retry of a buyer who has an order too
+			if errors.Is(err, errUnitBack) {
+				o, err = s.buy(pctx, p, userID)
+			}
 		default:
 			o, err = s.buy(pctx, p, userID)
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -173,7 +174,8 @@ func (c *core) liftSoldOut(ctx context.Context, id int64) error {
 }
 
 // soldOut answers a buyer of product id, which is marked sold out: with the order the user
-// holds (a *PurchasedError), else inventory.ErrSoldOut. A new buyer costs no round trip.
+// holds (a *PurchasedError), else inventory.ErrSoldOut, or errUnitBack when a unit came back
+// (the caller buys). A new buyer costs no round trip.
 func (s *Service) soldOut(ctx context.Context, id, userID int64) error {
 	maybe, err := s.c.lists.maybeBuyer(ctx, s.c.db, id, userID)
 	if err != nil {
@@ -185,15 +187,37 @@ func (s *Service) soldOut(ctx context.Context, id, userID int64) error {
 	return orderOrSoldOut(s.c.db.WithContext(ctx), id, userID)
 }
 
-// orderOrSoldOut answers a buyer of product id, which has no stock left, in tx: with the
-// order the user holds (a *PurchasedError), else inventory.ErrSoldOut.
+// errUnitBack is orderOrSoldOut's answer when the product's stock is no longer 0: a unit
+// came back (a reservation ended) since the caller saw none, so the buyer may buy it.
+var errUnitBack = errors.New("a unit came back")
+
+// orderOrSoldOut answers a buyer of product id, which had no stock left, in tx: with the
+// order the user holds (a *PurchasedError), else inventory.ErrSoldOut, or errUnitBack if a
+// unit came back meanwhile. The stock and the order are read in one statement, one snapshot:
+// read apart, a buyer whose reservation ended between the two reads (its unit back) would be
+// answered sold out, which was true at no moment: while none was left it held an order, and
+// once it held none a unit was there to buy (the history checker's rule, and #35's).
 func orderOrSoldOut(tx *gorm.DB, id, userID int64) error {
-	o, err := orderOf(tx, id, userID)
-	switch {
-	case err == nil:
-		return &PurchasedError{Order: o}
-	case errors.Is(err, ErrOrderNotFound):
-		return fmt.Errorf("product %d: %w", id, inventory.ErrSoldOut)
+	var rows []struct {
+		Stock                          int
+		ID, ProductID, UserID          *int64
+		CreatedAt, PayBy, PaidAt, Ends *time.Time
+		Status                         *string
 	}
-	return err
+	err := tx.Raw(`SELECT p.stock, o.id, o.product_id, o.user_id, o.created_at, o.pay_by, o.paid_at,
+		o.ended_at AS ends, o.status FROM products p LEFT JOIN orders o
+		ON o.product_id = p.id AND o.user_id = ? AND o.`+liveStatus+` WHERE p.id = ?`, userID, id).Scan(&rows).Error
+	switch {
+	case err != nil:
+		return fmt.Errorf("read the stock and the order of user %d, product %d: %w", userID, id, err)
+	case len(rows) == 0:
+		return fmt.Errorf("product %d: %w", id, inventory.ErrNotFound)
+	case rows[0].ID != nil:
+		r := rows[0]
+		return &PurchasedError{Order: Order{ID: *r.ID, ProductID: *r.ProductID, UserID: *r.UserID,
+			CreatedAt: *r.CreatedAt, Status: *r.Status, PayBy: r.PayBy, PaidAt: r.PaidAt, EndedAt: r.Ends}}
+	case rows[0].Stock > 0:
+		return errUnitBack
+	}
+	return fmt.Errorf("product %d: %w", id, inventory.ErrSoldOut)
 }
