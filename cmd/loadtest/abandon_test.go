@@ -13,7 +13,7 @@ import (
 )
 
 // TestAbandonmentSale is an abandonment sale over three real API processes: each product
-// (pessimistic, redis, queue) has a window of 1 s; 60% of the winners pay, 10% cancel, within
+// (pessimistic, redis, queue) has a window of 1 s; 60% of the winners pay, 20% cancel, within
 // 0..500 ms, and the rest walk away, their units coming back when the sweepers expire them and
 // selling again to the buyers who keep arriving. The sale must stop paid out: every unit
 // paid exactly once (PostgreSQL read directly: stock + pending + paid == initial stock, paid
@@ -46,7 +46,7 @@ func checkAbandonment(t *testing.T, token string, targets []string, source strin
 	jsonPath := filepath.Join(t.TempDir(), "abandon.json")
 	args := append([]string{"loadtest", "compare", "-targets", strings.Join(targets, ","),
 		"-stock", "30", "-rate", "60", "-duration", "90s", "-requests", "5400", "-timeout", "5s", "-seed", "7", // bounds: it pays out in 5-10 s
-		"-pay-within", "1s", "-pay-ratio", "0.6", "-cancel-ratio", "0.1", "-pay-delay", "500ms",
+		"-pay-within", "1s", "-pay-ratio", "0.6", "-cancel-ratio", "0.2", "-pay-delay", "500ms",
 		"-progress", "0", "-json", jsonPath}, extra...)
 	getenv := func(k string) string {
 		if k == "ADMIN_TOKEN" {

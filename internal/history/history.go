@@ -5,7 +5,8 @@
 // completion, explains every outcome.
 //
 // Two histories are kept: purchases (Purchase), per buyer, checked against a stock model per
-// product; and lock operations (LockOp), per process, checked against a fenced-mutex model.
+// product, with the units that come back (Return) for products sold with a payment window;
+// and lock operations (LockOp), per process, checked against a fenced-mutex model.
 // Histories travel as JSON lines, one operation per line, so that processes can record them
 // and tests and cmd/loadtest can check them.
 //
