@@ -33,7 +33,7 @@ func TestUIOnlyThePageChangesThings(t *testing.T) {
 		code    string
 	}{
 		{"no token", nil, 403, "bad_page_token"},
-		{"a wrong token", []string{PageTokenHeader, strings.ToUpper(tok[:len(tok)-1]) + "X"}, 403, "bad_page_token"},
+		{"a wrong token", []string{PageTokenHeader, wrongToken(tok)}, 403, "bad_page_token"},
 		{"another start's token", []string{PageTokenHeader, otherTok}, 403, "bad_page_token"},
 		{"another site", []string{PageTokenHeader, tok, "Origin", "http://attacker.example"}, 403, "bad_origin"},
 		{"another port", []string{PageTokenHeader, tok, "Origin", "http://127.0.0.1:1" + port}, 403, "bad_origin"},
@@ -216,4 +216,13 @@ func TestUICeilings(t *testing.T) {
 	}
 	uiCall(t, "POST", base+"/api/runs/"+run.ID+"/stop", "application/json", "", nil, tok...)
 	readEvents(t, base+"/api/runs/"+run.ID+"/events")
+}
+
+// wrongToken is tok with its last character changed: never tok.
+func wrongToken(tok string) string {
+	last := "A"
+	if strings.HasSuffix(tok, last) {
+		last = "B"
+	}
+	return tok[:len(tok)-1] + last
 }

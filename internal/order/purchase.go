@@ -1,0 +1,95 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seckill/seckill/internal/inventory"
+)
+
+// Purchase sells one unit of product productID to user userID with the product's strategy.
+// It returns the order, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
+// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled,
+// ErrOutcomeUnknown or ErrAccepted (queue strategy: queued, not written yet); anything else is
+// a bug. Every answer is true: an order is returned
+// exactly when it is committed, every error but ErrOutcomeUnknown means nothing was
+// written, and the order and its decrement commit together or not at all.
+func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
+	var o Order
+	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
+		p, err := s.c.products.Meta(pctx, productID)
+		switch {
+		case err != nil:
+		case s.c.soldOut.Is(productID):
+			err = s.soldOut(pctx, productID, userID) // a retry of a buyer who has an order too
+			if errors.Is(err, errUnitBack) {
+				o, err = s.buy(pctx, p, userID)
+			}
+		default:
+			o, err = s.buy(pctx, p, userID)
+		}
+		return p.Strategy, err
+	})
+	return o, err
+}
+
+// PurchaseBundle sells one unit of each product to the user, all or nothing: the products'
+// locks are taken together (dlock's ObtainMulti, in key order, so that overlapping bundles
+// cannot deadlock), then one transaction inserts every order and decrements every
+// product under its lock's fence. The products must be of the dlock strategy, not fair, 1 to
+// MaxBundle of them, each once (else inventory.ErrInvalid). It returns the orders in the
+// order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
+// already purchased, not found) comes as a *ProductError that names it.
+func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
+	var orders []Order
+	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
+		var err error
+		orders, err = s.locked.buyBundle(pctx, productIDs, userID)
+		return "bundle", err
+	})
+	return orders, err
+}
+
+// bounded runs one purchase, buy, on ctx with the purchase's own deadline
+// (Config.PurchaseTimeout), turns its error into one of Purchase's documented errors (see
+// explain) and reports it to the Observer under the strategy buy returns.
+func (s *Service) bounded(ctx context.Context, buy func(pctx context.Context) (inventory.Strategy, error)) error {
+	start := time.Now()
+	deadline := start.Add(s.c.cfg.PurchaseTimeout)
+	pctx, cancel := context.WithDeadlineCause(context.WithValue(ctx, deadlineKey{}, deadline), deadline, errDeadline)
+	defer cancel()
+	strategy, err := buy(pctx)
+	err = explain(ctx, pctx, err)
+	s.c.observer.Purchased(strategy, Outcome(err), time.Since(start))
+	return err
+}
+
+// deadlineKey is the context key of a purchase's own deadline (see detach).
+type deadlineKey struct{}
+
+// explain turns the error of a purchase on pctx (ctx with the purchase's deadline) into one
+// of Purchase's documented errors: an error that stems from the context's end is ErrCanceled
+// when the buyer went away, ErrBusy when the deadline passed.
+func explain(ctx, pctx context.Context, err error) error {
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	ended := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	switch {
+	case ended && ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", ErrCanceled, err)
+	case ended && pctx.Err() != nil:
+		return fmt.Errorf("%w: %w", errDeadline, err)
+	}
+	return classify(err)
+}
+
+// buy hands the purchase to the buyer of the product's strategy (dlock's by default).
+func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+	if buy, ok := s.buyers[p.Strategy]; ok {
+		return buy(ctx, p, userID)
+	}
+	return s.locked.buy(ctx, p, userID)
+}
