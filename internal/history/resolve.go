@@ -36,13 +36,10 @@ func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 	for i, op := range ops {
 		b := &buy{Purchase: op, stock: sale.Stock[op.Product], slot: -1, call: op.Invoke.UnixNano(), ret: nanos(op.Complete)}
 		k := buyer{op.Product, op.User}
+		e, told := answered(op)
 		switch {
-		case op.Outcome == OK:
-			b.effect = take
-		case op.Outcome == Fail && op.Code == api.CodeSoldOut:
-			b.effect = soldOut
-		case op.Outcome == Fail && op.Code == api.CodeAlreadyPurchased:
-			b.effect = already
+		case told:
+			b.effect = e
 		case op.Outcome == Unknown && sale.Orders == nil:
 			b.effect, b.ret = mayTake, never
 		case op.Outcome == Unknown && sale.hasOrder(op.Product, op.User) && !bought[k] && first[k] == i:
@@ -67,6 +64,20 @@ func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 		}
 	}
 	return buys, dropped
+}
+
+// answered is the effect of a purchase its answer decides: a 201 takes a unit, sold_out and
+// already_purchased read; false for the rest (refusals, unknown outcomes).
+func answered(op Purchase) (effect, bool) {
+	switch {
+	case op.Outcome == OK:
+		return take, true
+	case op.Outcome == Fail && op.Code == api.CodeSoldOut:
+		return soldOut, true
+	case op.Outcome == Fail && op.Code == api.CodeAlreadyPurchased:
+		return already, true
+	}
+	return 0, false
 }
 
 // settle leaves out of the search the reads (sold_out, already_purchased) that are legal in

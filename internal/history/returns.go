@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/seckill/seckill/internal/api"
 )
 
 // Return is a unit given back to a product's stock by a reservation that ended (expired or
@@ -104,13 +102,10 @@ func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 	for i, op := range ops {
 		b := &buy{Purchase: op, stock: sale.Stock[op.Product], slot: -1, call: op.Invoke.UnixNano(), ret: nanos(op.Complete)}
 		order, ok := took[i]
+		e, told := answered(op)
 		switch {
-		case op.Outcome == OK:
-			b.effect = take
-		case op.Outcome == Fail && op.Code == api.CodeSoldOut:
-			b.effect = soldOut
-		case op.Outcome == Fail && op.Code == api.CodeAlreadyPurchased:
-			b.effect = already
+		case told:
+			b.effect = e
 		case op.Outcome == Unknown && ok:
 			b.effect, b.order, b.ret = take, order, nanos(sale.Written[order])
 		default: // a refusal; an unknown request that did nothing
