@@ -26,7 +26,7 @@ func TestAbandonValidate(t *testing.T) {
 		{"negative delay", func(c *Config) { c.Abandon.PayDelay = -time.Second }, "-pay-delay"},
 		{"window too long", func(c *Config) { c.Abandon.PayWithin = 25 * time.Hour }, "-pay-within 25h0m0s"},
 		{"naive", func(c *Config) { c.Strategies = []string{"naive"} }, "strategy naive"},
-		{"queue", func(c *Config) { c.Strategies = []string{QueueStrategy} }, "strategy queue"},
+		{"queue", func(c *Config) { c.Strategies = []string{QueueStrategy} }, ""},
 		{"after sold out", func(c *Config) { c.AfterSoldOut = time.Second }, "-after-soldout with -pay-within"},
 		{"check", func(c *Config) { c.Check = true }, "-check with -pay-within"},
 		{"baseline", func(c *Config) { c.Baseline = true }, "-baseline with -pay-within"},
