@@ -97,7 +97,7 @@ function showKind() {
 }
 
 // The strategies an abandonment sale leaves out; showSale shows its fields.
-const NO_WINDOW = ["naive", "queue"];
+const NO_WINDOW = ["naive"];
 function showSale() {
   const on = $("sale").value === "abandon";
   $("abandon-fields").hidden = $("abandon-about").hidden = !on;
@@ -126,7 +126,7 @@ async function submit(ev) {
       duration_s: Number($("duration").value), rate: Number($("rate").value),
       targets: picked("target"), etcd_targets: picked("etcd-target") };
     if ($("sale").value === "abandon") {
-      // An abandonment sale (loadtest -pay-within): naive and queue take no window.
+      // An abandonment sale (loadtest -pay-within): naive takes no window.
       body.strategies = body.strategies.filter((x) => !NO_WINDOW.includes(x));
       Object.assign(body, { pay_within_ms: Number($("pay-within").value), pay_ratio: Number($("pay-ratio").value) / 100,
         cancel_ratio: Number($("cancel-ratio").value) / 100, pay_delay_ms: Number($("pay-delay").value) });
