@@ -59,7 +59,10 @@ func TestOneUserBuysOnce(t *testing.T) {
 			if got := res.get("201 "); got != 1 {
 				t.Errorf("bought = %d, want 1; answers %v", got, res.m)
 			}
-			if other := 50 - res.get("201 ") - res.get("409 "+api.CodeAlreadyPurchased) - res.get("503 "+api.CodeBusy); other != 0 {
+			// 503 unavailable is a dependency that did not answer in time (a loaded machine:
+			// seen once in a full make test), true and harmless: it wrote nothing.
+			if other := 50 - res.get("201 ") - res.get("409 "+api.CodeAlreadyPurchased) - res.get("503 "+api.CodeBusy) -
+				res.get("503 "+api.CodeUnavailable); other != 0 {
 				t.Errorf("unexpected answers: %v", res.m)
 			}
 			checkAudit(t, s.audit(t, p.ID), 1)
