@@ -4,7 +4,6 @@ package chaos_test
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"testing"
 	"time"
@@ -14,27 +13,12 @@ import (
 )
 
 // history is the sale's history of purchases (its buys and retries) and what the checker
-// needs besides, read from PostgreSQL once drained: each buyer's orders, and each ended
-// reservation's return. A return began at its order's ended_at (stamped inside the
-// transaction that gave the unit back); it was surely back on sale by:
-//   - for redis and queue, the order's gate_returned_at, stamped once the gate had the unit;
-//   - for the others, the first of: when the monitor first saw the order ended (its snapshot,
-//     taken after the commit, read before that moment), and the answer to a cancel that said
-//     the order was cancelled. With neither (PostgreSQL down meanwhile), unknown.
-//
-// And each order was surely written (its unit taken) by when the monitor first saw it, and,
-// for redis and queue, whose gate admits a buyer before the order is written, by the
-// insert's moment (its pay_by less the window).
+// needs besides, read from PostgreSQL once drained (audit.ReservationSale): each buyer's
+// orders, each ended reservation's return, each bounded by what the monitor's watch saw
+// (the order written, the order ended) and by the first answer to a cancel that said the
+// order was cancelled; for redis and queue by the gate's own record, gate_returned_at.
 func (s *resvSale) history(t *testing.T, ops []resvOp) ([]history.Purchase, history.Sale) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rows, err := s.db.QueryContext(ctx, `SELECT id, user_id, ended_at, gate_returned_at,
-		pay_by - make_interval(secs => $2) FROM orders WHERE product_id = $1 ORDER BY id`, s.id, s.window.Seconds())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	cancelled := map[int64]time.Time{} // order -> the first answer saying it was cancelled
 	var purchases []history.Purchase
 	for _, op := range ops {
@@ -52,45 +36,10 @@ func (s *resvSale) history(t *testing.T, ops []resvOp) ([]history.Purchase, hist
 			purchases = append(purchases, p)
 		}
 	}
-	orders := map[int64][]int64{}
-	sale := history.Sale{Stock: map[int64]int{s.id: int(s.initial)}, Reservations: map[int64]map[int64][]int64{s.id: orders},
-		Written: map[int64]time.Time{}}
-	gated := s.strategy == "redis" || s.strategy == "queue"
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for rows.Next() {
-		var id, user int64
-		var ended, inGate, inserted sql.NullTime
-		if err := rows.Scan(&id, &user, &ended, &inGate, &inserted); err != nil {
-			t.Fatal(err)
-		}
-		orders[user] = append(orders[user], id)
-		bounds := []time.Time{s.seenWritten[id]}
-		if gated {
-			bounds = append(bounds, inserted.Time)
-		}
-		for _, at := range bounds {
-			if w := sale.Written[id]; !at.IsZero() && (w.IsZero() || at.Before(w)) {
-				sale.Written[id] = at
-			}
-		}
-		if !ended.Valid {
-			continue
-		}
-		r := history.Return{Product: s.id, User: user, Order: id, Invoke: ended.Time}
-		switch {
-		case gated:
-			r.Complete = inGate.Time // the drain waited for every gate_returned_at
-		default:
-			for _, at := range []time.Time{s.seenEnded[id], cancelled[id]} {
-				if !at.IsZero() && (r.Complete.IsZero() || at.Before(r.Complete)) {
-					r.Complete = at
-				}
-			}
-		}
-		sale.Returns = append(sale.Returns, r)
-	}
-	if err := rows.Err(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sale, err := s.audit.ReservationSale(ctx, s.id, s.strategy == "redis" || s.strategy == "queue", s.watch, cancelled)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return purchases, sale

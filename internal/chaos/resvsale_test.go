@@ -62,6 +62,7 @@ type resvSale struct {
 	window   time.Duration
 	db       *sql.DB
 	audit    *audit.Auditor // PostgreSQL and the gate, directly
+	watch    *audit.Watch   // the monitor's samples of the product (sample)
 	rdb      redis.UniversalClient
 	b        backend
 	clients  map[string]*client.Client
@@ -74,8 +75,6 @@ type resvSale struct {
 	// may have its connection cut (see violations).
 	frozen map[string][2]time.Time
 	ops    []resvOp
-	// seenWritten and seenEnded are when the monitor first saw each order, and saw it ended (sample)
-	seenWritten, seenEnded map[int64]time.Time
 
 	// payPct is the percentage of winners who pay (half at once, half around pay_by); 100:
 	// every winner pays at once (finish).
@@ -99,9 +98,8 @@ func newResvSale(t *testing.T, b backend, rdb redis.UniversalClient, procs []*ap
 	t.Cleanup(func() { sqlDB.Close() })
 	s := &resvSale{t: t, strategy: strategy, initial: int64(stock), window: window, db: sqlDB, rdb: rdb, b: b,
 		audit: audit.New(sqlDB, rdb, b.keys()), procs: procs, down: map[string]bool{}, quiet: map[string]bool{},
-		frozen: map[string][2]time.Time{}, seenWritten: map[int64]time.Time{},
-		seenEnded: map[int64]time.Time{},
-		clients:   map[string]*client.Client{}}
+		frozen:  map[string][2]time.Time{},
+		clients: map[string]*client.Client{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := apiClient(t, procs[0]).CreateProduct(ctx, api.NewProduct{Name: "chaos reservations " + strategy,
@@ -110,6 +108,7 @@ func newResvSale(t *testing.T, b backend, rdb redis.UniversalClient, procs []*ap
 		t.Fatalf("create product = %+v, %v", p, err)
 	}
 	s.id = p.ID
+	s.watch = audit.NewWatch(sqlDB, p.ID)
 	s.payPct.Store(8)
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
 	hc := &http.Client{Transport: contract.Transport(t, tr)}

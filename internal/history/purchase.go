@@ -92,8 +92,9 @@ type Sale struct {
 //     and its completion, any time after its invoke when that is unknown. So sold_out is
 //     legal only if no unit was left at some moment between the request and its answer,
 //     whatever came back meanwhile; and a buyer whose reservation ended may buy again.
-//   - Its buyers' unknown requests are resolved with sale.Reservations: each order no 201
-//     named is taken by one unknown request of its buyer, the earliest sent that none took
+//   - Its buyers' unknown requests are resolved with sale.Reservations: a 201 names its order
+//     (Purchase.Order; one that does not stands for its buyer's oldest order no 201 named);
+//     each order no 201 named is taken by one unknown request of its buyer, the earliest sent that none took
 //     yet, the oldest order first (so that each take may happen no earlier than the order
 //     it stands for: the k-th order's request is one of k requests sent before it was
 //     written), and no later than when it was surely written (sale.Written), if known; the

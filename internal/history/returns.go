@@ -62,15 +62,18 @@ func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 	type buyer struct{ product, user int64 }
 	start := map[int64]time.Time{} // product -> the first invoke of its purchases
 	named := map[int64]bool{}      // orders a 201 named
+	unnamed := map[buyer]int{}     // 201s that named no order (a history recorded without)
 	unknown := map[buyer][]int{}   // the buyer's requests of unknown outcome
 	for i, op := range ops {
 		if first, ok := start[op.Product]; !ok || op.Invoke.Before(first) {
 			start[op.Product] = op.Invoke
 		}
-		switch op.Outcome {
-		case OK:
+		switch {
+		case op.Outcome == OK && op.Order != 0:
 			named[op.Order] = true
-		case Unknown:
+		case op.Outcome == OK:
+			unnamed[buyer{op.Product, op.User}]++
+		case op.Outcome == Unknown:
 			k := buyer{op.Product, op.User}
 			unknown[k] = append(unknown[k], i)
 		}
@@ -80,9 +83,12 @@ func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 		for user, orders := range users {
 			mine := unknown[buyer{product, user}]
 			slices.SortStableFunc(mine, func(a, b int) int { return ops[a].Invoke.Compare(ops[b].Invoke) })
+			blind := unnamed[buyer{product, user}]
 			for _, o := range orders {
 				switch {
 				case named[o]:
+				case blind > 0: // taken by a 201 that did not say which: the oldest first
+					blind--
 				case len(mine) > 0 && (sale.Written[o].IsZero() || !ops[mine[0]].Invoke.After(sale.Written[o])):
 					took[mine[0]], mine = o, mine[1:]
 				default:

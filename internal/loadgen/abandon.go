@@ -63,7 +63,7 @@ func (c *Config) validateAbandon() (errs []error) {
 		bad("-product with -pay-within: the window is set when the product is created")
 	}
 	if c.Check {
-		bad("-check with -pay-within: not supported: the history check of a sale whose units come back needs a bound on when each came back, which loadtest does not record (the chaos suite's reservation tests check such sales: docs/testing.md, Returns in the history)")
+		bad("-check with -pay-within: not supported: a sale whose units come back is checked by porcupine's search alone, exponential in the purchases in flight (the chaos suite's reservation tests check such sales: docs/loadtest.md, Abandonment sales)")
 	}
 	if c.Baseline {
 		bad("-baseline with -pay-within: measure the baseline in a run of its own")

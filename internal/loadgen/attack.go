@@ -247,6 +247,20 @@ func answerUser(body []byte) int64 {
 	return b.UserID
 }
 
+// answerOrder reads the order an answer names: a 201's order id, a 409 already_purchased's
+// order_id; 0 for none (a 202 names the lookup's path, not an id). The history records it
+// (history.Purchase.Order), and its page shows it.
+func answerOrder(body []byte) int64 {
+	var b struct {
+		ID      int64 `json:"id"`
+		OrderID int64 `json:"order_id"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return 0
+	}
+	return max(b.ID, b.OrderID)
+}
+
 func cmpUint(a, b uint64) int {
 	switch {
 	case a < b:

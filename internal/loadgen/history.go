@@ -76,7 +76,7 @@ func (l *purchaseLog) add(r *vegeta.Result, o Outcome) {
 		code = api.CodeRateLimited
 	}
 	p := history.Purchase{Product: l.product, User: user, Invoke: r.Timestamp, Status: status, Code: code,
-		Outcome: history.PurchaseOutcome(status, code)}
+		Outcome: history.PurchaseOutcome(status, code), Order: answerOrder(r.Body)}
 	if status != 0 {
 		p.Complete = r.End()
 	}

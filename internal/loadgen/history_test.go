@@ -31,3 +31,19 @@ func TestPrintHistories(t *testing.T) {
 		t.Errorf("printHistories wrote\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestAnswerOrder: the history records the order an answer names, from a 201's body or an
+// already_purchased problem; none from the others.
+func TestAnswerOrder(t *testing.T) {
+	for body, want := range map[string]int64{
+		`{"id":41,"product_id":3,"user_id":9,"status":"pending"}`:                                41,
+		`{"type":"about:blank","status":409,"code":"already_purchased","order_id":7}`:            7,
+		`{"type":"about:blank","status":409,"code":"sold_out"}`:                                  0,
+		`{"status":"accepted","product_id":3,"user_id":9,"order":"/api/v1/products/3/orders/9"}`: 0,
+		`not json`: 0,
+	} {
+		if got := answerOrder([]byte(body)); got != want {
+			t.Errorf("answerOrder(%s) = %d, want %d", body, got, want)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/seckill/seckill/internal/history"
+)
+
+// ReservationSale reads product id's orders (the sale drained: nothing pending, every return
+// done) and returns what the history checker needs besides the purchases for a product sold
+// with a payment window (history.Sale: its stock before the sale, each buyer's orders, each
+// ended reservation's return, and when each order was surely written). A return began at its
+// order's ended_at, stamped inside the transaction that gave the unit back; it was surely back
+// on sale
+//   - for a gated product (redis, queue), by its gate_returned_at, stamped once the gate had
+//     it: the unit is on sale again when the gate has it;
+//   - else by the first of when w saw the order ended and done[order] (a moment the caller
+//     knows it was, such as a cancel's 200), if any; else unknown.
+//
+// An order was surely written by when w saw it and, for a gated product, whose gate admits
+// the buyer before the order is written, by its insert (its pay_by less the window). w may be
+// nil.
+func (a *Auditor) ReservationSale(ctx context.Context, id int64, gated bool, w *Watch, done map[int64]time.Time) (history.Sale, error) {
+	var initial int
+	if err := a.db.QueryRowContext(ctx, `SELECT initial_stock FROM products WHERE id = $1`, id).Scan(&initial); err != nil {
+		return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)
+	}
+	rows, err := a.db.QueryContext(ctx, `SELECT o.id, o.user_id, o.ended_at, o.gate_returned_at,
+		o.pay_by - p.pay_within_ms * interval '1 millisecond'
+		FROM orders o JOIN products p ON p.id = o.product_id WHERE o.product_id = $1 ORDER BY o.id`, id)
+	if err != nil {
+		return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)
+	}
+	defer rows.Close()
+	orders := map[int64][]int64{}
+	sale := history.Sale{Stock: map[int64]int{id: initial}, Reservations: map[int64]map[int64][]int64{id: orders},
+		Written: map[int64]time.Time{}}
+	for rows.Next() {
+		var o, user int64
+		var ended, inGate, inserted sql.NullTime
+		if err := rows.Scan(&o, &user, &ended, &inGate, &inserted); err != nil {
+			return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)
+		}
+		orders[user] = append(orders[user], o)
+		written, seenEnded := w.seen(o)
+		bound := []time.Time{written}
+		if gated {
+			bound = append(bound, inserted.Time)
+		}
+		if at := earliest(bound...); !at.IsZero() {
+			sale.Written[o] = at
+		}
+		if !ended.Valid {
+			continue
+		}
+		r := history.Return{Product: id, User: user, Order: o, Invoke: ended.Time, Complete: earliest(seenEnded, done[o])}
+		if gated {
+			r.Complete = inGate.Time
+		}
+		sale.Returns = append(sale.Returns, r)
+	}
+	if err := rows.Err(); err != nil {
+		return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)
+	}
+	return sale, nil
+}
+
+// earliest is the earliest of ts that is not zero; zero if all are.
+func earliest(ts ...time.Time) time.Time {
+	var e time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (e.IsZero() || t.Before(e)) {
+			e = t
+		}
+	}
+	return e
+}
