@@ -157,21 +157,33 @@ func act(t *testing.T, c *client.Client, o api.Order, user int64, window time.Du
 	var err error
 	var got api.Order
 	switch user % 4 {
-	case 0:
-		got, err = c.Pay(ctx, o.ProductID, user)
 	case 1:
 		what = "cancel"
-		got, err = c.Cancel(ctx, o.ProductID, user)
 	case 2:
 		return answer{}, false
 	case 3:
 		time.Sleep(window*3/4 + time.Duration(user%8)*window/16) // 0.75 to 1.19 windows
-		got, err = c.Pay(ctx, o.ProductID, user)
+	}
+	// A 503 (busy, unavailable: nothing changed; outcome_unknown: maybe) is asked again after a
+	// while, as a client does: both routes are idempotent. A loaded machine answers some busy.
+	var p *api.Problem
+	for attempt := 1; ; attempt++ {
+		if what == "pay" {
+			got, err = c.Pay(ctx, o.ProductID, user)
+		} else {
+			got, err = c.Cancel(ctx, o.ProductID, user)
+		}
+		if !errors.As(err, &p) || p.Status != http.StatusServiceUnavailable || attempt == 5 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	ans := answer{what: what, order: got.ID, status: http.StatusOK}
-	var p *api.Problem
 	switch {
 	case err == nil:
+	case errors.As(err, &p) && p.Status == http.StatusServiceUnavailable:
+		t.Logf("user %d %s: 503 %s five times", user, what, p.Code)
+		return answer{}, false
 	case errors.As(err, &p):
 		ans.status, ans.code, ans.order = p.Status, p.Code, p.OrderID
 	default:

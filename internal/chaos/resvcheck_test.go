@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/api"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // resvOrder is one order of a reservation sale in PostgreSQL.
@@ -47,22 +46,30 @@ func (s *resvSale) drain(t *testing.T, via *apiProc) resvSnapshot {
 	s.stop()
 	var v resvSnapshot
 	var left int64
-	testenv.Eventually(t, 90*time.Second, s.strategy+": the reservations drained", func() bool {
+	drained := func() (string, bool) { // what it still waits for
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM orders WHERE product_id = $1 AND (status = 'pending'
 			OR status IN ('expired', 'cancelled') AND gate_returned_at IS NULL)`, s.id).Scan(&left); err != nil || left > 0 {
-			return false
+			return fmt.Sprintf("%d orders pending or not back in the gate (%v)", left, err), false
 		}
 		if s.strategy == "queue" {
 			if _, err := apiClient(t, via).AwaitDrained(ctx, s.id, 20*time.Millisecond); err != nil {
-				return false
+				return fmt.Sprintf("the queue to drain: %v", err), false
 			}
 		}
 		v = s.snapshot(t)
-		return v.gateAgrees
-	})
-	return v
+		return fmt.Sprintf("the gate to agree with PostgreSQL: %s; %s", v.gate, v), v.gateAgrees
+	}
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		waiting, ok := drained()
+		if ok {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the reservations not drained after 90 s, waiting for %s", s.strategy, waiting)
+		}
+	}
 }
 
 // snapshot reads the sale from PostgreSQL and the gate.

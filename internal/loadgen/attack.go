@@ -87,6 +87,11 @@ type attackResult struct {
 	// readmitted are admitting answers (see outcome.admits) to a buyer an earlier one already
 	// admitted: the queue strategy answers 202 again while the purchase is still queued.
 	readmitted int64
+	// requeued are 202 answers to a buyer whose last admitting answer was a 202 too: most
+	// likely the same queued purchase, asked again before it was written; maybe a new one
+	// (an abandonment sale's buyer whose order was written and ended meanwhile). Not told to
+	// onBought; an abandonment sale's verdict counts them as unclear.
+	requeued int64
 	// transportErrs are the first distinct errors of requests that got no HTTP answer.
 	transportErrs []string
 	// cpuTicks is the CPU time each command of the machine used over the attack, in ticks of
@@ -141,6 +146,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		encErr    error
 		soldTimer *time.Timer
 		admitted  = map[int64]bool{} // buyers of the admitting answers, from their bodies
+		queued    = map[int64]bool{} // buyers whose last admitting answer was a 202
 	)
 	for r := range atk.Attack(tr, pacer, spec.duration, spec.name) {
 		o := classify(r)
@@ -164,7 +170,14 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 			} else if u > 0 {
 				admitted[u] = true
 			}
-			if (o == Bought || o == Accepted) && u > 0 && spec.onBought != nil {
+			again := o == Accepted && u > 0 && queued[u]
+			if u > 0 {
+				queued[u] = o == Accepted
+			}
+			switch {
+			case again:
+				res.requeued++
+			case (o == Bought || o == Accepted) && u > 0 && spec.onBought != nil:
 				spec.onBought(u, o == Accepted)
 			}
 		}

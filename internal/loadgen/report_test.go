@@ -81,6 +81,14 @@ func TestJudge(t *testing.T) {
 			st.Readmitted = 2
 			return st
 		}(), queueAudit(nil), true, true, "PASS"},
+		{"queue abandonment: a 202 repeated to a queued buyer is unclear, not a second order", "queue", func() RunStats {
+			st := withOutcome(stats(4, 0), Accepted, 9) // 13 admitting answers, 12 orders (10 live, 2 ended)
+			st.Requeued = 1
+			return st
+		}(), func() auditReport { a := queueAudit(nil)(); a.Ended = 2; return a }, true, true, "PASS"},
+		{"queue abandonment: a 202 with no order", "queue", withOutcome(stats(4, 0), Accepted, 9),
+			func() auditReport { a := queueAudit(nil)(); a.Ended = 2; return a }, true, false,
+			"13 buyers answered 201 or 202 but only 12 orders"},
 		{"queue: no queue figures", "queue", withOutcome(stats(4, 0), Accepted, 6), clean, true, false, "no queue figures"},
 		{"queue: dead-lettered", "queue", withOutcome(stats(4, 0), Accepted, 6), queueAudit(func(q *api.QueueAudit) {
 			q.Dead, q.Agrees = 1, false

@@ -41,6 +41,9 @@ type RunStats struct {
 	// Readmitted are admitting answers to buyers already admitted (attackResult.readmitted):
 	// answers, but no further order. Buyers (runStats.buyers) leaves them out.
 	Readmitted int64 `json:"readmitted"`
+	// Requeued are 202 answers to a buyer whose last admitting answer was a 202 too
+	// (attackResult.requeued): an abandonment sale's verdict counts them as unclear.
+	Requeued int64 `json:"requeued,omitempty"`
 	// SellSeconds runs from the first request to the last answer that admitted its buyer
 	// (bought or accepted, see outcome.admits); OrdersPerSec is the admitted buyers over it.
 	SellSeconds  float64 `json:"sell_seconds"`
@@ -98,6 +101,7 @@ func summarize(res *attackResult) RunStats {
 		CPUTicks:         res.cpuTicks,
 		ExcludedNoTarget: res.excluded,
 		Readmitted:       res.readmitted,
+		Requeued:         res.requeued,
 		ByOutcome:        map[string]Latencies{},
 		Latency:          latenciesOf(t.raw),
 		LatencyCorrected: atLeast(latenciesOf(t.corrected), latenciesOf(t.raw)),

@@ -74,7 +74,8 @@ func judge(strategy string, st RunStats, a auditReport, expectNaive bool) verdic
 		orders -= a.OrdersBefore // an existing product's earlier orders (-product) are not the run's
 		admitted, unclear := st.Buyers(), st.Outcomes.Unclear()
 		if a.Ended > 0 { // an abandonment sale: a buyer whose reservation ended may buy again
-			orders, admitted = orders+a.Ended, st.Outcomes.Admitted()
+			// A 202 repeated to a queued buyer may be the same purchase or a new one.
+			orders, admitted, unclear = orders+a.Ended, st.Outcomes.Admitted()-st.Requeued, unclear+st.Requeued
 		}
 		switch {
 		case admitted > orders:
