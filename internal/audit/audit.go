@@ -3,9 +3,7 @@
 // and without the service: the load tester (cmd/loadtest) and the fault tests use it to check
 // the service's promises without trusting the service. The service's own view is its audit
 // route (GET /api/v1/products/{id}/audit, internal/order); each figure here has the meaning
-// documented there, and one definition, in this file. For the history check of a sale whose
-// units come back, a Watch samples a product's orders during the sale and ReservationSale
-// reads what the checker needs besides the purchases (watch.go, reservations.go).
+// documented there, and one definition, in this file.
 package audit
 
 import (

@@ -10,10 +10,11 @@ import (
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/history"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // history is the sale's history of purchases (its buys and retries) and what the checker
-// needs besides, read from PostgreSQL once drained (audit.ReservationSale): each buyer's
+// needs besides, read from PostgreSQL once drained (testenv.ReservationSale): each buyer's
 // orders, each ended reservation's return, each bounded by what the monitor's watch saw
 // (the order written, the order ended) and by the first answer to a cancel that said the
 // order was cancelled; for redis and queue by the gate's own record, gate_returned_at.
@@ -38,7 +39,7 @@ func (s *resvSale) history(t *testing.T, ops []resvOp) ([]history.Purchase, hist
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sale, err := s.audit.ReservationSale(ctx, s.id, s.strategy == "redis" || s.strategy == "queue", s.watch, cancelled)
+	sale, err := testenv.ReservationSale(ctx, s.db, s.id, s.strategy == "redis" || s.strategy == "queue", s.watch, cancelled)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/contract"
 )
 
@@ -62,7 +63,7 @@ type resvSale struct {
 	window   time.Duration
 	db       *sql.DB
 	audit    *audit.Auditor // PostgreSQL and the gate, directly
-	watch    *audit.Watch   // the monitor's samples of the product (sample)
+	watch    *testenv.Watch // the monitor's samples of the product (sample)
 	rdb      redis.UniversalClient
 	b        backend
 	clients  map[string]*client.Client
@@ -108,7 +109,7 @@ func newResvSale(t *testing.T, b backend, rdb redis.UniversalClient, procs []*ap
 		t.Fatalf("create product = %+v, %v", p, err)
 	}
 	s.id = p.ID
-	s.watch = audit.NewWatch(sqlDB, p.ID)
+	s.watch = testenv.NewWatch(sqlDB, p.ID)
 	s.payPct.Store(8)
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
 	hc := &http.Client{Transport: contract.Transport(t, tr)}

@@ -5,6 +5,10 @@
 // always sets all three. Every call hands out its own PostgreSQL schema (migrated from db/) and
 // its own Redis key prefix, so tests can run in parallel against the same servers; tests on
 // etcd keep to keys of their own the same way, named with Name.
+//
+// For the history check of a sale whose units come back, a Watch samples a product's orders
+// during the sale and ReservationSale reads what the checker needs besides the purchases
+// (watch.go, reservations.go).
 package testenv
 
 import (

@@ -1,4 +1,4 @@
-package audit
+package testenv
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/seckill/seckill/internal/history"
 )
 
-// ReservationSale reads product id's orders (the sale drained: nothing pending, every return
+// ReservationSale reads product id's orders in db (the sale drained: nothing pending, every return
 // done) and returns what the history checker needs besides the purchases for a product sold
 // with a payment window (history.Sale: its stock before the sale, each buyer's orders, each
 // ended reservation's return, and when each order was surely written). A return began at its
@@ -23,12 +23,12 @@ import (
 // An order was surely written by when w saw it and, for a gated product, whose gate admits
 // the buyer before the order is written, by its insert (its pay_by less the window). w may be
 // nil.
-func (a *Auditor) ReservationSale(ctx context.Context, id int64, gated bool, w *Watch, done map[int64]time.Time) (history.Sale, error) {
+func ReservationSale(ctx context.Context, db *sql.DB, id int64, gated bool, w *Watch, done map[int64]time.Time) (history.Sale, error) {
 	var initial int
-	if err := a.db.QueryRowContext(ctx, `SELECT initial_stock FROM products WHERE id = $1`, id).Scan(&initial); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT initial_stock FROM products WHERE id = $1`, id).Scan(&initial); err != nil {
 		return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)
 	}
-	rows, err := a.db.QueryContext(ctx, `SELECT o.id, o.user_id, o.ended_at, o.gate_returned_at,
+	rows, err := db.QueryContext(ctx, `SELECT o.id, o.user_id, o.ended_at, o.gate_returned_at,
 		o.pay_by - p.pay_within_ms * interval '1 millisecond'
 		FROM orders o JOIN products p ON p.id = o.product_id WHERE o.product_id = $1 ORDER BY o.id`, id)
 	if err != nil {
@@ -45,22 +45,17 @@ func (a *Auditor) ReservationSale(ctx context.Context, id int64, gated bool, w *
 			return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)
 		}
 		orders[user] = append(orders[user], o)
-		written, seenEnded := w.seen(o)
-		bound := []time.Time{written}
+		written, back := w.seen(o)
+		back = earliest(back, done[o])
 		if gated {
-			bound = append(bound, inserted.Time)
+			written, back = earliest(written, inserted.Time), inGate.Time
 		}
-		if at := earliest(bound...); !at.IsZero() {
-			sale.Written[o] = at
+		if !written.IsZero() {
+			sale.Written[o] = written
 		}
-		if !ended.Valid {
-			continue
+		if ended.Valid {
+			sale.Returns = append(sale.Returns, history.Return{Product: id, User: user, Order: o, Invoke: ended.Time, Complete: back})
 		}
-		r := history.Return{Product: id, User: user, Order: o, Invoke: ended.Time, Complete: earliest(seenEnded, done[o])}
-		if gated {
-			r.Complete = inGate.Time
-		}
-		sale.Returns = append(sale.Returns, r)
 	}
 	if err := rows.Err(); err != nil {
 		return history.Sale{}, fmt.Errorf("reservations of product %d: %w", id, err)

@@ -1,4 +1,4 @@
-package audit_test
+package testenv_test
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/audit"
-	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
 )
 
@@ -29,8 +27,8 @@ func TestReservationSale(t *testing.T) {
 	exec(`INSERT INTO products (id, name, stock, initial_stock, strategy, pay_within_ms) VALUES (1, 'p', 1, 2, 'pessimistic', 60000)`)
 	exec(`INSERT INTO orders (product_id, user_id) VALUES (1, 7)`) // order 1, pending (the trigger)
 	exec(`UPDATE products SET stock = 0 WHERE id = 1`)
-	w := audit.NewWatch(sqlDB, 1)
-	if s, err := w.Sample(ctx); err != nil || s != (audit.Snapshot{Stock: 0, Initial: 2, Live: 1}) {
+	w := testenv.NewWatch(sqlDB, 1)
+	if s, err := w.Sample(ctx); err != nil || s != (testenv.Snapshot{Stock: 0, Initial: 2, Live: 1}) {
 		t.Fatalf("sample = %+v, %v", s, err)
 	}
 	seen := time.Now()
@@ -41,9 +39,8 @@ func TestReservationSale(t *testing.T) {
 	}
 	back := time.Now()
 	exec(`INSERT INTO orders (product_id, user_id) VALUES (1, 7)`) // order 2: the buyer again
-	a := audit.New(sqlDB, nil, inventory.Keys{})
 	for _, gated := range []bool{false, true} {
-		sale, err := a.ReservationSale(ctx, 1, gated, w, nil)
+		sale, err := testenv.ReservationSale(ctx, sqlDB, 1, gated, w, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
