@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"database/sql"
-	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -17,19 +16,7 @@ import (
 func TestReservationGuards(t *testing.T) {
 	t.Parallel()
 	gdb := testenv.Postgres(t)
-	mustExec := func(sql string, args ...any) {
-		t.Helper()
-		if err := gdb.Exec(sql, args...).Error; err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	mustFail := func(constraint, sql string, args ...any) {
-		t.Helper()
-		err := gdb.Exec(sql, args...).Error
-		if err == nil || !strings.Contains(err.Error(), constraint) {
-			t.Fatalf("%s = %v, want a violation of %s", sql, err, constraint)
-		}
-	}
+	mustExec, mustFail := guards(t, gdb)
 	mustExec(`INSERT INTO products (id, name, stock, initial_stock) VALUES (1, 'final', 5, 5)`)
 	mustExec(`INSERT INTO products (id, name, stock, initial_stock, pay_within_ms) VALUES (2, 'window', 5, 5, 60000)`)
 	mustFail("products_pay_within_check", `INSERT INTO products (name, stock, initial_stock, strategy, pay_within_ms)

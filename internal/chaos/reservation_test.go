@@ -146,19 +146,7 @@ func TestReservationKillAndPauseMidSweep(t *testing.T) {
 	waitReturns(t, 8, sales...)
 	log("returns go on with two sweepers")
 
-	finishAllResv(t, sales...)
-	log("every unit paid")
-	for _, s := range sales {
-		s.retryAll(t)
-	}
-	for _, s := range sales {
-		t.Run(s.strategy, func(t *testing.T) {
-			v := s.verify(t, survivor)
-			if !t.Failed() {
-				s.controls(t, v)
-			}
-		})
-	}
+	finishAndVerify(t, log, survivor, sales...)
 	log("verified")
 	sweptBy(t, paused, survivor)
 	noErrorsLogged(t, paused, survivor)
@@ -206,19 +194,7 @@ func TestReservationRedisRestartMidReturn(t *testing.T) {
 	log("%d reservations ended while Redis was down", gap)
 	waitReturns(t, 8, sales...)
 
-	finishAllResv(t, sales...)
-	log("every unit paid")
-	for _, s := range sales {
-		s.retryAll(t)
-	}
-	for _, s := range sales {
-		t.Run(s.strategy, func(t *testing.T) {
-			v := s.verify(t, procs[1])
-			if !t.Failed() {
-				s.controls(t, v)
-			}
-		})
-	}
+	finishAndVerify(t, log, procs[1], sales...)
 	sweptBy(t, procs...)
 	t.Logf("returns whose gate part failed, left to the sweepers (warnings logged): %d",
 		logCount(`"msg":"units returned in PostgreSQL, not yet in the gate`, procs...))
@@ -271,19 +247,7 @@ func TestReservationPostgresRestartMidReturn(t *testing.T) {
 	log("PostgreSQL started again")
 	waitReturns(t, 6, sales...)
 
-	finishAllResv(t, sales...)
-	log("every unit paid")
-	for _, s := range sales {
-		s.retryAll(t)
-	}
-	for _, s := range sales {
-		t.Run(s.strategy, func(t *testing.T) {
-			v := s.verify(t, procs[1])
-			if !t.Failed() {
-				s.controls(t, v)
-			}
-		})
-	}
+	finishAndVerify(t, log, procs[1], sales...)
 	sweptBy(t, procs...)
 	t.Logf("returns that failed on the restart (cut mid-transaction, or refused), left to the next pass (warnings logged): %d",
 		logCount(`"err":"order: service unavailable: end reservations of product`, procs...))

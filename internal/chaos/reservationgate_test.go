@@ -141,19 +141,7 @@ func TestReservationKilledBetweenCommitAndGate(t *testing.T) {
 		victim.Name, tries, len(left), inGate)
 	waitReturns(t, 8, sales...)
 
-	finishAllResv(t, sales...)
-	log("every unit paid")
-	for _, s := range sales {
-		s.retryAll(t)
-	}
-	for _, s := range sales {
-		t.Run(s.strategy, func(t *testing.T) {
-			v := s.verify(t, survivor)
-			if !t.Failed() {
-				s.controls(t, v)
-			}
-		})
-	}
+	finishAndVerify(t, log, survivor, sales...)
 	for _, o := range left {
 		if !returnedToGate(t, rdb, b, o) {
 			t.Errorf("order %d of product %d, left by the killed process, is not in the gate's returned set", o.id, o.product)

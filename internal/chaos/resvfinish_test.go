@@ -12,6 +12,27 @@ import (
 	"time"
 )
 
+// finishAndVerify ends the fault tests' reservation sales alike: every winner pays until
+// every unit is paid (finishAllResv), every buyer buys once more (retryAll), then each sale
+// is verified through via, in a subtest of its strategy, and, if that passed, held to its
+// negative controls.
+func finishAndVerify(t *testing.T, log func(string, ...any), via *apiProc, sales ...*resvSale) {
+	t.Helper()
+	finishAllResv(t, sales...)
+	log("every unit paid")
+	for _, s := range sales {
+		s.retryAll(t)
+	}
+	for _, s := range sales {
+		t.Run(s.strategy, func(t *testing.T) {
+			v := s.verify(t, via)
+			if !t.Failed() {
+				s.controls(t, v)
+			}
+		})
+	}
+}
+
 // finishAllResv has every winner of each sale pay at once from now on, and waits (60 s at
 // most) until each has every unit paid: the sale sells out once the fault is gone. Then it
 // stops the buyers.

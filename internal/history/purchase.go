@@ -136,13 +136,19 @@ func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string
 	if err := validReturns(sale); err != nil {
 		return Result{}, err
 	}
-	withReturns := func(op Purchase) bool { _, ok := sale.Reservations[op.Product]; return ok }
-	buys, dropped := resolve(slices.DeleteFunc(slices.Clone(ops), withReturns), sale)
+	var plain, returning []Purchase // the products without returns, and with
+	for _, op := range ops {
+		if _, ok := sale.Reservations[op.Product]; ok {
+			returning = append(returning, op)
+		} else {
+			plain = append(plain, op)
+		}
+	}
+	buys, dropped := resolve(plain, sale)
 	reasons := append(counts(buys, sale.Stock), returnedTwice(sale.Returns)...)
 	search, settled := settling(buys, sale.Stock)
-	returning, more := resolveReservations(slices.DeleteFunc(slices.Clone(ops),
-		func(op Purchase) bool { return !withReturns(op) }), sale)
-	search, dropped = append(search, returning...), dropped+more
+	back, more := resolveReservations(returning, sale)
+	search, dropped = append(search, back...), dropped+more
 	res, err := check(purchaseModel, operations(search), dropped, reasons, begun, timeout, dir, "purchases")
 	res.Settled = settled
 	return res, err

@@ -104,7 +104,7 @@ func (p *payers) reservedBy(user int64, queued bool) {
 // written yet (404 order_not_found, for writeWait at most).
 func (p *payers) act(c *client.Client, choice string, user int64, queued bool) {
 	unwritten := time.Now().Add(writeWait)
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; ; {
 		var err error
 		if choice == choicePay {
 			_, err = c.Pay(p.ctx, p.productID, user)
@@ -113,8 +113,7 @@ func (p *payers) act(c *client.Client, choice string, user int64, queued bool) {
 		}
 		answer := answerName(choice, err)
 		if queued && answer == api.CodeOrderNotFound && time.Now().Before(unwritten) && p.ctx.Err() == nil {
-			attempt--
-			time.Sleep(writePoll)
+			time.Sleep(writePoll) // not written yet: not one of the attempts
 			continue
 		}
 		open := answerOpen(err)
@@ -124,6 +123,7 @@ func (p *payers) act(c *client.Client, choice string, user int64, queued bool) {
 			return
 		}
 		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		attempt++
 	}
 }
 

@@ -199,13 +199,13 @@ var errUnitBack = errors.New("a unit came back")
 // once it held none a unit was there to buy (the history checker's rule, and #35's).
 func orderOrSoldOut(tx *gorm.DB, id, userID int64) error {
 	var rows []struct {
-		Stock                          int
-		ID, ProductID, UserID          *int64
-		CreatedAt, PayBy, PaidAt, Ends *time.Time
-		Status                         *string
+		Stock                             int
+		ID, ProductID, UserID             *int64
+		CreatedAt, PayBy, PaidAt, EndedAt *time.Time
+		Status                            *string
 	}
 	err := tx.Raw(`SELECT p.stock, o.id, o.product_id, o.user_id, o.created_at, o.pay_by, o.paid_at,
-		o.ended_at AS ends, o.status FROM products p LEFT JOIN orders o
+		o.ended_at, o.status FROM products p LEFT JOIN orders o
 		ON o.product_id = p.id AND o.user_id = ? AND o.`+liveStatus+` WHERE p.id = ?`, userID, id).Scan(&rows).Error
 	switch {
 	case err != nil:
@@ -215,7 +215,7 @@ func orderOrSoldOut(tx *gorm.DB, id, userID int64) error {
 	case rows[0].ID != nil:
 		r := rows[0]
 		return &PurchasedError{Order: Order{ID: *r.ID, ProductID: *r.ProductID, UserID: *r.UserID,
-			CreatedAt: *r.CreatedAt, Status: *r.Status, PayBy: r.PayBy, PaidAt: r.PaidAt, EndedAt: r.Ends}}
+			CreatedAt: *r.CreatedAt, Status: *r.Status, PayBy: r.PayBy, PaidAt: r.PaidAt, EndedAt: r.EndedAt}}
 	case rows[0].Stock > 0:
 		return errUnitBack
 	}
