@@ -57,10 +57,17 @@ func TestReservationGuards(t *testing.T) {
 	mustFail("orders_final_status", `UPDATE orders SET status = 'pending', ended_at = NULL WHERE id = 102`)
 	mustExec(`UPDATE orders SET status = 'paid', paid_at = clock_timestamp() WHERE id = 103`)
 	mustFail("orders_final_status", `UPDATE orders SET status = 'cancelled', paid_at = NULL, ended_at = clock_timestamp() WHERE id = 103`)
+
+	// 00006_queue_entry.sql: a queue entry is written once, ended or not; another user's
+	// entry with the same id (a Redis failed over to a lagging replica) is its own purchase.
+	mustExec(`INSERT INTO orders (id, product_id, user_id, queue_entry) VALUES (104, 2, 9, '5-0')`)
+	mustExec(`UPDATE orders SET status = 'cancelled', ended_at = clock_timestamp() WHERE id = 104`)
+	mustFail("orders_queue_entry_key", `INSERT INTO orders (product_id, user_id, queue_entry) VALUES (2, 9, '5-0')`)
+	mustExec(`INSERT INTO orders (product_id, user_id, queue_entry) VALUES (2, 10, '5-0')`)
 }
 
-// TestReservationsMigrateDown: 00005's Down undoes its Up on a database with reservations in
-// every state, and its Up applies again.
+// TestReservationsMigrateDown: 00005's Down (after 00006's) undoes its Up on a database with
+// reservations in every state, and the Ups apply again.
 func TestReservationsMigrateDown(t *testing.T) {
 	t.Parallel()
 	gdb := testenv.Postgres(t)
@@ -72,7 +79,7 @@ func TestReservationsMigrateDown(t *testing.T) {
 		`INSERT INTO products (id, name, stock, initial_stock, pay_within_ms) VALUES (1, 'window', 3, 5, 60000)`,
 		`INSERT INTO orders (id, product_id, user_id) VALUES (1, 1, 7), (2, 1, 8)`,
 		`UPDATE orders SET status = 'cancelled', ended_at = clock_timestamp() WHERE id = 2`,
-		`INSERT INTO orders (id, product_id, user_id) VALUES (3, 1, 8)`,
+		`INSERT INTO orders (id, product_id, user_id, queue_entry) VALUES (3, 1, 8, '1-0')`,
 	} {
 		if err := gdb.Exec(q).Error; err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -83,7 +90,7 @@ func TestReservationsMigrateDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := p.Down(ctx); err != nil {
+	if _, err := p.DownTo(ctx, 4); err != nil {
 		t.Fatalf("down: %v", err)
 	}
 	var orders int

@@ -23,7 +23,7 @@ const sellPlanning = `SET LOCAL enable_seqscan = off`
 
 // sellRow is one row of sell.sql's answer.
 type sellRow struct {
-	Kind      string // "o" order written, "a" already had one, "s" stock left
+	Kind      string // "o" order written, "a" already had one, "w" entry written before, "s" stock left
 	UserID    *int64
 	ID        *int64
 	CreatedAt *time.Time
@@ -31,28 +31,32 @@ type sellRow struct {
 	PayBy     *time.Time
 	PaidAt    *time.Time
 	Stock     *int
+	Ord       *int // of a "w" row: its request's place in users, from 1
 }
 
 // sold is what one batch's statement did.
 type sold struct {
-	orders []Order         // written now
-	had    map[int64]Order // buyers who already had an order
-	left   int             // stock left
+	orders  []Order         // written now
+	had     map[int64]Order // buyers who already had an order
+	written map[int]Order   // requests (by index in users) whose entry was written before, its order
+	left    int             // stock left
 }
 
 // writeBatch, the locked buyer's statement, which the gated buyer's batches and the queued
-// buyer's consumers write with too, sells one unit to each distinct buyer in users, in arrival order, while stock
-// lasts, under the lock's fence, in one transaction of two round trips (see
-// runPipelinedTx): BEGIN, the product row locked, sell.sql's planner setting, then one statement for the whole batch
-// (sell.sql); then COMMIT. It returns one result per entry of
-// users and the stock left. An error means nothing was written, unless it matches
-// ErrOutcomeUnknown.
-func (c *core) writeBatch(ctx context.Context, p inventory.Product, users []int64, fence int64) ([]result, int, error) {
+// buyer's consumers write with too, sells one unit to each distinct buyer in users, in
+// arrival order, while stock lasts, under the lock's fence, in one transaction of two round
+// trips (see runPipelinedTx): BEGIN, the product row locked, sell.sql's planner setting, then
+// one statement for the whole batch (sell.sql); then COMMIT. entries is nil, or (the queued
+// buyer's) the stream entry of each request in users: an order records its entry, and a
+// request whose entry has an order already is answered with it and sells nothing (a batch
+// written again). It returns one result per request in users and the stock left. An error
+// means nothing was written, unless it matches ErrOutcomeUnknown.
+func (c *core) writeBatch(ctx context.Context, p inventory.Product, users []int64, entries []string, fence int64) ([]result, int, error) {
 	var out sold
 	err := c.runPipelinedTx(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT stock, fence FROM products WHERE id = $1 FOR UPDATE`, p.ID)
 		b.Queue(sellPlanning)
-		b.Queue(sellSQL, pgx.NamedArgs{"id": p.ID, "fence": fence, "users": users})
+		b.Queue(sellSQL, pgx.NamedArgs{"id": p.ID, "fence": fence, "users": users, "entries": entries})
 	}, func(br pgx.BatchResults) error {
 		var stock int
 		var current int64
@@ -89,10 +93,10 @@ func readSold(br pgx.BatchResults, id int64) (sold, error) {
 	if err != nil {
 		return sold{}, fmt.Errorf("sell: %w", err)
 	}
-	out := sold{had: map[int64]Order{}, left: -1}
+	out := sold{had: map[int64]Order{}, written: map[int]Order{}, left: -1}
 	for rows.Next() {
 		var r sellRow
-		if err := rows.Scan(&r.Kind, &r.UserID, &r.ID, &r.CreatedAt, &r.Status, &r.PayBy, &r.PaidAt, &r.Stock); err != nil {
+		if err := rows.Scan(&r.Kind, &r.UserID, &r.ID, &r.CreatedAt, &r.Status, &r.PayBy, &r.PaidAt, &r.Stock, &r.Ord); err != nil {
 			rows.Close()
 			return sold{}, fmt.Errorf("sell: %w", err)
 		}
@@ -101,6 +105,8 @@ func readSold(br pgx.BatchResults, id int64) (sold, error) {
 			out.orders = append(out.orders, r.order(id))
 		case "a":
 			out.had[*r.UserID] = r.order(id)
+		case "w":
+			out.written[*r.Ord-1] = r.order(id)
 		case "s":
 			if r.Stock != nil {
 				out.left = *r.Stock
@@ -119,7 +125,8 @@ func (r sellRow) order(product int64) Order {
 		PayBy: r.PayBy, PaidAt: r.PaidAt}
 }
 
-// answers gives each request its result: the buyer's order for their first request in the
+// answers gives each request its result: already purchased, with its order, for a request
+// whose entry was written before; the buyer's order for their first other request in the
 // batch; already purchased, with the order, for a buyer who had one and for a repeat
 // request of a buyer who got one now; sold out for everyone else.
 func answers(productID int64, users []int64, out sold) []result {
@@ -130,6 +137,10 @@ func answers(productID int64, users []int64, out sold) []result {
 	results := make([]result, len(users))
 	answered := make(map[int64]bool, len(users))
 	for i, u := range users {
+		if w, ok := out.written[i]; ok {
+			results[i].err = &PurchasedError{Order: w}
+			continue
+		}
 		o, now := bought[u]
 		had, before := out.had[u]
 		switch {

@@ -158,9 +158,9 @@ func (q *queuedBuyer) consume(ctx context.Context, id int64, token *int) {
 // is dead-lettered and its units given back; buyers PostgreSQL finds no unit for are
 // dead-lettered as sold out.
 func (q *queuedBuyer) writeQueued(ctx context.Context, id int64, entries []inventory.Entry) {
-	users := make([]int64, len(entries))
+	users, ids := make([]int64, len(entries)), make([]string, len(entries))
 	for i, e := range entries {
-		users[i] = e.User
+		users[i], ids[i] = e.User, e.ID
 	}
 	p, err := q.products.Meta(ctx, id)
 	if err == nil {
@@ -172,7 +172,7 @@ func (q *queuedBuyer) writeQueued(ctx context.Context, id int64, entries []inven
 		var left int
 		if err == nil {
 			q.touch(ctx, id, entries)
-			results, left, err = q.writeQueuedOnce(ctx, p, users)
+			results, left, err = q.writeQueuedOnce(ctx, p, users, ids)
 		}
 		switch {
 		case err == nil:
@@ -208,15 +208,16 @@ func (q *queuedBuyer) writeQueued(ctx context.Context, id int64, entries []inven
 // writeQueuedOnce is one attempt at a queued batch, bounded by PurchaseTimeout: a PostgreSQL
 // that hangs rather than refuses fails the attempt, which is then retried as an outage (its
 // statements abandoned, COMMIT never sent: nothing written).
-func (q *queuedBuyer) writeQueuedOnce(ctx context.Context, p inventory.Product, users []int64) ([]result, int, error) {
+func (q *queuedBuyer) writeQueuedOnce(ctx context.Context, p inventory.Product, users []int64, ids []string) ([]result, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.cfg.PurchaseTimeout)
 	defer cancel()
-	return q.writeBatch(ctx, p, users, 0)
+	return q.writeBatch(ctx, p, users, ids, 0)
 }
 
 // touch keeps the batch this process's consumer is writing from being claimed by another
-// (see inventory.Queue.Touch); if it fails, a claim meanwhile only writes the batch twice,
-// which the unique key makes one order.
+// (see inventory.Queue.Touch); if it fails, or the process stops between the batch's COMMIT
+// and its XACK, the batch is claimed and written again, and finds its entries written: each
+// order records its stream entry (see writeBatch), whatever became of it since.
 func (q *queuedBuyer) touch(ctx context.Context, id int64, entries []inventory.Entry) {
 	if err := q.queue.Touch(ctx, id, q.consumers.name, entries); err != nil {
 		q.log.WarnContext(ctx, "queued batch not touched", "product_id", id, "err", err)

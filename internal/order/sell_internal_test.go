@@ -48,7 +48,7 @@ func TestSellStatement(t *testing.T) {
 		{"sold out", 11, []int64{5}, []string{"sold_out"}, 0, nil},
 	}
 	for _, st := range steps {
-		rs, left, err := s.locked.writeBatch(ctx, p, st.users, st.fence)
+		rs, left, err := s.locked.writeBatch(ctx, p, st.users, nil, st.fence)
 		if !errors.Is(err, st.wantErr) {
 			t.Fatalf("%s: err = %v, want %v", st.name, err, st.wantErr)
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 )
 
-// TestSellPlanProbesPerBuyer: the plan of a batch's statement looks each buyer up in the
-// (product_id, user_id) index, so that its cost does not grow with the product's orders, even
+// TestSellPlanProbesPerBuyer: the plan of a batch's statement looks each buyer up (their live
+// order, and their queue entry's order) in an index on (product_id, user_id, ...), so that its cost does not grow with the product's orders, even
 // when it is made from statistics that say the orders table is empty (ANALYZE at the start of
 // a sale) and kept for the connection's life as a generic plan (what PostgreSQL settles on
 // after five runs of a prepared statement; forced here). sell.sql is planned as writeBatch
@@ -77,12 +77,12 @@ func orderScans(t *testing.T, ctx context.Context, conn *pgx.Conn, sql, setting 
 			t.Fatal(err)
 		}
 	}
-	if _, err := tx.Exec(ctx, "PREPARE sell_plan(bigint, bigint, bigint[]) AS "+sql); err != nil {
+	if _, err := tx.Exec(ctx, "PREPARE sell_plan(bigint, bigint, bigint[], text[]) AS "+sql); err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, "DEALLOCATE sell_plan") // PREPARE outlives a rolled-back transaction
 	var plan []struct{ Plan planNode }
-	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE sell_plan(1, 1, '{1, 2, 3}')").Scan(&plan); err != nil {
+	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE sell_plan(1, 1, '{1, 2, 3}', '{1-0, 2-0, 3-0}')").Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	return plan[0].Plan.orderScans(nil)
