@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,9 +59,15 @@ func checkAbandonment(t *testing.T, token string, targets []string, source strin
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, args, getenv, &stdout, &stderr)
-	t.Logf("loadtest compare -pay-within (%s audit):\n%s", source, stdout.String())
+	// The report is long (a row per second): what failed is said first, then the report.
+	defer func() {
+		t.Logf("loadtest compare -pay-within (%s audit):\n%s", source, stdout.String())
+		if t.Failed() {
+			t.Logf("its stderr:\n%s", stderr.String())
+		}
+	}()
 	if err != nil {
-		t.Fatalf("compare: %v\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("compare: %v", err)
 	}
 	if !strings.Contains(stdout.String(), "abandonment sale [") || !strings.Contains(stdout.String(), "initial stock 30: holds") {
 		t.Errorf("the text report lacks the abandonment sale's section")
@@ -76,6 +83,8 @@ func checkAbandonment(t *testing.T, token string, targets []string, source strin
 		}
 		a := l.Audit
 		split := source == "api" || (a.Expired != nil && *a.Expired > 0 && a.Cancelled != nil && *a.Cancelled > 0)
+		answers, _ := json.Marshal(r.Stats.Outcomes)
+		t.Logf("%s: answers %s, errors such as %q", r.Name, answers, r.Stats.TransportErrors)
 		switch {
 		case !r.Verdict.OK:
 			t.Errorf("%s: verdict %+v", r.Name, r.Verdict)

@@ -227,7 +227,9 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 			due++
 		}
 		due = min(due, nonZero(spec.requests))
-		res.arrivals.Scheduled = int64(due)
+		// Every request sent was due: a stop (-stop-after-sold, an abandonment sale paid out)
+		// between the schedule's ticks may round one sent at the stop off the count.
+		res.arrivals.Scheduled = max(int64(due), res.arrivals.Sent)
 		res.arrivals.Dropped = max(0, int64(due)-res.arrivals.Sent)
 	}
 	if sched == nil && res.tally.n > 0 && res.tally.last > res.tally.first {

@@ -92,12 +92,23 @@ func printLifecycle(w io.Writer, name string, l *LifecycleReport) {
 	fmt.Fprintf(w, "\nabandonment sale [%s]: pay within %d ms; %.0f%% pay, %.0f%% cancel after uniform 0..%d ms; stopped: %s\n",
 		name, l.PayWithinMS, 100*l.PayRatio, 100*l.CancelRatio, l.PayDelayMS, l.StopReason)
 	fmt.Fprintln(w, "  s   reserved  resold  paid  cancelled  expired  pending  stock   (cumulative; reserved, resold, cancelled: loadtest's answers; paid, expired, pending, stock: the API's audit)")
-	for _, t := range l.Timeline {
+	// A second that repeats the one before it is folded into one line: a sale that stalls
+	// says so in a line, not a page.
+	for i := 0; i < len(l.Timeline); {
+		t := l.Timeline[i]
+		j := i + 1
+		for j < len(l.Timeline) && sameSecond(l.Timeline[j], t) {
+			j++
+		}
 		mark := ""
 		if !t.Audited {
 			mark = "  (audit unanswered: its figures repeat)"
 		}
 		fmt.Fprintf(w, "  %-3d %8d %7d %5d %10d %8d %8d %6d%s\n", t.S, t.Reserved, t.Resold, t.Paid, t.Cancelled, t.Expired, t.Pending, t.Stock, mark)
+		if j-i > 1 {
+			fmt.Fprintf(w, "  %d-%d: the same\n", l.Timeline[i+1].S, l.Timeline[j-1].S)
+		}
+		i = j
 	}
 	p := l.Payers
 	fmt.Fprintf(w, "  winners  %d reserved: %d chose to pay, %d to cancel, %d walked away; %d users answered paid, %d cancels answered 200, %d unclear\n",
@@ -119,6 +130,12 @@ func printLifecycle(w io.Writer, name string, l *LifecycleReport) {
 	for _, pr := range l.Problems {
 		fmt.Fprintf(w, "  PROBLEM  %s\n", pr)
 	}
+}
+
+// sameSecond reports whether a and b differ only in their second.
+func sameSecond(a, b LifecycleSecond) bool {
+	a.S = b.S
+	return a == b
 }
 
 // answersLine lists answers sorted by name: "cancel cancelled 3, pay order_expired 2, pay paid 40".

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // printModel writes the load model of a run and how its arrivals kept to their schedule.
@@ -34,6 +35,36 @@ func printHeldBack(w io.Writer, rounds [][]RunReport) {
 				fmt.Fprintf(w, "WARNING: %s: the load generator held back %d of %d arrivals (%d delayed, %d dropped: -max-workers in flight, or the generator's CPU)\n",
 					r.Name, a.Delayed+a.Dropped, a.Scheduled, a.Delayed, a.Dropped)
 			}
+		}
+	}
+}
+
+// printErrors writes, below a table, what the errors of each run that had some were: their
+// outcomes, and the first transport errors (requests that got no HTTP answer, such as a
+// client timeout). An "errors" column alone does not say whether the service refused, failed
+// or never answered.
+func printErrors(w io.Writer, rounds [][]RunReport) {
+	for i, round := range rounds {
+		for _, r := range round {
+			c := r.Stats.Outcomes
+			if c.Errors() == 0 {
+				continue
+			}
+			var kinds []string
+			for o := range NumOutcomes {
+				if o.isError() && c[o] > 0 {
+					kinds = append(kinds, fmt.Sprintf("%s %d", o, c[o]))
+				}
+			}
+			run := ""
+			if len(rounds) > 1 {
+				run = fmt.Sprintf(" (run %d)", i+1)
+			}
+			fmt.Fprintf(w, "errors: %s%s: %s", r.Name, run, strings.Join(kinds, ", "))
+			if len(r.Stats.TransportErrors) > 0 {
+				fmt.Fprintf(w, "; no answer, such as: %s", strings.Join(r.Stats.TransportErrors, "; "))
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }

@@ -201,6 +201,7 @@ func PrintTable(w io.Writer, rep Report) {
 	tw.Flush()
 	fmt.Fprintf(w, "p99 corr: p99 from each request's intended start (%s)\n", correctionNote(rep.Scenario))
 	printHeldBack(w, rep.Rounds)
+	printErrors(w, rep.Rounds)
 	fmt.Fprintln(w, "accepted: 202, queued and written after the answer (queue strategy); orders/s counts bought and accepted")
 	fmt.Fprintf(w, "inv: inversions, sold_out answers to requests sent more than %v before the last request that bought\n", labrun.InversionSlack)
 	fmt.Fprintf(w, "vs bound: orders/s against %.0f orders/s, the most a design holding the lock for one order at a time\n"+
