@@ -24,24 +24,61 @@ import (
 func TestAbandonmentSale(t *testing.T) {
 	dsn, redisAddr, prefix := ownBackend(t)
 	t.Parallel()
-	const token = "ci-loadtest-admin-token"
+	targets := threeAPIs(t, dsn, redisAddr, prefix)
+	// PostgreSQL read directly, then the API's audit alone (-audit api) for dlock.
+	checkAbandonment(t, targets, "database", "-strategies", "pessimistic,redis,queue",
+		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
+	// A sixth of its payments come after the window (uniform in 0..1.2 s): 409 order_expired.
+	checkAbandonment(t, targets, "api", "-strategies", "dlock", "-audit", "api", "-pay-delay", "1200ms")
+}
+
+// threeAPIs starts three API processes on the test's backend, each with a pool of 10 and
+// the admin token apisToken, and returns their base URLs.
+func threeAPIs(t *testing.T, dsn, redisAddr, prefix string) []string {
+	t.Helper()
 	var targets []string
 	for _, api := range servers.StartAPIs(t, 3, map[string]string{
 		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
-		"ADMIN_TOKEN": token, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10",
+		"ADMIN_TOKEN": apisToken, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10",
 	}) {
 		targets = append(targets, api.Base)
 	}
-	// PostgreSQL read directly, then the API's audit alone (-audit api) for dlock.
-	checkAbandonment(t, token, targets, "database", "-strategies", "pessimistic,redis,queue",
-		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
-	// A sixth of its payments come after the window (uniform in 0..1.2 s): 409 order_expired.
-	checkAbandonment(t, token, targets, "api", "-strategies", "dlock", "-audit", "api", "-pay-delay", "1200ms")
+	return targets
+}
+
+// apisToken is the admin token of threeAPIs' processes.
+const apisToken = "ci-loadtest-admin-token"
+
+// runReported runs loadtest with args (ADMIN_TOKEN apisToken) for at most timeout, and fails
+// the test if it fails. Its report is logged when the test ends, after what failed (the
+// report is long), and its stderr too if the test failed.
+func runReported(t *testing.T, title string, timeout time.Duration, args ...string) string {
+	t.Helper()
+	getenv := func(k string) string {
+		if k == "ADMIN_TOKEN" {
+			return apisToken
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, args, getenv, &stdout, &stderr)
+	t.Cleanup(func() {
+		t.Logf("%s:\n%s", title, stdout.String())
+		if t.Failed() {
+			t.Logf("its stderr:\n%s", stderr.String())
+		}
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", title, err)
+	}
+	return stdout.String()
 }
 
 // checkAbandonment runs an abandonment sale of stock 30 on targets with extra flags and
 // checks that each product was paid out, its audit from source.
-func checkAbandonment(t *testing.T, token string, targets []string, source string, extra ...string) {
+func checkAbandonment(t *testing.T, targets []string, source string, extra ...string) {
 	t.Helper()
 	const stock = 30
 	jsonPath := filepath.Join(t.TempDir(), "abandon.json")
@@ -49,27 +86,8 @@ func checkAbandonment(t *testing.T, token string, targets []string, source strin
 		"-stock", "30", "-rate", "60", "-duration", "90s", "-requests", "5400", "-timeout", "5s", "-seed", "7", // bounds: it pays out in 5-10 s
 		"-pay-within", "1s", "-pay-ratio", "0.6", "-cancel-ratio", "0.2", "-pay-delay", "500ms",
 		"-progress", "0", "-json", jsonPath}, extra...)
-	getenv := func(k string) string {
-		if k == "ADMIN_TOKEN" {
-			return token
-		}
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, args, getenv, &stdout, &stderr)
-	// The report is long (a row per second): what failed is said first, then the report.
-	defer func() {
-		t.Logf("loadtest compare -pay-within (%s audit):\n%s", source, stdout.String())
-		if t.Failed() {
-			t.Logf("its stderr:\n%s", stderr.String())
-		}
-	}()
-	if err != nil {
-		t.Fatalf("compare: %v", err)
-	}
-	if !strings.Contains(stdout.String(), "abandonment sale [") || !strings.Contains(stdout.String(), "initial stock 30: holds") {
+	stdout := runReported(t, "loadtest compare -pay-within ("+source+" audit)", 5*time.Minute, args...)
+	if !strings.Contains(stdout, "abandonment sale [") || !strings.Contains(stdout, "initial stock 30: holds") {
 		t.Errorf("the text report lacks the abandonment sale's section")
 	}
 	rep := readReport(t, jsonPath)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -10,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/loadgen"
-	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestPessimisticOverloadKeepsSelling: a pessimistic product whose buyers think 100 ms under
@@ -26,36 +23,12 @@ import (
 func TestPessimisticOverloadKeepsSelling(t *testing.T) {
 	dsn, redisAddr, prefix := ownBackend(t)
 	t.Parallel()
-	var targets []string
-	for _, api := range servers.StartAPIs(t, 3, map[string]string{
-		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
-		"ADMIN_TOKEN": "ci-loadtest-admin-token", "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10",
-	}) {
-		targets = append(targets, api.Base)
-	}
+	targets := threeAPIs(t, dsn, redisAddr, prefix)
 	jsonPath := filepath.Join(t.TempDir(), "overload.json")
-	args := []string{"loadtest", "compare", "-baseline=false", "-targets", strings.Join(targets, ","), "-strategies", "pessimistic",
-		"-stock", "100000", "-think-ms", "100", "-rate", "50", "-duration", "16s", "-requests", "800", "-timeout", "2s",
-		"-seed", "7", "-progress", "0", "-json", jsonPath, "-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix}
-	getenv := func(k string) string {
-		if k == "ADMIN_TOKEN" {
-			return "ci-loadtest-admin-token"
-		}
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, args, getenv, &stdout, &stderr)
-	defer func() {
-		t.Logf("loadtest compare:\n%s", stdout.String())
-		if t.Failed() {
-			t.Logf("its stderr:\n%s", stderr.String())
-		}
-	}()
-	if err != nil {
-		t.Fatalf("compare: %v", err)
-	}
+	runReported(t, "loadtest compare", 2*time.Minute, "loadtest", "compare", "-baseline=false", "-targets", strings.Join(targets, ","),
+		"-strategies", "pessimistic", "-stock", "100000", "-think-ms", "100", "-rate", "50", "-duration", "16s", "-requests", "800",
+		"-timeout", "2s", "-seed", "7", "-progress", "0", "-json", jsonPath,
+		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
 	rep := readReport(t, jsonPath)
 	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 1 {
 		t.Fatalf("%d rounds, want one run of one strategy", len(rep.Rounds))

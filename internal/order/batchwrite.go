@@ -72,6 +72,10 @@ func (c *core) writeBatch(ctx context.Context, p inventory.Product, users []int6
 		if out, err = readSold(br, p.ID); err != nil {
 			return err
 		}
+		if len(out.written) > 0 {
+			c.log.InfoContext(ctx, "queued purchases written before, answered with their orders (a batch claimed after its consumer stopped between COMMIT and XACK)",
+				"product_id", p.ID, "entries", len(out.written))
+		}
 		if out.left < 0 { // the fence condition held no row: nothing was written
 			// Said once a batch: a holder overtaken by a newer one (paused past its lease),
 			// or, were the lock's fences ever to fall back, a product that stalls.

@@ -30,8 +30,9 @@ var (
 	// *PurchasedError, which holds that order.
 	ErrAlreadyPurchased = errors.New("order: already purchased")
 	// ErrBusy: the product's lock could not be had within the wait budget, or was lost
-	// before the purchase committed, or the purchase ran out of time. Nothing was written;
-	// the buyer may retry.
+	// before the purchase committed, or the purchase ran out of time, or it arrived while
+	// the product's purchases had stood in line for a connection (see slots). Nothing was
+	// written; the buyer may retry.
 	ErrBusy = errors.New("order: busy")
 	// ErrUnavailable: Redis or PostgreSQL could not be reached or refused to work. Nothing
 	// was written.
