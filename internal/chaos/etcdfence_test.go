@@ -86,7 +86,9 @@ func TestEtcdLateWriteIsFenced(t *testing.T) {
 // The rows of a sell statement's answer (sell.sql), as they appear in PostgreSQL's DataRow
 // messages whatever the format: sellColumns columns, the first a one-byte kind; an 's' row
 // with its other columns all NULL (-1 lengths) says nothing was written for a newer fence.
-const sellColumns = 8
+// sellColumns is the width of sell.sql's rows: kind, user_id, id, created_at, status, pay_by,
+// paid_at, stock, ord.
+const sellColumns = 9
 
 var (
 	orderRow  = []byte{0, sellColumns, 0, 0, 0, 1, 'o'} // an order written
