@@ -37,8 +37,9 @@ type Config struct {
 	PurchaseTimeout time.Duration
 	// ProductConns caps how many pooled PostgreSQL connections the purchases of one product
 	// hold at once in this process, so that one slow product (think_ms under a row lock, a
-	// crowd) cannot starve the pool for the others; buyers beyond it wait in the process.
-	// Default: 10, half the default pool.
+	// crowd) cannot starve the pool for the others; buyers beyond it wait in the process,
+	// under a controlled delay: ErrBusy after 5 ms for one that arrives while that line has
+	// stood for 100 ms (see slots). Default: 10, half the default pool.
 	ProductConns int
 	// SeedChunk is how many buyers one step of a gate seeding reads from PostgreSQL and
 	// writes to Redis (redis and queue strategies). Default: 10,000.
