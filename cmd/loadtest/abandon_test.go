@@ -24,7 +24,7 @@ import (
 func TestAbandonmentSale(t *testing.T) {
 	dsn, redisAddr, prefix := ownBackend(t)
 	t.Parallel()
-	targets := threeAPIs(t, dsn, redisAddr, prefix)
+	targets, _ := threeAPIs(t, dsn, redisAddr, prefix)
 	// PostgreSQL read directly, then the API's audit alone (-audit api) for dlock.
 	checkAbandonment(t, targets, "database", "-strategies", "pessimistic,redis,queue",
 		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
@@ -33,17 +33,18 @@ func TestAbandonmentSale(t *testing.T) {
 }
 
 // threeAPIs starts three API processes on the test's backend, each with a pool of 10 and
-// the admin token apisToken, and returns their base URLs.
-func threeAPIs(t *testing.T, dsn, redisAddr, prefix string) []string {
+// the admin token apisToken, and returns their base URLs and the processes.
+func threeAPIs(t *testing.T, dsn, redisAddr, prefix string) ([]string, []*servers.API) {
 	t.Helper()
-	var targets []string
-	for _, api := range servers.StartAPIs(t, 3, map[string]string{
+	apis := servers.StartAPIs(t, 3, map[string]string{
 		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
 		"ADMIN_TOKEN": apisToken, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10",
-	}) {
+	})
+	var targets []string
+	for _, api := range apis {
 		targets = append(targets, api.Base)
 	}
-	return targets
+	return targets, apis
 }
 
 // apisToken is the admin token of threeAPIs' processes.

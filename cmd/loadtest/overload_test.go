@@ -23,7 +23,7 @@ import (
 func TestPessimisticOverloadKeepsSelling(t *testing.T) {
 	dsn, redisAddr, prefix := ownBackend(t)
 	t.Parallel()
-	targets := threeAPIs(t, dsn, redisAddr, prefix)
+	targets, apis := threeAPIs(t, dsn, redisAddr, prefix)
 	jsonPath := filepath.Join(t.TempDir(), "overload.json")
 	runReported(t, "loadtest compare", 2*time.Minute, "loadtest", "compare", "-baseline=false", "-targets", strings.Join(targets, ","),
 		"-strategies", "pessimistic", "-stock", "100000", "-think-ms", "100", "-rate", "50", "-duration", "16s", "-requests", "800",
@@ -45,5 +45,13 @@ func TestPessimisticOverloadKeepsSelling(t *testing.T) {
 			st.Outcomes[loadgen.Bought], st.Seconds)
 	case st.Outcomes[loadgen.Busy] == 0:
 		t.Errorf("answers %s: want the excess answered busy", answers)
+	}
+	var shed float64
+	for _, a := range apis {
+		shed += a.Metric("seckill_purchases_shed_total", `strategy="pessimistic"`)
+	}
+	t.Logf("seckill_purchases_shed_total: %.0f", shed)
+	if busy := float64(st.Outcomes[loadgen.Busy]); shed == 0 || shed > busy {
+		t.Errorf("seckill_purchases_shed_total %.0f over the processes, want some, and at most the %.0f busy answers", shed, busy)
 	}
 }

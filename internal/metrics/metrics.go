@@ -34,6 +34,7 @@ type Metrics struct {
 	settled    *prometheus.CounterVec
 	reconciled *prometheus.CounterVec
 	returned   *prometheus.CounterVec
+	shed       *prometheus.CounterVec
 	dead       *prometheus.CounterVec
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
@@ -96,12 +97,16 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 		Name: "seckill_reservation_returns_total",
 		Help: "Units of ended reservations given back to stock in PostgreSQL by this process, by reason (expired, cancelled).",
 	}, []string{"reason"})
+	m.shed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_purchases_shed_total",
+		Help: "Purchases answered 503 busy at once because their product's purchases had stood in line for a database connection (the controlled delay), by strategy.",
+	}, []string{"strategy"})
 	m.dead = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_queue_dead_lettered_total",
 		Help: "Queued purchases moved to the dead-letter stream, by reason (sold_out, failed).",
 	}, []string{"reason"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
-		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.dead, m.http.requests, m.http.duration,
+		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.shed, m.dead, m.http.requests, m.http.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -134,6 +139,9 @@ func (m *Metrics) Batch(size int) { m.batchSize.Observe(float64(size)) }
 func (m *Metrics) DeadLettered(reason string, n int) {
 	m.dead.WithLabelValues(reason).Add(float64(n))
 }
+
+// Shed implements order.Observer.
+func (m *Metrics) Shed(strategy inventory.Strategy) { m.shed.WithLabelValues(string(strategy)).Inc() }
 
 // Settled implements order.Observer.
 func (m *Metrics) Settled(result string) { m.settled.WithLabelValues(result).Inc() }

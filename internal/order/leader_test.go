@@ -23,6 +23,7 @@ func (panicky) Settled(string)                                      {}
 func (panicky) Reconciled(int, int)                                 {}
 func (panicky) Returned(string, int)                                {}
 func (panicky) DeadLettered(string, int)                            {}
+func (panicky) Shed(inventory.Strategy)                             {}
 
 // TestLeaderPanicAnswersEveryBuyer: the leader of a batch panics after its batch committed
 // and before it answered anyone. The panic is its own bug: every buyer of the batch still

@@ -77,6 +77,9 @@ type Observer interface {
 	// Returned counts units of ended reservations given back to stock, by reason: the status
 	// the orders ended in (StatusExpired, StatusCancelled).
 	Returned(reason string, n int)
+	// Shed counts purchases answered ErrBusy at once because they arrived at a standing
+	// line for a product's connections (see slots), by strategy ("bundle" for bundles).
+	Shed(strategy inventory.Strategy)
 }
 
 // Deps are the parts a Service coordinates.
@@ -220,6 +223,7 @@ func (noObserver) DeadLettered(string, int)                            {}
 func (noObserver) Settled(string)                                      {}
 func (noObserver) Reconciled(int, int)                                 {}
 func (noObserver) Returned(string, int)                                {}
+func (noObserver) Shed(inventory.Strategy)                             {}
 
 // think pauses for the product's teaching delay, or until ctx ends. Strategies take it
 // before their transaction opens, where they can, so that it holds no connection.

@@ -33,6 +33,9 @@ const (
 // TestPessimisticOverloadKeepsSelling, cmd/loadtest, over real processes: without the
 // shedding, 46 orders in the first 6.4 s of 20 and none after; with it, 166; a CI run of
 // TestAbandonmentSale stalled 80 s so).
+// errShed is the ErrBusy of a purchase shed from a standing queue (see slots).
+var errShed = fmt.Errorf("%w: shed", ErrBusy)
+
 type slots struct {
 	max int
 	mu  sync.Mutex
@@ -86,7 +89,7 @@ func (s *slots) acquire(ctx context.Context, id int64) (release func(), err erro
 		return s.releaser(id, ps), nil
 	case <-shed:
 		err = fmt.Errorf("%w: product %d: its purchases have queued for a connection for over %v in this process",
-			ErrBusy, id, standingAfter)
+			errShed, id, standingAfter)
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	}

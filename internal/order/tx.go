@@ -201,6 +201,9 @@ func (c *core) buyInTx(ctx context.Context, p inventory.Product, userID int64,
 	write func(tx *gorm.DB) (Order, int, error),
 ) (Order, error) {
 	release, err := c.slots.acquire(ctx, p.ID)
+	if errors.Is(err, errShed) {
+		c.observer.Shed(p.Strategy)
+	}
 	if err != nil {
 		return Order{}, err
 	}
