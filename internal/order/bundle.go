@@ -103,10 +103,7 @@ func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID 
 // returns the orders by product and the stock left of each product, in the order of ids; the
 // orders are nil unless committed.
 func (l *lockedBuyer) writeBundle(ctx context.Context, ids []int64, fences map[int64]int64, userID int64) (map[int64]Order, []int, error) {
-	release, err := l.slots.acquire(ctx, ids[0])
-	if errors.Is(err, errShed) {
-		l.observer.Shed("bundle")
-	}
+	release, err := l.slots.acquire(ctx, ids[0], "bundle")
 	if err != nil {
 		return nil, nil, err
 	}

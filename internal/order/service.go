@@ -127,7 +127,7 @@ type buyFunc func(ctx context.Context, p inventory.Product, userID int64) (Order
 func NewService(d Deps, cfg Config) *Service {
 	cfg = cfg.withDefaults()
 	c := &core{db: d.Products.DB(), cfg: cfg, log: d.Logger, observer: d.Observer, products: d.Products,
-		keys: d.Keys, soldOut: d.SoldOut, lists: &buyerLists{marks: d.SoldOut}, slots: newSlots(cfg.ProductConns),
+		keys: d.Keys, soldOut: d.SoldOut, lists: &buyerLists{marks: d.SoldOut},
 		history: newLockHistory(d.LockHistory), tracer: tracing.Tracer(d.Tracer)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -135,6 +135,7 @@ func NewService(d Deps, cfg Config) *Service {
 	if c.observer == nil {
 		c.observer = noObserver{}
 	}
+	c.slots = newSlots(cfg.ProductConns, c.observer)
 	locks := d.ProductLocks
 	if locks == nil {
 		locks = RedisLocker(d.Locks)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/seckill/seckill/internal/inventory"
 )
 
 // The controlled delay of the wait for a product's connection slots (see slots).
@@ -32,15 +34,13 @@ const (
 // and the product stopped selling while units were left (TestSlotsControlledDelay;
 // TestPessimisticOverloadKeepsSelling, cmd/loadtest, over real processes: without the
 // shedding, 46 orders in the first 6.4 s of 20 and none after; with it, 166; a CI run of
-// TestAbandonmentSale stalled 80 s so).
-// errShed is the ErrBusy of a purchase shed from a standing queue (see slots).
-var errShed = fmt.Errorf("%w: shed", ErrBusy)
-
+// TestAbandonmentSale stalled 80 s so). Each purchase shed is told to the observer (Shed).
 type slots struct {
-	max int
-	mu  sync.Mutex
-	m   map[int64]*productSlots
-	now func() time.Time // time.Now; a test's clock
+	max      int
+	observer Observer // told of each purchase shed
+	mu       sync.Mutex
+	m        map[int64]*productSlots
+	now      func() time.Time // time.Now; a test's clock
 }
 
 type productSlots struct {
@@ -50,13 +50,14 @@ type productSlots struct {
 	since   time.Time     // when the wait last became non-empty
 }
 
-func newSlots(max int) *slots {
-	return &slots{max: max, m: make(map[int64]*productSlots), now: time.Now}
+func newSlots(max int, observer Observer) *slots {
+	return &slots{max: max, observer: observer, m: make(map[int64]*productSlots), now: time.Now}
 }
 
-// acquire waits for a slot of product id: until ctx ends, or for standingWait when it
-// finds a standing queue (then ErrBusy). It returns the release.
-func (s *slots) acquire(ctx context.Context, id int64) (release func(), err error) {
+// acquire waits for a slot of product id, whose purchases are counted under strategy: until
+// ctx ends, or for standingWait when it finds a standing queue (then ErrBusy, and the
+// observer is told). It returns the release.
+func (s *slots) acquire(ctx context.Context, id int64, strategy inventory.Strategy) (release func(), err error) {
 	s.mu.Lock()
 	ps := s.m[id]
 	if ps == nil {
@@ -88,8 +89,9 @@ func (s *slots) acquire(ctx context.Context, id int64) (release func(), err erro
 		s.endWait(ps)
 		return s.releaser(id, ps), nil
 	case <-shed:
+		s.observer.Shed(strategy)
 		err = fmt.Errorf("%w: product %d: its purchases have queued for a connection for over %v in this process",
-			errShed, id, standingAfter)
+			ErrBusy, id, standingAfter)
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	}

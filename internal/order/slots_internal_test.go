@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/inventory"
 )
 
 // TestSlotsControlledDelay: the wait for a product's connection slots absorbs a burst in
@@ -19,13 +22,14 @@ func TestSlotsControlledDelay(t *testing.T) {
 		mu  sync.Mutex
 		now = time.Unix(0, 0)
 	)
-	s := newSlots(1)
+	var shed shedCount
+	s := newSlots(1, &shed)
 	s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
 	ctx := context.Background()
 	const id = 7
 
-	holder, err := s.acquire(ctx, id)
+	holder, err := s.acquire(ctx, id, "pessimistic")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +38,7 @@ func TestSlotsControlledDelay(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Go(func() {
-			release, err := s.acquire(ctx, id)
+			release, err := s.acquire(ctx, id, "pessimistic")
 			if err != nil {
 				t.Errorf("purchase %d of the burst: %v", i, err)
 				return
@@ -48,8 +52,8 @@ func TestSlotsControlledDelay(t *testing.T) {
 	}
 	// The queue has now stood for 3/4 of standingAfter; a quarter more makes it standing.
 	advance(standingAfter / 4)
-	if _, err := s.acquire(ctx, id); !errors.Is(err, ErrBusy) {
-		t.Fatalf("a purchase arriving at a standing queue: %v, want ErrBusy", err)
+	if _, err := s.acquire(ctx, id, "pessimistic"); !errors.Is(err, ErrBusy) || shed.n.Load() != 1 {
+		t.Fatalf("a purchase arriving at a standing queue: %v, %d shed told; want ErrBusy, one", err, shed.n.Load())
 	}
 	holder()
 	wg.Wait()
@@ -62,14 +66,14 @@ func TestSlotsControlledDelay(t *testing.T) {
 		t.Fatalf("the burst got the slot in the order %v, want 0 1 2", got)
 	}
 	// The wait emptied: the next purchase to queue waits for its deadline, not standingWait.
-	holder, err = s.acquire(ctx, id)
+	holder, err = s.acquire(ctx, id, "pessimistic")
 	if err != nil {
 		t.Fatal(err)
 	}
 	advance(time.Hour)
 	got2 := make(chan error, 1)
 	go func() {
-		release, err := s.acquire(ctx, id)
+		release, err := s.acquire(ctx, id, "pessimistic")
 		if err == nil {
 			release()
 		}
@@ -85,6 +89,14 @@ func TestSlotsControlledDelay(t *testing.T) {
 		t.Errorf("%d products' entries left once nobody holds or waits, want 0", n)
 	}
 }
+
+// shedCount is an Observer that counts the purchases shed.
+type shedCount struct {
+	noObserver
+	n atomic.Int64
+}
+
+func (c *shedCount) Shed(inventory.Strategy) { c.n.Add(1) }
 
 // waiting is how many purchases of product id wait for a slot.
 func (s *slots) waiting(id int64) int {

@@ -200,10 +200,7 @@ func (c *core) settleOrders(ctx context.Context, product int64, orders []Order, 
 func (c *core) buyInTx(ctx context.Context, p inventory.Product, userID int64,
 	write func(tx *gorm.DB) (Order, int, error),
 ) (Order, error) {
-	release, err := c.slots.acquire(ctx, p.ID)
-	if errors.Is(err, errShed) {
-		c.observer.Shed(p.Strategy)
-	}
+	release, err := c.slots.acquire(ctx, p.ID, p.Strategy)
 	if err != nil {
 		return Order{}, err
 	}
