@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -34,57 +32,52 @@ type Snapshot struct {
 	Stock, Initial, Live int64
 }
 
-// Sample reads the product once (one statement, one snapshot) and records what it saw. Its
-// cost grows with the product's orders: a scan of them by the orders' product index.
+// Sample reads the product and its orders once (one statement, one snapshot) and records
+// what it saw. Its cost grows with the product's orders: a scan of them by the orders'
+// product index.
 func (w *Watch) Sample(ctx context.Context) (Snapshot, error) {
 	var s Snapshot
-	var ids string
-	err := w.db.QueryRowContext(ctx, `SELECT p.stock, p.initial_stock,
-		(SELECT count(*) FROM orders o WHERE o.product_id = p.id AND o.status IN ('pending', 'paid')),
-		(SELECT coalesce(string_agg(o.id || CASE WHEN o.status IN ('expired', 'cancelled') THEN 'e' ELSE '' END, ','), '')
-			FROM orders o WHERE o.product_id = p.id)
-		FROM products p WHERE p.id = $1`, w.product).Scan(&s.Stock, &s.Initial, &s.Live, &ids)
+	rows, err := w.db.QueryContext(ctx, `SELECT p.stock, p.initial_stock, o.id, o.status IN ('expired', 'cancelled')
+		FROM products p LEFT JOIN orders o ON o.product_id = p.id WHERE p.id = $1`, w.product)
 	if err != nil {
 		return s, fmt.Errorf("sample product %d: %w", w.product, err)
 	}
-	w.saw(ids, time.Now())
+	defer rows.Close()
+	found, ended := false, map[int64]bool{} // the orders seen: ended or not
+	for rows.Next() {
+		var id sql.NullInt64
+		var gone sql.NullBool
+		if err := rows.Scan(&s.Stock, &s.Initial, &id, &gone); err != nil {
+			return s, fmt.Errorf("sample product %d: %w", w.product, err)
+		}
+		found = true
+		if id.Valid {
+			ended[id.Int64] = gone.Bool
+			if !gone.Bool {
+				s.Live++
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s, fmt.Errorf("sample product %d: %w", w.product, err)
+	}
+	if !found {
+		return s, fmt.Errorf("sample product %d: %w", w.product, sql.ErrNoRows)
+	}
+	w.saw(ended, time.Now())
 	return s, nil
 }
 
-// saw records at as when the orders of ids were first seen: "id" written, "ide" ended too.
-func (w *Watch) saw(ids string, at time.Time) {
+// saw records at as when the orders of ended were first seen, and first seen ended.
+func (w *Watch) saw(ended map[int64]bool, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, f := range strings.Split(ids, ",") {
-		id, err := strconv.ParseInt(strings.TrimSuffix(f, "e"), 10, 64)
-		if err != nil {
-			continue
-		}
+	for id, gone := range ended {
 		if _, ok := w.written[id]; !ok {
 			w.written[id] = at
 		}
-		if _, ok := w.ended[id]; !ok && strings.HasSuffix(f, "e") {
+		if _, ok := w.ended[id]; !ok && gone {
 			w.ended[id] = at
-		}
-	}
-}
-
-// Run samples every interval until ctx ends, calling each (if not nil) with every sample or
-// its error (PostgreSQL down, say: the next sample tries again).
-func (w *Watch) Run(ctx context.Context, every time.Duration, each func(Snapshot, error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		s, err := w.Sample(sctx)
-		cancel()
-		if each != nil && ctx.Err() == nil {
-			each(s, err)
 		}
 	}
 }
