@@ -145,8 +145,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	var (
 		encErr    error
 		soldTimer *time.Timer
-		admitted  = map[int64]bool{} // buyers of the admitting answers, from their bodies
-		queued    = map[int64]bool{} // buyers whose last admitting answer was a 202
+		admitted  = map[int64]Outcome{} // each buyer's last admitting answer, from their bodies
 	)
 	for r := range atk.Attack(tr, pacer, spec.duration, spec.name) {
 		o := classify(r)
@@ -164,21 +163,18 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		lats.add(r.Latency)
 		res.counts[o]++
 		if o.admits() {
-			u := answerUser(r.Body)
-			if u > 0 && admitted[u] {
-				res.readmitted++
-			} else if u > 0 {
-				admitted[u] = true
-			}
-			again := o == Accepted && u > 0 && queued[u]
-			if u > 0 {
-				queued[u] = o == Accepted
-			}
-			switch {
-			case again:
-				res.requeued++
-			case (o == Bought || o == Accepted) && u > 0 && spec.onBought != nil:
-				spec.onBought(u, o == Accepted)
+			if u := answerUser(r.Body); u > 0 {
+				last, seen := admitted[u]
+				admitted[u] = o
+				if seen {
+					res.readmitted++
+				}
+				switch {
+				case seen && last == Accepted && o == Accepted:
+					res.requeued++
+				case spec.onBought != nil:
+					spec.onBought(u, o == Accepted)
+				}
 			}
 		}
 		res.metrics.Add(r)
