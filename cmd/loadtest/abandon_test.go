@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -22,7 +23,7 @@ import (
 // every payment answered; then the same of dlock with the API's audit alone, some of its
 // payments late (409 order_expired, their units sold again).
 func TestAbandonmentSale(t *testing.T) {
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	t.Parallel()
 	targets, _ := threeAPIs(t, dsn, redisAddr, prefix)
 	// PostgreSQL read directly, then the API's audit alone (-audit api) for dlock.

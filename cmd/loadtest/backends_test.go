@@ -119,7 +119,7 @@ func TestCompareBothBackends(t *testing.T) {
 // compare -etcd-targets sells a dlock product on each set, and both pass the audits.
 func TestCompareBothBackendsAgainstAPIs(t *testing.T) {
 	endpoints := testenv.EtcdEndpoints(t) // skips without etcd
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	t.Parallel()
 	const token = "ci-loadtest-admin-token"
 	env := map[string]string{

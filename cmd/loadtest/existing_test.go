@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -22,7 +23,7 @@ import (
 // (no -database-url, or one out of reach, or -audit api) the API's audit alone judges the
 // run and the report says so; -audit database with PostgreSQL out of reach cannot run.
 func TestExistingProductAndAuditSources(t *testing.T) {
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	t.Parallel()
 	const token = "existing-product-admin-token"
 	a := servers.StartAPI(t, "api", map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,

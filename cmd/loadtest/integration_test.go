@@ -23,7 +23,7 @@ import (
 // not oversell (think_ms 10 with 24 buyers at once makes it oversell every time). With
 // -check, each product's history must be linearizable, naive's illegal.
 func TestCompareAgainstThreeAPIs(t *testing.T) {
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	t.Parallel()
 	const token = "ci-loadtest-admin-token"
 	var targets []string
@@ -103,16 +103,6 @@ func compareOn(t *testing.T, token string, targets []string, dsn string, extra .
 	return rep
 }
 
-// ownBackend skips the test with -short, and otherwise returns a fresh schema of
-// DATABASE_URL, REDIS_ADDR and a key prefix whose keys are deleted when the test ends: the
-// backend of API processes of the test's own.
-func ownBackend(t *testing.T) (dsn, redisAddr, prefix string) {
-	t.Helper()
-	testenv.SkipShort(t, "three API processes")
-	_, prefix = testenv.Redis(t)
-	return testenv.Schema(t), testenv.RedisAddr(t), prefix
-}
-
 // TestLabShortMatrix runs `loadtest lab -short` on a fresh schema and key prefix: three real
 // API processes, real kill -9 and SIGSTOP of the lock's holder and a real Sentinel failover
 // under it, each lock's defining flaw (none and mutex oversell in a crowd, the unrenewed
@@ -123,8 +113,8 @@ func TestLabShortMatrix(t *testing.T) {
 	// Not parallel: its three processes and their faults would slow the other tests of the
 	// package past their bounds; alone, it takes 110-120 s under -race (two of its cells, the
 	// failover ones, start a Sentinel stage and three processes of their own).
-	dsn, redisAddr, prefix := ownBackend(t) // the prefix's cleanup deletes stuck locks too
-	servers.RedisBin(t)                     // the failover cells start redis-servers of their own
+	dsn, redisAddr, prefix := testenv.APIBackend(t) // the prefix's cleanup deletes stuck locks too
+	servers.RedisBin(t)                             // the failover cells start redis-servers of their own
 	dir := t.TempDir()
 	jsonPath, reportPath := filepath.Join(dir, "lab.json"), filepath.Join(dir, "lab.html")
 	var stdout, stderr bytes.Buffer

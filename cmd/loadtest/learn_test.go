@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/internal/labrun"
 	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // learnSteps is how many steps the learning path has.
@@ -84,7 +85,7 @@ func TestLearnPathCheckRefuses(t *testing.T) {
 // page says. A partition cell needs root, ip and nft, and is left out without them, as
 // TestPartitionCells is skipped.
 func TestLearnPathCellsRun(t *testing.T) {
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	doc, makefile, err := readLearn()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestPessimisticOverloadKeepsSelling: a pessimistic product whose buyers think 100 ms under
@@ -21,7 +22,7 @@ import (
 // answers were client timeouts; a CI run of TestAbandonmentSale, its CPU starved by the
 // other tests, sold nothing for 80 s so, with units left.
 func TestPessimisticOverloadKeepsSelling(t *testing.T) {
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	t.Parallel()
 	targets, apis := threeAPIs(t, dsn, redisAddr, prefix)
 	jsonPath := filepath.Join(t.TempDir(), "overload.json")

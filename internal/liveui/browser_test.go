@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -53,7 +54,7 @@ const readItems = `[...document.querySelectorAll("section.item")].map(s => ({
 // its charts again. With SECKILL_UI_SCREENSHOT=file.png, the finished page
 // is saved there (docs/ui.png comes from it).
 func TestUIInChromium(t *testing.T) {
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	t.Parallel()
 	const token = "ui-browser-test-admin-token"
 	env := map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix, "ADMIN_TOKEN": token}

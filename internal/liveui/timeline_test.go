@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -40,7 +41,7 @@ const readCardTimeline = `(name => { const c = document.querySelector('section.i
 // dlock the stale write refused and nothing oversold; and the page threw no script error.
 func TestUILabTimelineInChromium(t *testing.T) {
 	// Not parallel, like TestUILabRun: the lab's three API processes run real sales.
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	base, u := newTestUI(t, "", map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr})
 	u.LabPrefix = prefix
 	browser := servers.StartBrowser(t, 4*time.Minute)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestUIRefusals: what the page's API refuses, and how. A run request the command line would
@@ -98,7 +100,7 @@ func TestUIRefusals(t *testing.T) {
 // same directory (loadtest ui restarted) lists the run and replays the same events.
 func TestUILabRun(t *testing.T) {
 	// Not parallel, like TestLabShortMatrix: its three API processes run a real sale.
-	dsn, redisAddr, prefix := ownBackend(t)
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
 	base, u := newTestUI(t, "", map[string]string{"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr})
 	u.LabPrefix = prefix // the test's: its cleanup deletes what the cell leaves in Redis
 	body := `{"kind":"lab","locks":["none"],"scenario":"crowd"}`

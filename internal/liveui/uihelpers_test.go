@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/loadgen"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // newTestUI serves a loadtest ui of its own (runs kept in a temporary directory) whose
@@ -157,14 +156,4 @@ func readEvents(t *testing.T, url string) (events []uiEvent) {
 		t.Fatalf("events: %v (after %d)", err, len(events))
 	}
 	return events
-}
-
-// ownBackend skips the test with -short, and otherwise returns a fresh schema of
-// DATABASE_URL, REDIS_ADDR and a key prefix whose keys are deleted when the test ends: the
-// backend of API processes of the test's own.
-func ownBackend(t *testing.T) (dsn, redisAddr, prefix string) {
-	t.Helper()
-	testenv.SkipShort(t, "three API processes")
-	_, prefix = testenv.Redis(t)
-	return testenv.Schema(t), testenv.RedisAddr(t), prefix
 }

@@ -172,6 +172,16 @@ func Redis(t testing.TB) (*redis.Client, string) {
 	return rdb, prefix
 }
 
+// APIBackend skips the test with -short, and otherwise returns a fresh schema of
+// DATABASE_URL, REDIS_ADDR and a key prefix whose keys are deleted when the test ends: the
+// backend of API processes of the test's own.
+func APIBackend(t testing.TB) (dsn, redisAddr, prefix string) {
+	t.Helper()
+	SkipShort(t, "API processes")
+	_, prefix = Redis(t)
+	return Schema(t), RedisAddr(t), prefix
+}
+
 // WithSearchPath returns dsn with its connections' search_path set to schema.
 func WithSearchPath(dsn, schema string) (string, error) {
 	if !strings.Contains(dsn, "://") {
