@@ -35,6 +35,7 @@ WITH p AS (
     SELECT t.ord, t.u, o.id, o.created_at, o.status, o.pay_by, o.paid_at FROM t
     CROSS JOIN LATERAL (SELECT id, created_at, status, pay_by, paid_at FROM orders
         WHERE product_id = @id AND user_id = t.u AND queue_entry = t.e LIMIT 1) o
+    WHERE t.e IS NOT NULL -- no lookup for the batches of the other strategies
 ), req AS (
     SELECT DISTINCT ON (u) u, e, ord FROM t WHERE ord NOT IN (SELECT ord FROM done) ORDER BY u, ord
 ), had AS (
