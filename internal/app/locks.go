@@ -27,16 +27,16 @@ func (e etcdLocker) Do(ctx context.Context, key string, ttl, wait time.Duration,
 }
 
 func (e etcdLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
-	fn func(ctx context.Context, fences map[string]int64) error,
+	fn func(ctx context.Context, locks map[string]order.HeldLock) error,
 ) error {
 	err := e.c.DoMulti(ctx, keys, ttl, wait, func(wctx context.Context, locks []*etcdlock.Lock) error {
-		fences := make(map[string]int64, len(keys))
+		held := make(map[string]order.HeldLock, len(keys))
 		for _, l := range locks {
-			fences[l.Key()] = order.EtcdFenceBase + l.Fence()
+			held[l.Key()] = etcdHeld{l}
 		}
 		lctx, stop := lossAs(ctx, wctx)
 		defer stop()
-		return fn(lctx, fences)
+		return fn(lctx, held)
 	})
 	return etcdErr(err)
 }
@@ -51,6 +51,13 @@ func (h etcdHeld) Fence() int64 { return order.EtcdFenceBase + h.l.Fence() }
 func (h etcdHeld) Acquired() time.Time { return h.l.Acquired() }
 
 func (etcdHeld) NextWaiterSince() (time.Time, bool) { return time.Time{}, false }
+
+// errEtcdFence is an etcd lock's RaiseFence error: its fence is a revision of etcd's
+// replicated log, which a majority never loses, so a product that refused it was written by a
+// newer holder.
+var errEtcdFence = errors.New("an etcd lock's fence, a revision, cannot be raised")
+
+func (etcdHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errEtcdFence }
 
 // etcdErr is err, an etcd lock's, in the terms of order.Locker: not obtained in time matches
 // order.ErrBusy, lost while held order.ErrLockLost, etcd unable to serve (or the client

@@ -95,32 +95,35 @@
 //	ALTER TABLE products ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
 //
 //	UPDATE products SET stock = stock - 1, fence = $2
-//	WHERE id = $1 AND fence <= $2
+//	WHERE id = $1 AND fence < $2
 //
-// with $2 = l.Fence(). Zero rows affected means a holder with a larger fence
-// has written since: this holder's lock expired, so it must roll back and
-// stop. (When the statement checks more, such as stock > 0, read the row to
-// tell which condition failed.) The comparison is <= so that one holder may
-// write several times. Holding the lock until after COMMIT is still required;
-// the fence only stops a stale holder from doing damage.
+// with $2 = l.Fence(). Zero rows affected means a holder with a fence at least
+// as large has written since: this holder's lock expired, so it must roll back
+// and stop. (When the statement checks more, such as stock > 0, read the row
+// to tell which condition failed.) The comparison is strict so that a fence
+// Redis gave twice, after losing data, writes for one holder only; a holder that
+// writes several times stores its token beside the fence and admits an equal
+// fence with its own token. Holding the lock until after COMMIT is still
+// required; the fence only stops a stale holder from doing damage.
 //
 // # When Redis loses its data
 //
 // A fence is the Redis server's TIME in microseconds when it was minted, or one
 // more than the last fence when that is not below the clock; the last fence is
 // kept in one companion key per lock key, which expires 7 days after its last
-// use, so there is never more than one fence key per lock key. Redis mints far
-// fewer than one fence per microsecond, so the fences follow the clock. If that
-// key is lost or stale (expired, evicted, Redis restarted without persistence or
-// from an older RDB snapshot or an AOF that lost its last second, or failed over
-// to a replica that missed the last writes), the next fence is the clock now,
-// which is past every fence issued before, as long as the clock that mints it
-// is not behind the clock that minted the last one by more than the time
-// between the two mints (a restart or a failover takes seconds). Fences already
-// written to PostgreSQL so never block new holders. Mutual exclusion itself is what a
-// single Redis can give: while data is lost, two processes may both hold a lock; the fence check is what
-// keeps their writes safe. Run the lock Redis with maxmemory-policy
-// noeviction, and keep its clock synchronised (NTP, slewing, not stepping).
+// use. If that key is lost or stale (expired, evicted, Redis restarted without
+// persistence or from an older snapshot or AOF, or failed over to a replica that
+// missed the last writes), the next fence is the clock now: above every fence
+// minted before unless one of them was above that clock (minted by a clock that
+// ran ahead and was set right, or carried past a clock that stepped back). A
+// holder whose write the store refused for a fence it has seen calls
+// Lock.RaiseFence with that fence: while the key still holds its token, the lock
+// gets a new fence above it, and so does every later holder. docs/dlock.md
+// ("If Redis loses its data") states the bound exactly. Mutual exclusion itself
+// is what a single Redis can give: while data is lost, two processes may both
+// hold a lock; the fence check is what keeps their writes safe. Run the lock
+// Redis with maxmemory-policy noeviction, and keep its clock synchronised (NTP,
+// slewing, not stepping).
 //
 // # Not reentrant
 //

@@ -17,14 +17,14 @@ const (
 	released           // Release was called
 )
 
-// Lock is a held lock, returned by Obtain. Key, Token and Fence never change;
-// the other methods talk to Redis. A Lock is safe for concurrent use, but it
+// Lock is a held lock, returned by Obtain. Key and Token never change, and Fence
+// only by RaiseFence; the other methods talk to Redis. A Lock is safe for concurrent use, but it
 // is meant to have one owner: pass it down to the code that works under it.
 type Lock struct {
 	c        *Client
 	r        *request
-	fence    int64
-	acquired time.Time // when the acquire call was sent
+	fence    atomic.Int64 // the acquisition's, or the last RaiseFence's
+	acquired time.Time    // when the acquire call was sent
 
 	nextWaiter time.Time // a fair lock's: when the waiter behind it started waiting (NextWaiterSince)
 
@@ -46,13 +46,14 @@ type Lock struct {
 }
 
 func newLock(c *Client, r *request, fence int64, sent time.Time) *Lock {
-	return &Lock{
+	l := &Lock{
 		c:        c,
 		r:        r,
-		fence:    fence,
 		acquired: sent,
 		deadline: sent.Add(r.ttl - r.driftFor(r.ttl)),
 	}
+	l.fence.Store(fence)
+	return l
 }
 
 // passTurn lets the next goroutine of this Client that waits for the key compete in Redis
@@ -76,10 +77,10 @@ func (l *Lock) Token() string { return l.r.token }
 // after it, and before Obtain returned.
 func (l *Lock) Acquired() time.Time { return l.acquired }
 
-// Fence returns the fencing token of this acquisition. Fences of the same key
-// strictly increase with every successful Obtain, across processes; check it
-// where the data lives (see the package documentation).
-func (l *Lock) Fence() int64 { return l.fence }
+// Fence returns the lock's fencing token: its acquisition's, or the one RaiseFence minted
+// since. Fences of the same key strictly increase with every successful Obtain, across
+// processes; check it where the data lives (see the package documentation).
+func (l *Lock) Fence() int64 { return l.fence.Load() }
 
 // Deadline returns the local safe deadline: until then the lock is held for
 // sure (when the acquire or last successful refresh call was sent, plus its

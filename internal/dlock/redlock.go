@@ -179,28 +179,7 @@ func (q *redlock) count(replies []reply) votes {
 // and raises the granting nodes below it, until a majority stores it. ok is
 // false when that fails, or when the validity ran out meanwhile.
 func (q *redlock) settle(ctx context.Context, r *request, v votes, sent time.Time) (fence int64, ok bool) {
-	fence = slices.Max(v.fences)
-	var low []int
-	stored := 0
-	for i, f := range v.fences {
-		switch {
-		case f == fence:
-			stored++
-		case f > 0:
-			low = append(low, i)
-		}
-	}
-	if stored < q.quorum {
-		arg := strconv.FormatInt(fence, 10)
-		replies := q.each(ctx, q.acquireTimeout(r.ttl), low, q.quorum-stored, func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-			return raiseFenceScript.Run(ctx, rdb, []string{r.fenceKey()}, arg, fenceKeyTTL.Milliseconds()).Result()
-		}, judgeOK)
-		for _, i := range low {
-			if replies[i].err == nil {
-				stored++
-			}
-		}
-	}
+	fence, stored := q.raiseTo(ctx, r, v.fences)
 	valid := time.Now().Before(sent.Add(r.ttl - r.driftFor(r.ttl)))
 	return fence, stored >= q.quorum && valid
 }

@@ -37,12 +37,15 @@ var (
 	rwReaderSrc string
 	//go:embed scripts/rwleave.lua
 	rwLeaveSrc string
+	//go:embed scripts/refence.lua
+	refenceSrc string
 
 	acquireScript = redis.NewScript(mintSrc + acquireSrc)
 	releaseScript = redis.NewScript(releaseSrc)
 	handoffScript = redis.NewScript(mintSrc + handoffSrc) // ClientOptions.Cohort
 	refreshScript = redis.NewScript(refreshSrc)
 	pttlScript    = redis.NewScript(pttlSrc)
+	refenceScript = redis.NewScript(mintSrc + refenceSrc) // Lock.RaiseFence
 
 	fairAcquireScript = redis.NewScript(mintSrc + fairAcquireSrc) // ObtainFair
 	fairLeaveScript   = redis.NewScript(fairLeaveSrc)

@@ -96,7 +96,9 @@ func TestDecrement(t *testing.T) {
 		{"take 2", func(tx *gorm.DB) (int, error) { return inventory.Decrement(tx, p.ID, 2) }, 1, nil},
 		{"take 2 of 1", func(tx *gorm.DB) (int, error) { return inventory.Decrement(tx, p.ID, 2) }, 0, inventory.ErrSoldOut},
 		{"fence 10", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 0, 10) }, 1, nil},
-		{"fence 10 again", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 0, 10) }, 1, nil},
+		// An equal fence is another grant's (a grant writes once): refused, as a smaller one.
+		{"fence 10 again", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 0, 10) }, 0, inventory.ErrFenced},
+		{"no fence on a fenced row", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 0, 0) }, 0, inventory.ErrFenced},
 		{"fence 9", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 1, 9) }, 0, inventory.ErrFenced},
 		{"fence 11", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 1, 11) }, 0, nil},
 		{"fence 12 sold out", func(tx *gorm.DB) (int, error) { return inventory.DecrementFenced(tx, p.ID, 1, 12) }, 0, inventory.ErrSoldOut},
@@ -106,6 +108,9 @@ func TestDecrement(t *testing.T) {
 		left, err := st.do(tx)
 		if !errors.Is(err, st.wantErr) || (err == nil && left != st.left) {
 			t.Fatalf("%s = %d, %v; want %d, %v", st.name, left, err, st.left, st.wantErr)
+		}
+		if stored, ok := inventory.StoredFence(err); ok != errors.Is(err, inventory.ErrFenced) || ok && stored != 10 {
+			t.Fatalf("%s: StoredFence = %d, %v; want the row's 10 for a fence refused", st.name, stored, ok)
 		}
 	}
 	if _, err := s.Get(context.Background(), p.ID+1000); !errors.Is(err, inventory.ErrNotFound) {

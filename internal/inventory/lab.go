@@ -11,8 +11,9 @@ import (
 // both check it.
 
 // ClaimStock reads a lab product's stock for a lock holder. With fence > 0 it first records
-// fence on the row, unless a newer one is there (ErrFenced): from then on, a holder with an
-// older fence can no longer write, even one that read the same stock before it. That is the
+// fence on the row, unless one at least as large is there (a *StaleFenceError, ErrFenced): from
+// then on, a holder with an older fence can no longer write, even one that read the same
+// stock before it. That is the
 // fencing token checked by the storage on every access; a fence checked only on the write
 // would let an older holder's write land between a newer holder's read and its write.
 func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
@@ -20,8 +21,8 @@ func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 		return Stock(tx, id, false)
 	}
 	var stock []int
-	err := tx.Raw(`UPDATE products SET fence = ? WHERE id = ? AND fence <= ? RETURNING stock`,
-		fence, id, fence).Scan(&stock).Error
+	err := tx.Raw(`UPDATE products SET fence = ? WHERE id = ? AND `+fenceAdmits+` RETURNING stock`,
+		fence, id, fence, fence).Scan(&stock).Error
 	if err != nil {
 		return 0, fmt.Errorf("claim product %d: %w", id, err)
 	}
@@ -31,8 +32,9 @@ func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 	return stock[0], nil
 }
 
-// SwapStockFenced is SetStock for a lock holder with fence > 0, writing only if no newer fence
-// has touched the row (else ErrFenced; with fence 0 it always writes), and it returns the
+// SwapStockFenced is SetStock for a lock holder with fence > 0 that claimed the row with
+// ClaimStock, writing only if the row still holds that fence (else ErrFenced; with fence 0 it
+// always writes), and it returns the
 // stock it overwrote: what
 // PostgreSQL held just before the write, with the row locked from then until tx ends, so that
 // no other write comes between. The lab's lock timeline compares it with the value written: a
@@ -45,7 +47,7 @@ func SwapStockFenced(tx *gorm.DB, id int64, stock int, fence int64) (before int,
 		UPDATE products SET stock = ?, updated_at = now() FROM old WHERE products.id = ?`
 	args := []any{id, stock, id}
 	if fence != 0 {
-		q, args = q+` AND products.fence <= ?`, append(args, fence)
+		q, args = q+` AND products.fence = ?`, append(args, fence)
 	}
 	var old []int
 	err = tx.Raw(q+` RETURNING old.stock`, args...).Scan(&old).Error

@@ -136,14 +136,14 @@ func Decrement(tx *gorm.DB, id int64, n int) (int, error) {
 	return left[0], nil
 }
 
-// DecrementFenced is Decrement for a writer holding the product's lock with the given fence.
-// The write succeeds only if no writer with a newer fence has written the product; it then
-// records fence on the row. It returns ErrFenced when a newer fence is recorded, ErrSoldOut
-// when fewer than n units are left.
+// DecrementFenced is Decrement for a writer holding the product's lock with the given fence,
+// its grant's only write of the product. The write succeeds only if fence is above the one
+// recorded on the product; it then records fence. It returns a *StaleFenceError (ErrFenced)
+// otherwise, ErrSoldOut when fewer than n units are left.
 func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
 	var left []int
 	err := tx.Raw(`UPDATE products SET stock = stock - ?, fence = ?, updated_at = now()
-		WHERE id = ? AND stock >= ? AND fence <= ? RETURNING stock`, n, fence, id, n, fence).Scan(&left).Error
+		WHERE id = ? AND stock >= ? AND `+fenceAdmits+` RETURNING stock`, n, fence, id, n, fence, fence).Scan(&left).Error
 	if err != nil {
 		return 0, fmt.Errorf("decrement product %d: %w", id, err)
 	}
@@ -153,8 +153,9 @@ func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
 	return 0, WhyNotWritten(tx, id, fence)
 }
 
-// WhyNotWritten explains why a fenced write of a product changed nothing: ErrNotFound,
-// ErrFenced (a newer fence has written it), or else ErrSoldOut.
+// WhyNotWritten explains why a fenced write of a product changed nothing: ErrNotFound, a
+// *StaleFenceError (ErrFenced: the product holds a fence at least the writer's), or else
+// ErrSoldOut.
 func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	var rows []Product
 	if err := tx.Select("stock", "fence").Where("id = ?", id).Find(&rows).Error; err != nil {
@@ -163,8 +164,8 @@ func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	switch {
 	case len(rows) == 0:
 		return fmt.Errorf("product %d: %w", id, ErrNotFound)
-	case rows[0].Fence > fence:
-		return fmt.Errorf("product %d fence %d > %d: %w", id, rows[0].Fence, fence, ErrFenced)
+	case fence != 0 && rows[0].Fence >= fence, fence == 0 && rows[0].Fence != 0:
+		return &StaleFenceError{Product: id, Fence: fence, Stored: rows[0].Fence}
 	default:
 		return fmt.Errorf("product %d: %w", id, ErrSoldOut)
 	}

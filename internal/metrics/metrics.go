@@ -35,6 +35,7 @@ type Metrics struct {
 	reconciled *prometheus.CounterVec
 	returned   *prometheus.CounterVec
 	shed       *prometheus.CounterVec
+	raised     prometheus.Counter
 	dead       *prometheus.CounterVec
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
@@ -101,12 +102,16 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 		Name: "seckill_purchases_shed_total",
 		Help: "Purchases answered 503 busy at once because their product's purchases had stood in line for a database connection (the controlled delay), by strategy.",
 	}, []string{"strategy"})
+	m.raised = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "seckill_lock_fences_raised_total",
+		Help: "Product locks whose fence was raised above the one the product held after the product refused it: the lock's Redis had lost fences it gave out (a restart from older data, a failover, a clock set right).",
+	})
 	m.dead = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_queue_dead_lettered_total",
 		Help: "Queued purchases moved to the dead-letter stream, by reason (sold_out, failed).",
 	}, []string{"reason"})
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
-		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.shed, m.dead, m.http.requests, m.http.duration,
+		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.shed, m.raised, m.dead, m.http.requests, m.http.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
@@ -142,6 +147,9 @@ func (m *Metrics) DeadLettered(reason string, n int) {
 
 // Shed implements order.Observer.
 func (m *Metrics) Shed(strategy inventory.Strategy) { m.shed.WithLabelValues(string(strategy)).Inc() }
+
+// FenceRaised implements order.Observer.
+func (m *Metrics) FenceRaised() { m.raised.Inc() }
 
 // Settled implements order.Observer.
 func (m *Metrics) Settled(result string) { m.settled.WithLabelValues(result).Inc() }

@@ -77,11 +77,11 @@ func (c *core) writeBatch(ctx context.Context, p inventory.Product, users []int6
 				"product_id", p.ID, "entries", len(out.written))
 		}
 		if out.left < 0 { // the fence condition held no row: nothing was written
-			// Said once a batch: a holder overtaken by a newer one (paused past its lease),
-			// or, were the lock's fences ever to fall back, a product that stalls.
+			// Said once a batch: a holder overtaken by a newer one (paused past its lease), or
+			// a lock whose store lost fences it gave out (see lockedBuyer.raise).
 			c.log.WarnContext(ctx, "write refused: the product was written under a newer lock fence",
 				"product_id", p.ID, "fence", fence, "product_fence", current, "buyers", len(users))
-			return fmt.Errorf("product %d fence %d > %d: %w", p.ID, current, fence, inventory.ErrFenced)
+			return &inventory.StaleFenceError{Product: p.ID, Fence: fence, Stored: current}
 		}
 		return nil
 	})

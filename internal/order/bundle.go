@@ -68,14 +68,18 @@ func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID 
 	// holder had overtaken), and the buyer is told so, whatever the release then finds.
 	waitCtx, spans := l.startBundleSpans(ctx, ids)
 	err := l.locks.DoMulti(waitCtx, keys, l.cfg.LockTTL, l.cfg.LockWait,
-		func(ctx context.Context, byKey map[string]int64) error {
-			fences := make(map[int64]int64, len(ids))
-			for key, fence := range byKey {
-				fences[idOf[key]] = fence
+		func(ctx context.Context, locks map[string]HeldLock) error {
+			held := make(map[int64]HeldLock, len(ids))
+			for key, lock := range locks {
+				held[idOf[key]] = lock
 			}
 			ctx = spans.held(ctx, 0)
 			var err error
-			byID, left, err = l.writeBundle(ctx, ids, fences, userID)
+			byID, left, err = l.writeBundle(ctx, ids, fencesOf(held), userID)
+			var pe *ProductError
+			if errors.As(err, &pe) && l.raised(ctx, pe.ProductID, held[pe.ProductID], err) {
+				byID, left, err = l.writeBundle(ctx, ids, fencesOf(held), userID) // see writeHeld
+			}
 			return err
 		})
 	spans.end(nil, err)
@@ -96,6 +100,15 @@ func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID 
 		out[i] = byID[id]
 	}
 	return out, nil
+}
+
+// fencesOf is each product's lock's fence.
+func fencesOf(held map[int64]HeldLock) map[int64]int64 {
+	fences := make(map[int64]int64, len(held))
+	for id, l := range held {
+		fences[id] = l.Fence()
+	}
+	return fences
 }
 
 // writeBundle writes the bundle in one transaction under the products' locks (fences: each

@@ -24,6 +24,7 @@ func (panicky) Reconciled(int, int)                                 {}
 func (panicky) Returned(string, int)                                {}
 func (panicky) DeadLettered(string, int)                            {}
 func (panicky) Shed(inventory.Strategy)                             {}
+func (panicky) FenceRaised()                                        {}
 
 // TestLeaderPanicAnswersEveryBuyer: the leader of a batch panics after its batch committed
 // and before it answered anyone. The panic is its own bug: every buyer of the batch still

@@ -135,7 +135,7 @@ func (l *lockedBuyer) lead(ctx context.Context, p inventory.Product, bt *batch) 
 		var left int
 		if err == nil {
 			written := writing(held) // in the lock history, if it is recorded
-			results, left, err = l.writeBatch(wctx, p, users(run.reqs), nil, held.Fence())
+			results, left, err = l.writeHeld(wctx, p, users(run.reqs), held)
 			written(err)
 		}
 		if err != nil {

@@ -22,14 +22,18 @@ type Locker interface {
 	// processes when fair), runs fn on a context that is cancelled if the lock is lost, and
 	// releases the lock. Its error is fn's, joined with the loss if there was one.
 	Do(ctx context.Context, key string, ttl, wait time.Duration, fair bool, fn func(ctx context.Context, l HeldLock) error) error
-	// DoMulti is Do for several keys, all or nothing; fn gets each key's fence.
-	DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration, fn func(ctx context.Context, fences map[string]int64) error) error
+	// DoMulti is Do for several keys, all or nothing; fn gets each key's held lock.
+	DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration, fn func(ctx context.Context, locks map[string]HeldLock) error) error
 }
 
 // HeldLock is a product lock while its holder writes.
 type HeldLock interface {
 	// Fence is the lock's fencing token: a later holder's is larger.
 	Fence() int64
+	// RaiseFence makes Fence a new token above floor while the lock is still held: for a
+	// lock whose store lost fences it gave out, that the product has seen (floor). An error
+	// (the lock lost, a backend that cannot raise) leaves Fence as it was.
+	RaiseFence(ctx context.Context, floor int64) (int64, error)
 	// NextWaiterSince is when the lock's next waiter began to wait, if the lock knows it (a
 	// fair Redis lock does), so that a batch serves only the buyers who came before it.
 	NextWaiterSince() (time.Time, bool)
@@ -48,14 +52,14 @@ func (r redisLocker) Do(ctx context.Context, key string, ttl, wait time.Duration
 }
 
 func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
-	fn func(ctx context.Context, fences map[string]int64) error,
+	fn func(ctx context.Context, locks map[string]HeldLock) error,
 ) error {
 	return r.c.DoMulti(ctx, keys, ttl, &dlock.Options{Wait: wait}, func(ctx context.Context, m *dlock.MultiLock) error {
-		fences := make(map[string]int64, len(keys))
+		locks := make(map[string]HeldLock, len(keys))
 		for _, l := range m.Locks() {
-			fences[l.Key()] = l.Fence()
+			locks[l.Key()] = l
 		}
-		return fn(ctx, fences)
+		return fn(ctx, locks)
 	})
 }
 

@@ -38,7 +38,7 @@ type grant struct {
 	h     *lockHistory
 	key   string
 	token string
-	fence int64
+	fence atomic.Int64 // the lock's, raised by RaiseFence
 }
 
 // granted records that the lock on key was granted: taken after tried (when the attempt that
@@ -51,7 +51,8 @@ func (h *lockHistory) granted(key, token string, fence int64, tried time.Time) *
 	if token == "" {
 		token = h.prefix + strconv.FormatInt(h.grants.Add(1), 10)
 	}
-	g := &grant{h: h, key: key, token: token, fence: fence}
+	g := &grant{h: h, key: key, token: token}
+	g.fence.Store(fence)
 	g.record(history.Grant, tried, history.OK)
 	return g
 }
@@ -62,7 +63,7 @@ func (g *grant) record(kind string, invoke time.Time, outcome string) {
 
 // recordOp records op as the grant's, completed now.
 func (g *grant) recordOp(op history.LockOp) {
-	op.Key, op.Token, op.Fence, op.Complete = g.key, g.token, g.fence, time.Now()
+	op.Key, op.Token, op.Fence, op.Complete = g.key, g.token, g.fence.Load(), time.Now()
 	g.h.rec.Record(op)
 }
 
@@ -163,22 +164,25 @@ func (r recordedLocker) Do(ctx context.Context, key string, ttl, wait time.Durat
 // every key's lock (a bundle's fn is one transaction over all of them), and the release. A
 // loss is not recorded: the watched context does not say which key was lost.
 func (r recordedLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
-	fn func(ctx context.Context, fences map[string]int64) error,
+	fn func(ctx context.Context, locks map[string]HeldLock) error,
 ) error {
 	asked := time.Now()
 	var (
 		grants []*grant
 		done   time.Time
 	)
-	err := r.Locker.DoMulti(ctx, keys, ttl, wait, func(lctx context.Context, fences map[string]int64) error {
+	err := r.Locker.DoMulti(ctx, keys, ttl, wait, func(lctx context.Context, locks map[string]HeldLock) error {
+		held := make(map[string]HeldLock, len(locks))
 		for _, k := range keys {
-			grants = append(grants, r.h.granted(k, "", fences[k], asked))
+			g := r.h.granted(k, "", locks[k].Fence(), asked)
+			grants = append(grants, g)
+			held[k] = recordedHeld{HeldLock: locks[k], g: g}
 		}
 		written := make([]func(error), len(grants))
 		for i, g := range grants {
 			written[i] = g.writing()
 		}
-		err := fn(lctx, fences)
+		err := fn(lctx, held)
 		for _, w := range written {
 			w(err)
 		}
@@ -230,6 +234,15 @@ func later(asked, tried time.Time) time.Time {
 type recordedHeld struct {
 	HeldLock
 	g *grant
+}
+
+// RaiseFence is the lock's RaiseFence; the grant's later operations carry the new fence.
+func (r recordedHeld) RaiseFence(ctx context.Context, floor int64) (int64, error) {
+	f, err := r.HeldLock.RaiseFence(ctx, floor)
+	if err == nil && r.g != nil {
+		r.g.fence.Store(f)
+	}
+	return f, err
 }
 
 // writing is grant.writing for the held lock l, if its grant is recorded.

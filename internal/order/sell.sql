@@ -3,11 +3,13 @@
 -- after the statement that locked the product row (FOR UPDATE), so its snapshot, taken once
 -- that lock was granted, sees every order committed while the batch waited for it, and the
 -- stock cannot change until COMMIT.
--- Parameters: id, the product; fence, the holder's fencing token; users, the buyers in
+-- Parameters: id, the product; fence, the holder's fencing token (0: no lock, the redis and
+-- queue strategies, whose products no lock fences); users, the buyers in
 -- arrival order (may repeat); entries, NULL, or (queue strategy) the stream entry of each
 -- request in users, recorded on the order written for it (00006_queue_entry.sql).
 -- Sells one unit to each distinct buyer without an order, in arrival order, while stock
--- lasts, only if no newer fence has written the product; a request whose entry was written
+-- lasts, only if the fence is above every fence that has written the product (a grant writes
+-- once: an equal fence is another grant's, docs/dlock.md); a request whose entry was written
 -- before (a batch written again) is answered with that order, whatever became of it since,
 -- and sells nothing. Rows returned:
 --   'o' user_id id created_at status pay_by           an order written now
@@ -15,8 +17,8 @@
 --                                                      (pending or paid), and that order
 --   'w' user_id id created_at status pay_by paid_at   an entry written before, its order, and
 --       ... ord                                        its request's place in users (from 1)
---   's' left                    stock left; NULL when nothing was written because a newer
---                               fence has written the product
+--   's' left                    stock left; NULL when nothing was written because a fence
+--                               at least as large has written the product
 -- An order's status and pay_by come from the product's payment window (the trigger of
 -- 00005_reservations.sql); a buyer whose earlier reservation ended buys again.
 -- Its cost must not grow with the product's orders: `had` and `done` look each buyer up in an
@@ -28,7 +30,7 @@
 -- probe per buyer, and the caller's SET LOCAL enable_seqscan = off keeps that probe in the
 -- index when the statistics say the table is empty (TestSellPlanProbesPerBuyer).
 WITH p AS (
-    SELECT stock FROM products WHERE id = @id AND fence <= @fence
+    SELECT stock FROM products WHERE id = @id AND (fence < @fence OR fence = 0 AND @fence = 0)
 ), t AS (
     SELECT u, e, ord FROM unnest(CAST(@users AS bigint[]), CAST(@entries AS text[])) WITH ORDINALITY AS t(u, e, ord)
 ), done AS (

@@ -12,7 +12,8 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 )
 
-// TestSellStatement drives sell.sql directly: fencing, arrival order, repeats, sell-out.
+// TestSellStatement drives sell.sql directly: fencing (an equal fence is another grant's and
+// writes nothing), arrival order, repeats, sell-out.
 func TestSellStatement(t *testing.T) {
 	t.Parallel()
 	gdb := testenv.Postgres(t)
@@ -44,8 +45,9 @@ func TestSellStatement(t *testing.T) {
 	}{
 		{"two buyers, one twice", 10, []int64{1, 2, 1}, []string{"bought", "bought", "already_purchased"}, 1, nil},
 		{"stale fence writes nothing", 9, []int64{3}, nil, 0, inventory.ErrFenced},
+		{"the same fence again writes nothing", 10, []int64{3}, nil, 0, inventory.ErrFenced},
 		{"straddles the sell-out", 11, []int64{2, 3, 4}, []string{"already_purchased", "bought", "sold_out"}, 0, nil},
-		{"sold out", 11, []int64{5}, []string{"sold_out"}, 0, nil},
+		{"sold out", 12, []int64{5}, []string{"sold_out"}, 0, nil},
 	}
 	for _, st := range steps {
 		rs, left, err := s.locked.writeBatch(ctx, p, st.users, nil, st.fence)
@@ -55,6 +57,9 @@ func TestSellStatement(t *testing.T) {
 		if err != nil {
 			// A refused write is logged, with both fences: a product that kept refusing
 			// (fences fallen behind the row's) would otherwise stall in silence.
+			if stored, ok := inventory.StoredFence(err); !ok || stored != 10 {
+				t.Errorf("%s: the error names the product's fence %d (%v), want 10", st.name, stored, ok)
+			}
 			if want := "product_fence=10"; !strings.Contains(logged.String(), "write refused") ||
 				!strings.Contains(logged.String(), want) {
 				t.Errorf("%s: logged %q, want a warning with %s", st.name, logged.String(), want)

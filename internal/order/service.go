@@ -80,6 +80,9 @@ type Observer interface {
 	// Shed counts purchases answered ErrBusy at once because they arrived at a standing
 	// line for a product's connections (see slots), by strategy ("bundle" for bundles).
 	Shed(strategy inventory.Strategy)
+	// FenceRaised counts the product locks whose fence was raised above the one a product
+	// held, once the product refused it: the lock's store had lost fences it gave out.
+	FenceRaised()
 }
 
 // Deps are the parts a Service coordinates.
@@ -225,6 +228,7 @@ func (noObserver) Settled(string)                                      {}
 func (noObserver) Reconciled(int, int)                                 {}
 func (noObserver) Returned(string, int)                                {}
 func (noObserver) Shed(inventory.Strategy)                             {}
+func (noObserver) FenceRaised()                                        {}
 
 // think pauses for the product's teaching delay, or until ctx ends. Strategies take it
 // before their transaction opens, where they can, so that it holds no connection.

@@ -1,6 +1,7 @@
 package order
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"time"
@@ -40,7 +41,7 @@ func (w *writers) Do(ctx context.Context, key string, _, wait time.Duration, _ b
 
 // DoMulti is not used: bundles are for dlock products.
 func (w *writers) DoMulti(context.Context, []string, time.Duration, time.Duration,
-	func(context.Context, map[string]int64) error,
+	func(context.Context, map[string]HeldLock) error,
 ) error {
 	return fmt.Errorf("order: no bundles of redis products")
 }
@@ -51,3 +52,7 @@ type unfenced struct{}
 
 func (unfenced) Fence() int64                       { return 0 }
 func (unfenced) NextWaiterSince() (time.Time, bool) { return time.Time{}, false }
+
+func (unfenced) RaiseFence(context.Context, int64) (int64, error) {
+	return 0, errors.New("order: a writer slot has no fence")
+}
