@@ -119,13 +119,18 @@ func TestRedisClockStepRateLimits(t *testing.T) {
 	}
 	clock.Step(t, clockStep)
 	again := 0
+	began := time.Now()
 	for ; again < 20; again++ {
 		if status, _ := try(user); status == http.StatusTooManyRequests {
 			break
 		}
 	}
-	log("step +%v: user %d allowed %d attempts before the step and %d right after it", clockStep, user, spent, again)
-	if again > spent+1 {
-		t.Errorf("after a step forward %d attempts were allowed at once, more than the burst before it (%d)", again, spent)
+	// What the budget earned back while the attempts ran (RATE_LIMIT_USER 10/s): on a loaded
+	// machine 20 attempts may take long enough to earn several.
+	refill := int(time.Since(began).Seconds() * 10)
+	log("step +%v: user %d allowed %d attempts before the step and %d right after it (%d earned back meanwhile)",
+		clockStep, user, spent, again, refill)
+	if again > spent+1+refill {
+		t.Errorf("after a step forward %d attempts were allowed at once, more than the burst before it (%d) and %d earned back", again, spent, refill)
 	}
 }
