@@ -81,25 +81,33 @@ func TestCheckPurchasesLarge(t *testing.T) {
 	}
 }
 
-// TestCheckPurchasesLargeIllegal: in the same sale, one 201 too many, or one buyer told
-// sold_out early, is proved illegal by the counts at once; porcupine alone would search
-// for minutes (2^100 orders of the units' buyers).
+// TestCheckPurchasesLargeIllegal: in the same sale, one 201 too many (an order beyond the
+// stock in PostgreSQL), or one buyer told sold_out early, is proved illegal by the counts at
+// once; porcupine alone would search for minutes (2^100 orders of the units' buyers). The
+// same 201 with no order in PostgreSQL is named as untrue.
 func TestCheckPurchasesLargeIllegal(t *testing.T) {
 	ops, sale, oversold := syntheticSale(20000, 100)
+	i := slices.IndexFunc(oversold, func(p history.Purchase) bool { return p.Outcome == history.OK && sale.Orders[1][p.User] == 0 })
+	extra := maps.Clone(sale.Orders[1])
+	extra[oversold[i].User] = 100_000
 	early := slices.Clone(ops)
-	i := slices.IndexFunc(early, func(p history.Purchase) bool { return p.Status == 201 && p.User > 10 })
-	early[i].Status, early[i].Code, early[i].Order, early[i].Outcome = 409, soldOut, 0, history.Fail
+	// A buyer who does not retry (every tenth does, and would be told already_purchased).
+	j := slices.IndexFunc(early, func(p history.Purchase) bool { return p.Status == 201 && p.User > 10 && p.User%10 != 1 })
+	early[j].Status, early[j].Code, early[j].Order, early[j].Outcome = 409, soldOut, 0, history.Fail
 	orders := maps.Clone(sale.Orders[1])
-	delete(orders, early[i].User)
+	delete(orders, early[j].User)
 	for _, tt := range []struct {
 		name string
 		ops  []history.Purchase
 		sale history.Sale
 		want string
 	}{
-		{"one 201 too many", oversold, sale, "product 1: 101 purchases took a unit"},
+		{"one 201 too many", oversold, history.Sale{Stock: sale.Stock, Orders: map[int64]map[int64]int64{1: extra}},
+			"product 1: 101 purchases took a unit"},
+		{"one 201 with no order", oversold, sale,
+			fmt.Sprintf("user %d was answered 201 (sent %s), but PostgreSQL has no order of theirs", oversold[i].User, oversold[i].Invoke.Format("15:04:05.000000"))},
 		{"sold_out told early", early, history.Sale{Stock: sale.Stock, Orders: map[int64]map[int64]int64{1: orders}},
-			fmt.Sprintf("user %d was answered sold_out", early[i].User)},
+			fmt.Sprintf("user %d was answered sold_out", early[j].User)},
 	} {
 		res, err := history.CheckPurchases(tt.ops, tt.sale, time.Second, t.TempDir())
 		if err != nil || res.Verdict != history.Illegal || len(res.Reasons) == 0 || !strings.HasPrefix(res.Reasons[0], tt.want) {

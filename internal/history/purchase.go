@@ -47,8 +47,9 @@ type Sale struct {
 	// Stock is each product's stock before the sale. Every product of the history needs one.
 	Stock map[int64]int
 	// Orders is PostgreSQL's truth once every purchase has settled (a queue drained): each
-	// product's buyers with an order (user → order id). It resolves the unknown outcomes; nil
-	// leaves them open.
+	// product's buyers with an order (user → order id). It resolves the unknown outcomes and
+	// judges each buyer's answers; nil leaves them open. When not nil, it has every product
+	// of the history not in Reservations.
 	Orders map[int64]map[int64]int64
 	// Reservations is, for the products sold with a payment window, what Orders is for the
 	// others, once every purchase settled: each buyer's orders, oldest first (product → user
@@ -82,9 +83,13 @@ type Sale struct {
 //     none, else does nothing; porcupine may place it last, where nothing can see it: "did
 //     nothing" is always a legal order. (A take of unknown outcome is never bounded by when
 //     PostgreSQL was read: placing a take later never makes another answer legal.)
-//   - An order in sale.Orders that no request of its buyer could have made (none OK or
-//     unknown) is a take with no completion from the product's first invoke, so that the
-//     units left are PostgreSQL's; the audit judges the answers that hid it.
+//
+// With sale.Orders (or sale.Reservations) each answer is also held to its buyer's orders
+// (truth.go): a 201 whose buyer has none, a 201 or an already_purchased naming an order not
+// the buyer's (Purchase.Order), and an order none of its buyer's requests can have made (each
+// answered that nothing was written, or none sent) are untrue: operations the model never
+// allows, named in Result.Reasons. Such an order is never placed as a legal take (see
+// docs/testing.md, "Histories and the checker").
 //
 // A product sold with a payment window (in sale.Reservations) has returns too:
 //   - a Return gives its unit back (the units left grow by one, its buyer has no order
@@ -99,7 +104,8 @@ type Sale struct {
 //     it stands for: the k-th order's request is one of k requests sent before it was
 //     written), and no later than when it was surely written (sale.Written), if known; the
 //     other unknown requests did nothing. An order with no request left to take it (none
-//     sent before it was written) is taken from the product's first invoke, as above.
+//     sent before it was written) is untrue, as above; so is a 201 naming no order when its
+//     buyer has none left that another 201 does not stand for.
 //
 // The counts and shortcuts below assume that no unit comes back: they leave the products
 // of sale.Reservations to porcupine alone, which is cheap there (few purchases in flight),
@@ -119,8 +125,8 @@ type Sale struct {
 // porcupine's memory grows with the square of the operations it orders (see MaxSearch).
 //
 // timeout and dir are as for CheckLocks. The error is for a malformed history (an unknown
-// outcome, a product without stock, a completion before its invoke) or a visualization that
-// could not be written.
+// outcome, a product without stock, or without orders when sale.Orders has other products',
+// a completion before its invoke) or a visualization that could not be written.
 func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string) (Result, error) {
 	begun := time.Now()
 	for i, op := range ops {
@@ -145,9 +151,10 @@ func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string
 		}
 	}
 	buys, dropped := resolve(plain, sale)
-	reasons := append(counts(buys, sale.Stock), returnedTwice(sale.Returns)...)
-	search, settled := settling(buys, sale.Stock)
 	back, more := resolveReservations(returning, sale)
+	reasons := append(untruths(slices.Concat(buys, back)), counts(buys, sale.Stock)...)
+	reasons = append(reasons, returnedTwice(sale.Returns)...)
+	search, settled := settling(buys, sale.Stock)
 	search, dropped = append(search, back...), dropped+more
 	res, err := check(purchaseModel, operations(search), dropped, reasons, begun, timeout, dir, "purchases")
 	res.Settled = settled
@@ -168,7 +175,11 @@ func validPurchase(op Purchase, sale Sale) error {
 	if _, ok := sale.Stock[op.Product]; !ok {
 		return fmt.Errorf("%s: product %d has no stock given", who, op.Product)
 	}
+	_, orders := sale.Orders[op.Product]
+	_, reserved := sale.Reservations[op.Product]
 	switch {
+	case sale.Orders != nil && !orders && !reserved:
+		return fmt.Errorf("%s: product %d has no orders given (Sale.Orders has other products')", who, op.Product)
 	case !slices.Contains([]string{OK, Fail, Unknown}, op.Outcome):
 		return fmt.Errorf("%s: unknown outcome %q", who, op.Outcome)
 	case op.Invoke.IsZero():

@@ -55,6 +55,7 @@ func refute(buys []*buy, stock map[int64]int) []string {
 	for _, b := range buys {
 		k := key{b.Product, b.User}
 		switch {
+		case b.untrue != "": // untruths names it
 		case b.effect == soldOut && bought[k] != nil:
 			add("user %d has an order of product %d (%s, sent %s) but was answered sold_out at %s",
 				b.User, b.Product, bought[k].answer(), stamp(bought[k].Invoke), stamp(b.Complete))

@@ -2,6 +2,7 @@ package history
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -12,13 +13,15 @@ import (
 
 // resolve gives each purchase of a valid history its effect on the model (see
 // CheckPurchases), its call and return on porcupine's clock, and adds a take for each order
-// in sale.Orders that no request made. It returns the purchases that can change or read the
-// model, and how many were left out.
+// in sale.Orders that no request made. With sale.Orders, it marks the answers those orders
+// contradict, and those takes, untrue (truth.go). It returns the purchases that can change
+// or read the model, and how many were left out.
 func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 	type buyer struct{ product, user int64 }
 	first := map[buyer]int{} // the buyer's first unknown request that took its unit
 	bought := map[buyer]bool{}
-	start := time.Unix(0, 0) // the history's first invoke
+	asked := map[buyer][]int{} // with sale.Orders: the buyer's requests
+	start := time.Unix(0, 0)   // the history's first invoke
 	for i, op := range ops {
 		b := buyer{op.Product, op.User}
 		switch {
@@ -29,9 +32,16 @@ func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 				first[b] = i
 			}
 		}
+		if sale.Orders != nil {
+			asked[b] = append(asked[b], i)
+		}
 		if i == 0 || op.Invoke.Before(start) {
 			start = op.Invoke
 		}
+	}
+	var owner map[int64]int64
+	if sale.Orders != nil {
+		owner = owners(sale)
 	}
 	for i, op := range ops {
 		b := &buy{Purchase: op, stock: sale.Stock[op.Product], slot: -1, call: op.Invoke.UnixNano(), ret: nanos(op.Complete)}
@@ -40,6 +50,13 @@ func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 		switch {
 		case told:
 			b.effect = e
+			if sale.Orders != nil {
+				var mine []int64
+				if o, ok := sale.Orders[op.Product][op.User]; ok {
+					mine = []int64{o}
+				}
+				contradict(b, mine, owner)
+			}
 		case op.Outcome == Unknown && sale.Orders == nil:
 			b.effect, b.ret = mayTake, never
 		case op.Outcome == Unknown && sale.hasOrder(op.Product, op.User) && !bought[k] && first[k] == i:
@@ -50,17 +67,15 @@ func resolve(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 		}
 		buys = append(buys, b)
 	}
-	for product, orders := range sale.Orders {
-		for user, order := range orders {
+	for _, product := range slices.Sorted(maps.Keys(sale.Orders)) {
+		orders := sale.Orders[product]
+		for _, user := range slices.Sorted(maps.Keys(orders)) {
 			k := buyer{product, user}
 			if _, ok := first[k]; ok || bought[k] {
 				continue
 			}
-			buys = append(buys, &buy{
-				Purchase: Purchase{Product: product, User: user, Invoke: start, Outcome: Unknown},
-				effect:   take, stock: sale.Stock[product], slot: -1, order: order, unseen: true,
-				call: start.UnixNano(), ret: never,
-			})
+			buys = append(buys, hidden(product, user, orders[user], sale.Stock[product], ops, asked[k], start,
+				"every answer of theirs said nothing was written"))
 		}
 	}
 	return buys, dropped
@@ -111,7 +126,7 @@ func settle(buys []*buy, stock map[int64]int) (search []*buy, settled int) {
 		call, has := sent[key{b.Product, b.User}]
 		var legal bool
 		switch {
-		case open[b.Product]:
+		case b.untrue != "", open[b.Product]: // an untrue answer stays for porcupine to refute
 		case b.effect == soldOut && !has:
 			n, _ := slices.BinarySearch(calls[b.Product], b.ret)
 			legal = n >= stock[b.Product]

@@ -3,6 +3,7 @@ package history
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -57,38 +58,48 @@ func validReturns(sale Sale) error {
 }
 
 // resolveReservations is resolve for the purchases of the products of sale.Reservations (see
-// CheckPurchases), with a giveBack for each of sale.Returns.
+// CheckPurchases), with a giveBack for each of sale.Returns; it marks the answers the
+// reservations contradict, and the orders no request can have made, untrue (truth.go).
 func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 	type buyer struct{ product, user int64 }
+	owner := owners(sale)
 	start := map[int64]time.Time{} // product -> the first invoke of its purchases
-	named := map[int64]bool{}      // orders a 201 named
-	unnamed := map[buyer]int{}     // 201s that named no order (a history recorded without)
+	named := map[int64]bool{}      // orders a 201 of their buyer named
+	blind := map[buyer][]int{}     // 201s that named no order (a history recorded without)
 	unknown := map[buyer][]int{}   // the buyer's requests of unknown outcome
+	asked := map[buyer][]int{}     // all the buyer's requests
 	for i, op := range ops {
+		k := buyer{op.Product, op.User}
 		if first, ok := start[op.Product]; !ok || op.Invoke.Before(first) {
 			start[op.Product] = op.Invoke
 		}
+		asked[k] = append(asked[k], i)
 		switch {
 		case op.Outcome == OK && op.Order != 0:
-			named[op.Order] = true
+			if u, ok := owner[op.Order]; ok && u == op.User {
+				named[op.Order] = true
+			}
 		case op.Outcome == OK:
-			unnamed[buyer{op.Product, op.User}]++
+			blind[k] = append(blind[k], i)
 		case op.Outcome == Unknown:
-			k := buyer{op.Product, op.User}
 			unknown[k] = append(unknown[k], i)
 		}
 	}
-	took := map[int]int64{} // an unknown request -> the order it took
-	for product, users := range sale.Reservations {
-		for user, orders := range users {
-			mine := unknown[buyer{product, user}]
-			slices.SortStableFunc(mine, func(a, b int) int { return ops[a].Invoke.Compare(ops[b].Invoke) })
-			blind := unnamed[buyer{product, user}]
-			for _, o := range orders {
+	byInvoke := func(a, b int) int { return ops[a].Invoke.Compare(ops[b].Invoke) }
+	took := map[int]int64{}  // an unknown request -> the order it took
+	stands := map[int]bool{} // the 201s that named no order and stand for one
+	for _, product := range slices.Sorted(maps.Keys(sale.Reservations)) {
+		users := sale.Reservations[product]
+		for _, user := range slices.Sorted(maps.Keys(users)) {
+			k := buyer{product, user}
+			mine, blinds := unknown[k], blind[k]
+			slices.SortStableFunc(mine, byInvoke)
+			slices.SortStableFunc(blinds, byInvoke)
+			for _, o := range users[user] {
 				switch {
 				case named[o]:
-				case blind > 0: // taken by a 201 that did not say which: the oldest first
-					blind--
+				case len(blinds) > 0: // taken by a 201 that did not say which: the oldest first
+					stands[blinds[0]], blinds = true, blinds[1:]
 				case len(mine) > 0 && (sale.Written[o].IsZero() || !ops[mine[0]].Invoke.After(sale.Written[o])):
 					took[mine[0]], mine = o, mine[1:]
 				default:
@@ -96,11 +107,11 @@ func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 					if !ok {
 						from = time.Unix(0, 0)
 					}
-					buys = append(buys, &buy{
-						Purchase: Purchase{Product: product, User: user, Invoke: from, Outcome: Unknown},
-						effect:   take, stock: sale.Stock[product], slot: -1, order: o, unseen: true,
-						call: from.UnixNano(), ret: nanos(sale.Written[o]),
-					})
+					why := "no 201 of theirs named it, and no request of theirs of unknown outcome, older orders served first, was sent before it was written"
+					if w := sale.Written[o]; !w.IsZero() {
+						why += ", by " + stamp(w)
+					}
+					buys = append(buys, hidden(product, user, o, sale.Stock[product], ops, asked[k], from, why))
 				}
 			}
 		}
@@ -112,6 +123,10 @@ func resolveReservations(ops []Purchase, sale Sale) (buys []*buy, dropped int) {
 		switch {
 		case told:
 			b.effect = e
+			contradict(b, sale.Reservations[op.Product][op.User], owner)
+			if b.untrue == "" && op.Outcome == OK && op.Order == 0 && !stands[i] {
+				b.effect, b.untrue = none, "PostgreSQL has no order of theirs left that no other 201 stands for"
+			}
 		case op.Outcome == Unknown && ok:
 			b.effect, b.order, b.ret = take, order, nanos(sale.Written[order])
 		default: // a refusal; an unknown request that did nothing

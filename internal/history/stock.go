@@ -16,6 +16,7 @@ const (
 	soldOut                // reads: none left, the buyer has none
 	already                // reads: the buyer has one
 	giveBack               // a reservation ended: its buyer's unit back on sale
+	none                   // changes nothing: an untrue 201 that PostgreSQL has no order for
 )
 
 // buy is one purchase as the model sees it: porcupine's input.
@@ -27,6 +28,9 @@ type buy struct {
 	slots  int   // the product's buyers with a slot
 	order  int64 // PostgreSQL's order that resolved an unknown outcome
 	unseen bool  // an order in PostgreSQL that no request of the history made
+	// untrue says why PostgreSQL's orders contradict this answer (see truth.go); such a buy
+	// is never legal. "": not contradicted.
+	untrue string
 	// call and ret are its invoke and completion on porcupine's clock, ret never for an
 	// unknown outcome.
 	call, ret int64
@@ -62,6 +66,9 @@ func (u units) gaveBack(b *buy) units {
 
 func stepPurchase(state, input, _ any) (bool, any) {
 	u, b := state.(units), input.(*buy)
+	if b.untrue != "" {
+		return false, u
+	}
 	if u.left < 0 {
 		u = units{left: b.stock}
 	}
@@ -84,6 +91,8 @@ func stepPurchase(state, input, _ any) (bool, any) {
 			return false, u
 		}
 		return true, u.gaveBack(b)
+	case none:
+		return true, u
 	default: // already
 		return has, u
 	}
@@ -165,10 +174,14 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// String describes the purchase and how the model reads it, e.g. "user 7: 201 order 3".
+// String describes the purchase and how the model reads it, e.g. "user 7: 201 order 3", and
+// what PostgreSQL says against it, if anything.
 func (b *buy) String() string {
-	who := "user " + strconv.FormatInt(b.User, 10)
-	return who + ": " + b.answer()
+	s := "user " + strconv.FormatInt(b.User, 10) + ": " + b.answer()
+	if b.untrue != "" {
+		s += " (untrue: " + b.untrue + ")"
+	}
+	return s
 }
 
 // answer is what the buyer was answered and how the model reads it, e.g. "201 order 3".
@@ -176,7 +189,7 @@ func (b *buy) answer() string {
 	s := "no answer"
 	switch {
 	case b.unseen:
-		return fmt.Sprintf("order %d in PostgreSQL, no request of the history made it", b.order)
+		return fmt.Sprintf("order %d in PostgreSQL", b.order)
 	case b.effect == giveBack:
 		return fmt.Sprintf("order %d ended, its unit back on sale", b.order)
 	case b.Status == 202:

@@ -34,6 +34,9 @@ type auditReport struct {
 	// Ended are an abandonment sale's reservations that expired or were cancelled (the API's
 	// audit): orders no longer live, each made by an answer 201, which the verdict counts.
 	Ended int64 `json:"ended,omitempty"`
+	// Buyers is the run's answers held to PostgreSQL's orders, buyer by buyer (buyers.go),
+	// which the verdict reads in place of the counts; nil when PostgreSQL was not read.
+	Buyers *buyersAudit `json:"buyers,omitempty"`
 }
 
 // apiSale is the API's audit in the figures of the direct one, which have the same meaning.
@@ -78,18 +81,21 @@ type AuditSource struct {
 func databaseSource(why string) AuditSource {
 	return AuditSource{Ran: ranDatabase, Why: why,
 		Proves: "from PostgreSQL's rows (and Redis's gate or queue) read by loadtest itself, not by the service: no order beyond the " +
-			"initial stock, no user with two orders, orders = initial stock - stock, one order per buyer answered 201 or 202; " +
-			"and that the service's own audit says the same",
-		CannotProve: "that each answer was true when it was given (-check orders the history), nor anything of a database " +
-			"other than the one -database-url names"}
+			"initial stock, no user with two orders, orders = initial stock - stock; buyer by buyer, that each 201 and " +
+			"already_purchased named an order of its own buyer, each buyer answered 201, 202 or already_purchased has an order, " +
+			"and each order made in the run was made by a request of its buyer answered 201 or 202 or left unclear (none behind " +
+			"an answer that says nothing was written); and that the service's own audit says the same",
+		CannotProve: "that each answer was true when it was given, against the others (-check orders the history), nor anything " +
+			"of a database other than the one -database-url names"}
 }
 
 func apiSource(why string) AuditSource {
 	return AuditSource{Ran: ranAPI, Why: why,
 		Proves: "the same figures as the service computes them from its own PostgreSQL (and Redis) on request: no oversell, " +
-			"no user with two orders, orders = sold, one order per buyer answered 201 or 202",
-		CannotProve: "anything the service under test would get wrong or hide: it trusts the service's audit, its " +
-			"database and its counting; give loadtest -database-url to read the rows itself"}
+			"no user with two orders, orders = sold, and as many orders as buyers answered 201 or 202 (a count, not buyer by buyer)",
+		CannotProve: "anything the service under test would get wrong or hide: it trusts the service's audit, its database and its " +
+			"counting, and a count lets a false 201 and an order hidden behind a busy cancel out; give loadtest -database-url " +
+			"to read the rows itself and check each buyer"}
 }
 
 func (s AuditSource) print(w io.Writer) {
@@ -109,9 +115,11 @@ type auditor struct {
 	direct *audit.Auditor // nil without PostgreSQL
 	source AuditSource
 	// before holds, per existing product (-product), its orders before the run, as the audit
-	// that the verdict reads counts them (see noteBefore).
-	mu     sync.Mutex
-	before map[int64]int64
+	// that the verdict reads counts them, and beforeIDs their ids when PostgreSQL is read
+	// (see noteBefore).
+	mu        sync.Mutex
+	before    map[int64]int64
+	beforeIDs map[int64]map[int64]bool
 }
 
 // newAuditor connects to what cfg names and checks both answer, so that a wrong URL fails
@@ -119,7 +127,7 @@ type auditor struct {
 // reach leaves the API's audit alone, and Redis out of reach the direct audit without Redis;
 // with -audit database, either is an error.
 func newAuditor(ctx context.Context, cfg Config) (*auditor, error) {
-	a := &auditor{before: map[int64]int64{}}
+	a := &auditor{before: map[int64]int64{}, beforeIDs: map[int64]map[int64]bool{}}
 	strict := cfg.AuditMode == AuditDatabase
 	switch {
 	case cfg.AuditMode == AuditAPI:
@@ -173,7 +181,7 @@ func (a *auditor) openPostgres(ctx context.Context, url string) error {
 // noteBefore audits existing product id before the run, and keeps its orders as the audit
 // the verdict reads counts them (PostgreSQL's when read, else the API's).
 func (a *auditor) noteBefore(ctx context.Context, c *client.Client, id int64, strategy string) error {
-	r := a.audit(ctx, c, id, strategy)
+	r := a.audit(ctx, c, id, strategy, nil)
 	if len(r.Errors) > 0 {
 		return fmt.Errorf("-product %d: audit it before the run: %s", id, strings.Join(r.Errors, "; "))
 	}
@@ -181,10 +189,44 @@ func (a *auditor) noteBefore(ctx context.Context, c *client.Client, id int64, st
 	if r.Direct != nil {
 		orders = r.Direct.Orders
 	}
+	ids := map[int64]bool{}
+	if a.direct != nil {
+		byUser, err := a.orders(ctx, id)
+		if err != nil {
+			return fmt.Errorf("-product %d: audit it before the run: %w", id, err)
+		}
+		for _, mine := range byUser {
+			for _, o := range mine {
+				ids[o] = true
+			}
+		}
+	}
 	a.mu.Lock()
-	a.before[id] = orders
+	a.before[id], a.beforeIDs[id] = orders, ids
 	a.mu.Unlock()
 	return nil
+}
+
+// orders reads every order of product id in PostgreSQL, of any status: user → order ids,
+// oldest first.
+func (a *auditor) orders(ctx context.Context, id int64) (map[int64][]int64, error) {
+	rows, err := a.pg.QueryContext(ctx, `SELECT user_id, id FROM orders WHERE product_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("orders of product %d: %w", id, err)
+	}
+	defer rows.Close()
+	orders := map[int64][]int64{}
+	for rows.Next() {
+		var u, o int64
+		if err := rows.Scan(&u, &o); err != nil {
+			return nil, fmt.Errorf("orders of product %d: %w", id, err)
+		}
+		orders[u] = append(orders[u], o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("orders of product %d: %w", id, err)
+	}
+	return orders, nil
 }
 
 func (a *auditor) close() {
@@ -196,8 +238,9 @@ func (a *auditor) close() {
 	}
 }
 
-// audit asks the API and then PostgreSQL and Redis directly about product id.
-func (a *auditor) audit(ctx context.Context, c *client.Client, id int64, strategy string) auditReport {
+// audit asks the API and then PostgreSQL and Redis directly about product id, and, when it
+// reads PostgreSQL, holds the answers log recorded (nil: none) to the product's orders.
+func (a *auditor) audit(ctx context.Context, c *client.Client, id int64, strategy string, log *purchaseLog) auditReport {
 	var r auditReport
 	if got, err := c.Audit(ctx, id); err != nil {
 		r.Errors = append(r.Errors, fmt.Sprintf("audit product %d through the API: %v", id, err))
@@ -206,13 +249,22 @@ func (a *auditor) audit(ctx context.Context, c *client.Client, id int64, strateg
 	}
 	a.mu.Lock()
 	r.OrdersBefore = a.before[id]
+	before := a.beforeIDs[id]
 	a.mu.Unlock()
-	if a.direct != nil {
-		// The gate of a redis product; the gate and streams of a queue product (Direct.Queue).
-		if got, err := a.direct.Sale(ctx, id, strategy == "redis" || strategy == QueueStrategy); err != nil {
+	if a.direct == nil {
+		return r
+	}
+	// The gate of a redis product; the gate and streams of a queue product (Direct.Queue).
+	if got, err := a.direct.Sale(ctx, id, strategy == "redis" || strategy == QueueStrategy); err != nil {
+		r.Errors = append(r.Errors, err.Error())
+	} else {
+		r.Direct = &got
+	}
+	if log != nil {
+		if orders, err := a.orders(ctx, id); err != nil {
 			r.Errors = append(r.Errors, err.Error())
 		} else {
-			r.Direct = &got
+			r.Buyers = log.checkBuyers(orders, before)
 		}
 	}
 	return r

@@ -213,10 +213,7 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 		stopWatch = follow(ctx, watch{name: name, interval: watchInterval, live: live, lats: lats, stock: stockLeft,
 			locks: newLockMeter(ctx, cfg.Deploy, it.Targets), lc: lc, emit: s.obs.ItemSampled})
 	}
-	var log *purchaseLog
-	if cfg.Check {
-		log = newPurchaseLog(p.ID)
-	}
+	log := newPurchaseLog(p.ID, cfg.Check) // each buyer's answers; every purchase with -check
 	res, err := s.attack(atkCtx, name, newTargeter(purchaseURLs(it.Targets, p.ID), b), live, lats, log, lc)
 	lcReport := stopLifecycle(res)
 	stopWatch()
@@ -237,7 +234,7 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	auditNow := func() auditReport {
-		a := s.aud.audit(actx, c, p.ID, strategy)
+		a := s.aud.audit(actx, c, p.ID, strategy, log)
 		if drainErr != nil {
 			a.Errors = append(a.Errors, drainErr.Error())
 		}
@@ -256,7 +253,7 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 	}
 	r.Audit = &a
 	s.judgeLifecycle(actx, &r, lc)
-	if log != nil {
+	if cfg.Check {
 		r.History = s.checkHistory(actx, log, stock, s.cfg.checkDir())
 		judgeHistory(&r.Verdict, strategy, r.History)
 		fmt.Fprintf(s.stderr, "[%s] history %s\n", name, r.History)

@@ -16,18 +16,22 @@ import (
 	"github.com/seckill/seckill/internal/history"
 )
 
-// purchaseLog records the history of one attack's purchases for -check: each request's
-// buyer, read off the request as it leaves (vegeta's results carry the request's sequence
-// number, not its body), and each result's times and answer. It is safe for concurrent use.
+// purchaseLog records what each buyer of one attack was answered, for the verdict's check
+// per buyer (buyers.go), and with keep the history of its purchases for -check: each
+// request's buyer, read off the request as it leaves (vegeta's results carry the request's
+// sequence number, not its body), and each result's times and answer. It is safe for
+// concurrent use.
 type purchaseLog struct {
 	product int64
+	keep    bool // -check: keep every purchase in ops
 	mu      sync.Mutex
 	users   map[uint64]int64 // vegeta's sequence number -> the request's user_id
+	buyers  map[int64]*buyerAnswers
 	ops     []history.Purchase
 }
 
-func newPurchaseLog(product int64) *purchaseLog {
-	return &purchaseLog{product: product, users: map[uint64]int64{}}
+func newPurchaseLog(product int64, keep bool) *purchaseLog {
+	return &purchaseLog{product: product, keep: keep, users: map[uint64]int64{}, buyers: map[int64]*buyerAnswers{}}
 }
 
 // recordingTransport notes the buyer of each request in log before sending it on.
@@ -61,8 +65,8 @@ func requestUser(body []byte) int64 {
 	return u
 }
 
-// add records the purchase of result r, whose outcome is o. A request whose buyer was never
-// noted never left: it is not in the history.
+// add records the answer of result r, whose outcome is o, to its buyer, and with keep the
+// purchase. A request whose buyer was never noted never left: it is not recorded.
 func (l *purchaseLog) add(r *vegeta.Result, o Outcome) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -71,12 +75,25 @@ func (l *purchaseLog) add(r *vegeta.Result, o Outcome) {
 		return
 	}
 	delete(l.users, r.Seq)
+	var order int64
+	if o == Bought || o == AlreadyPurchased { // the answers that name an order
+		order = answerOrder(r.Body)
+	}
+	b := l.buyers[user]
+	if b == nil {
+		b = &buyerAnswers{}
+		l.buyers[user] = b
+	}
+	b.note(o, order)
+	if !l.keep {
+		return
+	}
 	status, code := int(r.Code), problemCodes[o]
 	if o == RateLimited {
 		code = api.CodeRateLimited
 	}
 	p := history.Purchase{Product: l.product, User: user, Invoke: r.Timestamp, Status: status, Code: code,
-		Outcome: history.PurchaseOutcome(status, code), Order: answerOrder(r.Body)}
+		Outcome: history.PurchaseOutcome(status, code), Order: order}
 	if status != 0 {
 		p.Complete = r.End()
 	}

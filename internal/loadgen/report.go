@@ -168,6 +168,9 @@ func printRun(w io.Writer, sc Scenario, r RunReport) {
 		if x := a.Direct; x != nil {
 			printAudit(w, "direct", *x)
 		}
+		if b := a.Buyers; b != nil {
+			fmt.Fprintf(w, "audit buyers  %s\n", b)
+		}
 	}
 	if h := r.History; h != nil {
 		h.print(w, "history       ")

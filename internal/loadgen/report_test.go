@@ -93,6 +93,16 @@ func TestJudge(t *testing.T) {
 		{"queue: dead-lettered", "queue", withOutcome(stats(4, 0), Accepted, 6), queueAudit(func(q *api.QueueAudit) {
 			q.Dead, q.Agrees = 1, false
 		}), true, false, "1 purchases dead-lettered"},
+		{"PostgreSQL read: buyer by buyer", "dlock", stats(10, 0), func() auditReport {
+			a := clean()
+			a.Buyers = &buyersAudit{Buyers: 40, Orders: 10, Untrue: 9, Problems: []string{"user 3 was answered 201 (order 99) but has no order in PostgreSQL"}}
+			return a
+		}, true, false, "answers against PostgreSQL: user 3 was answered 201 (order 99) but has no order in PostgreSQL | answers against PostgreSQL: 8 more buyers"},
+		{"PostgreSQL read: the buyers agree, the counts are not asked", "dlock", stats(10, 0), func() auditReport {
+			a := clean()
+			a.Buyers = &buyersAudit{Buyers: 40, Orders: 10}
+			return a
+		}, true, true, "PASS"},
 		{"a 201 without an order", "dlock", stats(11, 0), clean, true, false, "11 buyers answered 201 or 202 but only 10 orders"},
 		{"an order without a 201", "dlock", stats(9, 0), clean, true, false, "10 orders exist but only 9"},
 		{"an order whose answer timed out", "dlock", stats(9, 1), clean, true, true, "PASS"},

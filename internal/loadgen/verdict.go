@@ -10,10 +10,11 @@ type verdict struct {
 }
 
 // judge decides whether a run kept the promise. A safe strategy must not oversell, sell a
-// user twice or leave an inconsistent audit; every strategy must have one order per answer
-// that admitted its buyer (201, or 202 once the queue drained); the queue strategy must have
-// Redis agree with PostgreSQL and nothing dead-lettered; naive, when expectNaive, must
-// oversell (else the scenario proves nothing).
+// user twice or leave an inconsistent audit; every strategy's answers must agree with
+// PostgreSQL's orders buyer by buyer (a.Buyers, buyers.go), or, with the API's audit alone,
+// in count: one order per buyer admitted (201, or 202 once the queue drained); the queue
+// strategy must have Redis agree with PostgreSQL and nothing dead-lettered; naive, when
+// expectNaive, must oversell (else the scenario proves nothing).
 func judge(strategy string, st RunStats, a auditReport, expectNaive bool) verdict {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -70,7 +71,14 @@ func judge(strategy string, st RunStats, a auditReport, expectNaive bool) verdic
 			unsafe(bad, source, s.Oversold, s.DuplicateUsers, s.Consistent, s.Orders, s.InitialStock, s.Stock)
 		}
 	}
-	if orders >= 0 {
+	if b := a.Buyers; b != nil {
+		for _, p := range b.Problems {
+			bad("answers against PostgreSQL: %s", p)
+		}
+		if n := b.Untrue - len(b.Problems); n > 0 {
+			bad("answers against PostgreSQL: %d more buyers", n)
+		}
+	} else if orders >= 0 { // the API's audit alone: counts, not buyers
 		orders -= a.OrdersBefore // an existing product's earlier orders (-product) are not the run's
 		admitted, unclear := st.Buyers(), st.Outcomes.Unclear()
 		if a.Ended > 0 { // an abandonment sale: a buyer whose reservation ended may buy again
