@@ -21,7 +21,7 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // TestTracingOffByDefault: with no OTEL_* variable set, the setup is a no-op tracer provider,
 // which the app treats as off (no middleware, hooks or spans), and nothing to flush.
 func TestTracingOffByDefault(t *testing.T) {
-	cfg, err := parseConfig(nil, envOf(nil), &strings.Builder{})
+	cfg, err := parseConfig(nil, lookup(nil), &strings.Builder{})
 	if err != nil {
 		t.Fatal(err)
 	}
