@@ -32,7 +32,7 @@ func startAPI(t *testing.T, env map[string]string) *apiRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &apiRun{base: "http://" + addr, logs: &testenv.Buffer{}, t: t, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		r.done <- run(ctx, []string{"api"}, func(k string) string { return env[k] }, io.Discard, r.logs)
+		r.done <- run(ctx, []string{"api"}, lookup(env), io.Discard, r.logs)
 	}()
 	t.Cleanup(func() { r.stop() })
 	r.waitHealthy()

@@ -21,7 +21,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}, {"migrate", "-h"}, {"version", "-h"}} {
 		var stdout, stderr bytes.Buffer
-		if err := run(context.Background(), append([]string{"api"}, args...), func(string) string { return "" }, &stdout, &stderr); err != nil {
+		if err := run(context.Background(), append([]string{"api"}, args...), lookup(nil), &stdout, &stderr); err != nil {
 			t.Fatalf("api %q: %v, want nil", args, err)
 		}
 		help := stderr.String()
@@ -53,7 +53,7 @@ func TestUsageErrors(t *testing.T) {
 		"-db-max-conns -1": "DB_MAX_CONNS -1: want a positive integer",
 	} {
 		var stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"api"}, strings.Fields(args)...), func(string) string { return "" }, io.Discard, &stderr)
+		err := run(context.Background(), append([]string{"api"}, strings.Fields(args)...), lookup(nil), io.Discard, &stderr)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("api %s: %v, want an error containing %q", args, err, want)
 		}
@@ -67,7 +67,7 @@ func TestVersionCommand(t *testing.T) {
 	env := map[string]string{"DB_MAX_CONNS": "zero", "MIGRATE_ON_START": "yes", "ADMIN_TOKEN_FILE": "/nonexistent"}
 	var outs [2]bytes.Buffer
 	for i, arg := range []string{"version", "-version"} {
-		if err := run(context.Background(), []string{"api", arg}, func(k string) string { return env[k] }, &outs[i], io.Discard); err != nil {
+		if err := run(context.Background(), []string{"api", arg}, lookup(env), &outs[i], io.Discard); err != nil {
 			t.Fatalf("api %s: %v", arg, err)
 		}
 	}
@@ -93,10 +93,10 @@ func TestBooleans(t *testing.T) {
 	}
 	// The flag, which overrides the variable, is held to the same rule, and a bad variable
 	// does not matter once the flag is set.
-	if _, err := parseConfig([]string{"-migrate=on"}, func(string) string { return "" }, io.Discard); err == nil {
+	if _, err := parseConfig([]string{"-migrate=on"}, lookup(nil), io.Discard); err == nil {
 		t.Error("-migrate=on accepted")
 	}
-	cfg, err := parseConfig([]string{"-migrate=T"}, func(k string) string { return map[string]string{"MIGRATE_ON_START": "on"}[k] }, io.Discard)
+	cfg, err := parseConfig([]string{"-migrate=T"}, lookup(map[string]string{"MIGRATE_ON_START": "on"}), io.Discard)
 	if err != nil || !cfg.migrate {
 		t.Errorf("MIGRATE_ON_START=on -migrate=T: migrate %t, err %v; want true, nil", cfg.migrate, err)
 	}
@@ -192,8 +192,9 @@ func TestSecretFiles(t *testing.T) {
 	}
 }
 
-// TestSecretFileErrors: a secret given twice, or in a file that cannot be read, stops the
-// program with an error naming the variable and never the secret.
+// TestSecretFileErrors: a secret given twice, or in a file that cannot be read or is empty,
+// and a DATABASE_URL set but empty, stop the program with an error naming the variable and
+// never the secret.
 func TestSecretFileErrors(t *testing.T) {
 	t.Parallel()
 	token := writeSecret(t, "token", "admin-token-s3cr3t-file")
@@ -207,13 +208,15 @@ func TestSecretFileErrors(t *testing.T) {
 		{"missing file", map[string]string{"DATABASE_URL_FILE": missing}, "DATABASE_URL_FILE: open " + missing},
 		{"a directory", map[string]string{"REDIS_PASSWORD_FILE": t.TempDir()}, "REDIS_PASSWORD_FILE: read "},
 		{"etcd", map[string]string{"ETCD_PASSWORD_FILE": missing}, "ETCD_PASSWORD_FILE: open"},
+		{"empty file", map[string]string{"DATABASE_URL_FILE": writeSecret(t, "empty", "")}, "DATABASE_URL_FILE: "},
+		{"empty variable", map[string]string{"DATABASE_URL": ""}, "DATABASE_URL is set but empty"},
 	}
 	// Should the settings be accepted, the program would serve: on loopback, for 5 s at most.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, tt := range tests {
 		tt.env["HTTP_ADDR"] = testenv.FreeAddr(t)
-		err := run(ctx, []string{"api"}, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+		err := run(ctx, []string{"api"}, lookup(tt.env), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error containing %q", tt.name, err, tt.want)
 		} else if strings.Contains(err.Error(), "s3cr3t") {

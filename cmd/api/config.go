@@ -66,11 +66,11 @@ type config struct {
 var secrets = []string{"DATABASE_URL", "REDIS_ADDR", "REDIS_CLUSTER_ADDRS", "REDIS_SENTINEL_ADDRS", "REDLOCK_ADDRS", "REDIS_PASSWORD",
 	"REDIS_SENTINEL_PASSWORD", "ETCD_PASSWORD", "ADMIN_TOKEN"}
 
-// parseConfig reads the environment through getenv, then lets flags in args override it.
-// args excludes the program name and any subcommand. -h prints the usage message to stderr
-// and returns flag.ErrHelp.
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	getenv, fileErr := envflag.Files(getenv, secrets...)
+// parseConfig reads the environment through lookupEnv (os.LookupEnv), then lets flags in
+// args override it. args excludes the program name and any subcommand. -h prints the usage
+// message to stderr and returns flag.ErrHelp.
+func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (config, error) {
+	getenv, fileErr := envflag.Files(func(k string) string { v, _ := lookupEnv(k); return v }, secrets...)
 	var cfg config
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -138,13 +138,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.version { // the rest of the configuration does not matter
 		return cfg, nil
 	}
-	errs := []error{fileErr, e.Err()}
+	errs := append([]error{fileErr, e.Err()}, setButEmpty(lookupEnv)...)
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.
 	rs.password, rs.sentinelPassword = getenv("REDIS_PASSWORD"), getenv("REDIS_SENTINEL_PASSWORD")
 	errs = append(errs, cfg.parseRedisTopology(rs)...)
 	explicit := getenv("ETCD_ENDPOINTS") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "etcd-endpoints" })
 	errs = append(errs, cfg.parseLockBackend(*lockBackend, *etcdEndpoints, explicit, *etcdUser, getenv("ETCD_PASSWORD"))...)
+	if cfg.databaseURL == "" { // only -database-url "" gets here: the variable is checked above
+		errs = append(errs, errors.New("-database-url is empty: give PostgreSQL's URL, or leave the flag out"))
+	}
 	// Never quote the token: a typo in it is still most of the secret.
 	if n := utf8.RuneCountInString(cfg.adminToken); n > 0 && n < minAdminToken {
 		errs = append(errs, fmt.Errorf("ADMIN_TOKEN: want at least %d characters, or empty to disable the admin routes", minAdminToken))

@@ -8,7 +8,15 @@ import (
 
 // parseEnv is parseConfig with env as the whole environment and no flags.
 func parseEnv(env map[string]string) (config, error) {
-	return parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	return parseConfig(nil, lookup(env), io.Discard)
+}
+
+// lookup is os.LookupEnv on env as the whole environment: a key in env is set, if only to "".
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}
 }
 
 // mustParseEnv is parseEnv for an environment the test means to be valid: an error fails t.
@@ -68,7 +76,7 @@ func checkSetting(t *testing.T, key, value string, ok bool, field func(config) s
 // TestAdminTokenFlag: the flag is held to the same rule as the variable.
 func TestAdminTokenFlag(t *testing.T) {
 	t.Parallel()
-	_, err := parseConfig([]string{"-admin-token", "short-flag"}, func(string) string { return "" }, io.Discard)
+	_, err := parseConfig([]string{"-admin-token", "short-flag"}, lookup(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN") || strings.Contains(err.Error(), "short-flag") {
 		t.Fatalf("-admin-token short-flag: err %v, want one naming ADMIN_TOKEN without the token", err)
 	}
@@ -88,7 +96,7 @@ func TestUsageShowsNoSecrets(t *testing.T) {
 	}
 	for _, args := range [][]string{{"-no-such-flag"}, {"-h"}} {
 		var out strings.Builder
-		if _, err := parseConfig(args, func(k string) string { return env[k] }, &out); err == nil {
+		if _, err := parseConfig(args, lookup(env), &out); err == nil {
 			t.Fatalf("parseConfig(%q) = nil error", args)
 		}
 		if !strings.Contains(out.String(), "-redis-addr") {
@@ -97,5 +105,46 @@ func TestUsageShowsNoSecrets(t *testing.T) {
 		if strings.Contains(out.String(), "s3cr3t") {
 			t.Fatalf("the usage message of %q shows a secret:\n%s", args, out.String())
 		}
+	}
+}
+
+// TestEmptySettingsRefused: DATABASE_URL, REDIS_ADDR or ETCD_ENDPOINTS set but empty, a
+// secret's _FILE form set but empty or naming an empty file, and -database-url "" stop the
+// program with an error naming the variable: none falls back to the development default.
+// Unset, each keeps its default.
+func TestEmptySettingsRefused(t *testing.T) {
+	t.Parallel()
+	empty, blank := writeSecret(t, "empty", ""), writeSecret(t, "blank", "\n")
+	dsn := "postgres://u:p@db:5432/seckill"
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string // "": accepted, with DATABASE_URL dsn
+	}{
+		{nil, map[string]string{"DATABASE_URL": ""}, "DATABASE_URL is set but empty"},
+		{nil, map[string]string{"REDIS_ADDR": ""}, "REDIS_ADDR is set but empty"},
+		{nil, map[string]string{"ETCD_ENDPOINTS": ""}, "ETCD_ENDPOINTS is set but empty"},
+		{nil, map[string]string{"DATABASE_URL_FILE": ""}, "DATABASE_URL_FILE is set but empty"},
+		{nil, map[string]string{"DATABASE_URL": "", "DATABASE_URL_FILE": ""}, "DATABASE_URL_FILE is set but empty"},
+		{nil, map[string]string{"DATABASE_URL_FILE": empty}, "DATABASE_URL_FILE: " + empty + " is empty"},
+		{nil, map[string]string{"DATABASE_URL_FILE": blank}, "DATABASE_URL_FILE: " + blank + " is empty"},
+		{nil, map[string]string{"ADMIN_TOKEN_FILE": empty}, "ADMIN_TOKEN_FILE: " + empty + " is empty"},
+		{[]string{"-database-url", ""}, nil, "-database-url is empty"},
+		// Controls: a value from its file, though the variable is set but empty; a flag
+		// that overrides an empty variable.
+		{nil, map[string]string{"DATABASE_URL": "", "DATABASE_URL_FILE": writeSecret(t, "dsn", dsn+"\n")}, ""},
+		{[]string{"-database-url", dsn}, map[string]string{"DATABASE_URL": "x"}, ""},
+	} {
+		cfg, err := parseConfig(tt.args, lookup(tt.env), io.Discard)
+		switch {
+		case tt.want == "" && (err != nil || cfg.databaseURL != dsn):
+			t.Errorf("%q %v: DATABASE_URL %q, err %v; want %q", tt.args, tt.env, cfg.databaseURL, err, dsn)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q %v: err %v, want one containing %q", tt.args, tt.env, err, tt.want)
+		}
+	}
+	cfg := mustParseEnv(t, nil) // unset: the documented defaults
+	if cfg.databaseURL != "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable" || cfg.redis.addr != "127.0.0.1:6379" {
+		t.Errorf("unset: DATABASE_URL %q, REDIS_ADDR %q; want the defaults", cfg.databaseURL, cfg.redis.addr)
 	}
 }

@@ -61,12 +61,12 @@ func TestLockBackendFlags(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"LOCK_BACKEND": "redis", "ETCD_PASSWORD": "etcd-s3cr3t"}
 	cfg, err := parseConfig([]string{"-lock-backend", "etcd", "-etcd-endpoints", "x:9", "-etcd-username", "u"},
-		func(k string) string { return env[k] }, io.Discard)
+		lookup(env), io.Discard)
 	if err != nil || cfg.lockBackend != "etcd" || !slices.Equal(cfg.etcd.endpoints, []string{"http://x:9"}) || cfg.etcd.password != "etcd-s3cr3t" {
 		t.Fatalf("cfg %+v, err %v", cfg.etcd, err)
 	}
 	var out strings.Builder
-	if _, err := parseConfig([]string{"-h"}, func(k string) string { return env[k] }, &out); err == nil || strings.Contains(out.String(), "s3cr3t") || !strings.Contains(out.String(), "-lock-backend") {
+	if _, err := parseConfig([]string{"-h"}, lookup(env), &out); err == nil || strings.Contains(out.String(), "s3cr3t") || !strings.Contains(out.String(), "-lock-backend") {
 		t.Fatalf("usage: %v\n%s", err, out.String())
 	}
 }

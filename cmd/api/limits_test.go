@@ -101,13 +101,13 @@ func rawExchange(t *testing.T, addr, request string) string {
 // the settings reach the server.
 func TestRateLimitConfig(t *testing.T) {
 	t.Parallel()
-	cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	cfg, err := parseConfig(nil, lookup(nil), io.Discard)
 	want := httpapi.RateLimits{User: httpapi.Rate{N: 10, Per: time.Second}}
 	if err != nil || cfg.rateLimits != want {
 		t.Fatalf("default rate limits = %+v, %v; want %+v", cfg.rateLimits, err, want)
 	}
 	env := map[string]string{"RATE_LIMIT_USER": "fast", "RATE_LIMIT_ADDR": "5/d"}
-	_, err = parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	_, err = parseConfig(nil, lookup(env), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "RATE_LIMIT_USER") || !strings.Contains(err.Error(), "RATE_LIMIT_ADDR") {
 		t.Fatalf("bad rate limits = %v, want errors naming RATE_LIMIT_USER and RATE_LIMIT_ADDR", err)
 	}
@@ -164,7 +164,7 @@ func TestDatabasePasswordNotLogged(t *testing.T) {
 		"STARTUP_TIMEOUT": "1s", "LOG_LEVEL": "debug",
 	}
 	logs := &testenv.Buffer{}
-	err := run(context.Background(), []string{"api"}, func(k string) string { return env[k] }, io.Discard, logs)
+	err := run(context.Background(), []string{"api"}, lookup(env), io.Discard, logs)
 	if err == nil {
 		t.Fatal("run with PostgreSQL unreachable returned nil")
 	}

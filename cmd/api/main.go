@@ -27,7 +27,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args, os.LookupEnv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "api:", err)
 		os.Exit(1)
 	}
@@ -52,8 +52,9 @@ flags:
 `
 
 // run is the whole program: it returns when ctx is cancelled (after a graceful shutdown) or
-// when start-up fails. -h returns nil once the usage message is printed.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// when start-up fails. -h returns nil once the usage message is printed. lookupEnv is
+// os.LookupEnv: a variable set but empty is not one unset.
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
 	args = args[1:]
 	cmd := "serve"
 	if len(args) > 0 {
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			args = []string{"-h"}
 		}
 	}
-	cfg, err := parseConfig(args, getenv, stderr)
+	cfg, err := parseConfig(args, lookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

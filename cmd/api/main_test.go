@@ -50,7 +50,7 @@ func TestUnknownRouteIsProblem(t *testing.T) {
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DB_MAX_CONNS": "zero", "SHUTDOWN_TIMEOUT": "soon"}
-	err := run(context.Background(), []string{"api"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"api"}, lookup(env), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "DB_MAX_CONNS") || !strings.Contains(err.Error(), "SHUTDOWN_TIMEOUT") {
 		t.Fatalf("run with bad config = %v, want errors naming DB_MAX_CONNS and SHUTDOWN_TIMEOUT", err)
 	}
@@ -62,7 +62,7 @@ func TestMigrateCommand(t *testing.T) {
 	var out bytes.Buffer
 	for range 2 { // idempotent
 		out.Reset()
-		if err := run(context.Background(), []string{"api", "migrate"}, func(k string) string { return env[k] }, &out, io.Discard); err != nil {
+		if err := run(context.Background(), []string{"api", "migrate"}, lookup(env), &out, io.Discard); err != nil {
 			t.Fatalf("api migrate: %v", err)
 		}
 	}

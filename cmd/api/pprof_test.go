@@ -47,7 +47,7 @@ func TestPprofRefusedStopsRun(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"api"}, {"api", "-pprof-addr", "0.0.0.0:6060"}} {
 		env := map[string]string{"PPROF_ADDR": ":6060"}
-		err := run(context.Background(), args, func(k string) string { return env[k] }, io.Discard, io.Discard)
+		err := run(context.Background(), args, lookup(env), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "PPROF_ADDR") {
 			t.Fatalf("run %q with PPROF_ADDR :6060 = %v, want an error naming PPROF_ADDR", args, err)
 		}

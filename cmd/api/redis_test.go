@@ -46,7 +46,7 @@ func TestRedisTopologyConfig(t *testing.T) {
 func TestRedisTopologyFlags(t *testing.T) {
 	t.Parallel()
 	cfg, err := parseConfig([]string{"-redis-cluster-addrs", "a:1,b:2", "-redlock-addrs", "c:1,d:2,e:3"},
-		func(string) string { return "" }, io.Discard)
+		lookup(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

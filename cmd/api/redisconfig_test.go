@@ -132,14 +132,14 @@ func TestRedisFlags(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"REDIS_USERNAME": "env-user", "REDIS_PASSWORD": "env-pw"}
 	cfg, err := parseConfig([]string{"-redis-username", "flag-user", "-redis-addr", "redis://h:1/4"},
-		func(k string) string { return env[k] }, io.Discard)
+		lookup(env), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (redisNode{addr: "h:1", username: "flag-user", password: "env-pw", db: 4}); cfg.redis != want {
 		t.Fatalf("redis %+v, want %+v", cfg.redis, want)
 	}
-	if _, err := parseConfig([]string{"-redis-password", "x"}, func(string) string { return "" }, io.Discard); err == nil {
+	if _, err := parseConfig([]string{"-redis-password", "x"}, lookup(nil), io.Discard); err == nil {
 		t.Fatal("-redis-password was accepted; a password belongs in the environment, not in ps")
 	}
 }

@@ -112,7 +112,7 @@ func TestRedisSentinelFlags(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"REDIS_SENTINEL_ADDRS": "env:1", "REDIS_SENTINEL_MASTER": "env-master", "REDIS_SENTINEL_USERNAME": "env-user"}
 	cfg, err := parseConfig([]string{"-redis-sentinel-addrs", "a:1,b:2", "-redis-sentinel-master", "flag-master",
-		"-redis-sentinel-username", "flag-user"}, func(k string) string { return env[k] }, io.Discard)
+		"-redis-sentinel-username", "flag-user"}, lookup(env), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRedisSentinelFlags(t *testing.T) {
 	if o.MasterName != "flag-master" || !slices.Equal(o.SentinelAddrs, []string{"a:1", "b:2"}) || o.SentinelUsername != "flag-user" {
 		t.Fatalf("failover options %+v, want the flags' values", o)
 	}
-	if _, err := parseConfig([]string{"-redis-sentinel-password", "x"}, func(string) string { return "" }, io.Discard); err == nil {
+	if _, err := parseConfig([]string{"-redis-sentinel-password", "x"}, lookup(nil), io.Discard); err == nil {
 		t.Fatal("-redis-sentinel-password was accepted; a password belongs in the environment, not in ps")
 	}
 }

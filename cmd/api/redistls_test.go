@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/missing"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -80,13 +81,13 @@ func TestRedisTLS(t *testing.T) {
 }
 
 // skipUnlessRedisTLS skips the test when redis-server refuses the TLS options, as a build
-// without TLS does. Told to listen nowhere, a server that takes them says so and exits.
+// without TLS does (see missing.Skip). Told to listen nowhere, a server that takes them says so and exits.
 func skipUnlessRedisTLS(t *testing.T, tlsArgs []string) {
 	t.Helper()
 	args := append([]string{"--port", "0", "--tls-port", "0", "--save", "", "--logfile", ""}, tlsArgs...)
 	out, _ := exec.Command(servers.RedisBin(t), args...).CombinedOutput()
 	if !strings.Contains(string(out), "not listen anywhere") {
-		t.Skipf("redis-server refuses the TLS options (built without TLS?):\n%s", out)
+		missing.Skipf(t, "redis-server refuses the TLS options (built without TLS?):\n%s", out)
 	}
 }
 

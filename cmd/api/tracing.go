@@ -18,7 +18,7 @@ import (
 
 // tracingConfig is what the standard OTEL_* variables say of traces. Tracing is off unless
 // an OTLP endpoint is named or OTEL_TRACES_EXPORTER=otlp; OTEL_TRACES_EXPORTER=none and
-// OTEL_SDK_DISABLED=true turn it off whatever else is set.
+// OTEL_SDK_DISABLED=true (any case) turn it off whatever else is set.
 type tracingConfig struct {
 	on          bool
 	endpointURL string // the traces endpoint's full URL; empty: the exporter's default (http://localhost:4318/v1/traces)
@@ -35,8 +35,14 @@ func parseTracing(getenv func(string) string) (tracingConfig, error) {
 	if tc.serviceName == "" {
 		tc.serviceName = "seckill-api"
 	}
-	if disabled, _ := strconv.ParseBool(getenv("OTEL_SDK_DISABLED")); disabled {
+	switch v := strings.TrimSpace(getenv("OTEL_SDK_DISABLED")); strings.ToLower(v) {
+	case "true":
 		return tc, nil
+	case "false", "":
+	default:
+		// The specification reads anything but true as false (with a warning): "yes" would
+		// leave tracing on. Refuse to guess.
+		return tc, fmt.Errorf("OTEL_SDK_DISABLED %q: want true or false (any case)", v)
 	}
 	switch exporter := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exporter {
 	case "none":

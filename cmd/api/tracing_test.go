@@ -21,7 +21,7 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // TestTracingOffByDefault: with no OTEL_* variable set, the setup is a no-op tracer provider,
 // which the app treats as off (no middleware, hooks or spans), and nothing to flush.
 func TestTracingOffByDefault(t *testing.T) {
-	cfg, err := parseConfig(nil, envOf(nil), &strings.Builder{})
+	cfg, err := parseConfig(nil, lookup(nil), &strings.Builder{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +58,11 @@ func TestTracingConfig(t *testing.T) {
 		{"exporter otlp, default endpoint", map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, "", ""},
 		{"exporter none wins", map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, false, "", ""},
 		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, false, "", ""},
+		{"sdk disabled, any case", map[string]string{"OTEL_SDK_DISABLED": "tRuE", "OTEL_TRACES_EXPORTER": "otlp"}, false, "", ""},
+		{"sdk not disabled", map[string]string{"OTEL_SDK_DISABLED": "FALSE", "OTEL_TRACES_EXPORTER": "otlp"}, true, "", ""},
+		{"sdk disabled: yes", map[string]string{"OTEL_SDK_DISABLED": "yes", "OTEL_TRACES_EXPORTER": "otlp"}, false, "", `OTEL_SDK_DISABLED "yes"`},
+		{"sdk disabled: 1", map[string]string{"OTEL_SDK_DISABLED": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, false, "", `OTEL_SDK_DISABLED "1"`},
+		{"sdk disabled: on, tracing off anyway", map[string]string{"OTEL_SDK_DISABLED": "on"}, false, "", `OTEL_SDK_DISABLED "on"`},
 		{"unknown exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, false, "", "OTEL_TRACES_EXPORTER"},
 		{"grpc refused", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false, "", "http/protobuf only"},
 		{"traces protocol wins", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",

@@ -20,7 +20,7 @@ func TestVersionFlag(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DB_MAX_CONNS": "zero"} // would fail start-up
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"api", "-version"}, func(k string) string { return env[k] }, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"api", "-version"}, lookup(env), &out, io.Discard); err != nil {
 		t.Fatalf("api -version: %v", err)
 	}
 	if got, want := out.String(), "api "+buildinfo.Read().String()+"\n"; got != want {

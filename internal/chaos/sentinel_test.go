@@ -18,8 +18,9 @@ import (
 
 // TestSentinelFailover: two API processes find their Redis through Redis Sentinel
 // (REDIS_SENTINEL_ADDRS) while a dlock, a redis and a queue product are on sale. The replica
-// is held back (its replication link stalled), the sale goes on, so the master takes writes
-// the replica never gets (locks, fences, gate admissions, queued purchases); then the master
+// is held back (its replication link stalled; the test checks that the sentinels leave it
+// behind the proxy for longer than the test may run, and that it still is at the kill), the
+// sale goes on, so the master takes writes the replica never gets (locks, fences, gate admissions, queued purchases); then the master
 // is killed (SIGKILL) and the sentinels promote the replica. The processes follow the new
 // master, and each sale finishes with every invariant (verify), except what the failover
 // provably lost, which is counted and bounded by what the replica lacked at the kill:
@@ -35,6 +36,7 @@ import (
 func TestSentinelFailover(t *testing.T) {
 	log := faultTest(t)
 	d := servers.StartSentinels(t, nil)
+	holdOutlasts(t, d)
 	b := onRedis(t, "127.0.0.1:1") // REDIS_ADDR, overridden by the sentinels: nothing listens there
 	apis := b.startAPIs(t, 2, map[string]string{
 		"REDIS_SENTINEL_ADDRS": strings.Join(d.Addrs(), ","), "REDIS_SENTINEL_MASTER": d.Name,
@@ -53,6 +55,7 @@ func TestSentinelFailover(t *testing.T) {
 	}
 
 	d.HoldBackReplica(t)
+	stillHeldBack(t, d, "after the hold")
 	log("replica held back; sold so far: dlock %d, redis %d, queue %d", locked.bought.Load(), gated.bought.Load(), queued.bought.Load())
 	for _, s := range sales {
 		s.waitBought(t, s.bought.Load()+4) // writes the replica never gets
@@ -66,6 +69,7 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	loss := readLoss(t, b.keys(), master, replica, locked.id, gated.id, queued.id)
+	stillHeldBack(t, d, "at the kill")
 	d.Master.Stop()
 	killed := time.Now()
 	log("master killed; the replica lacks: the lock %v, fences %d..%d, %d gate units, %d queue admissions (%d of them not yet acknowledged)",

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/seckill/seckill/internal/testenv/missing"
 )
 
 // checkComposeLB checks that the load balancer's environment names the API replicas the way
@@ -52,7 +54,7 @@ func TestComposeLoadBalancer(t *testing.T) {
 
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
-		t.Skip("haproxy not found (`make up` installs Debian's haproxy)")
+		missing.Skip(t, "haproxy not found (`make up` installs Debian's haproxy)")
 	}
 	cmd := exec.Command(bin, "-c", "-f", filepath.Join(repoRoot, "deploy/haproxy/haproxy.cfg"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}

@@ -18,7 +18,7 @@ const maxFile = 64 << 10
 // KEY_FILE is unset or empty, reads through getenv as before.
 //
 // The files are read once, here. Setting both KEY and KEY_FILE is an error, and so is a file
-// that cannot be read or is longer than 64 KiB; the error, joined for every such key, names
+// that cannot be read, is empty (or holds only the newline) or is longer than 64 KiB; the error, joined for every such key, names
 // the variables and the file, never the content. The returned getenv is safe for concurrent
 // use if getenv is.
 func Files(getenv func(string) string, keys ...string) (func(string) string, error) {
@@ -64,7 +64,12 @@ func readSecret(path string) (string, error) {
 	}
 	s := string(b)
 	if t, ok := strings.CutSuffix(s, "\r\n"); ok {
-		return t, nil
+		s = t
+	} else {
+		s = strings.TrimSuffix(s, "\n")
 	}
-	return strings.TrimSuffix(s, "\n"), nil
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return s, nil
 }

@@ -1,6 +1,7 @@
 package envflag_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,8 +41,8 @@ func TestFiles(t *testing.T) {
 	}
 }
 
-// TestFilesErrors: both forms set, a missing file, a directory and a huge file are errors
-// naming the variable, and never show a secret.
+// TestFilesErrors: both forms set, a missing file, a directory, a huge file and an empty one
+// are errors naming the variable, and never show a secret.
 func TestFilesErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -53,6 +54,10 @@ func TestFilesErrors(t *testing.T) {
 	if err := os.WriteFile(huge, make([]byte, 64<<10+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	empty, newline := filepath.Join(dir, "empty"), filepath.Join(dir, "newline")
+	if err := errors.Join(os.WriteFile(empty, nil, 0o600), os.WriteFile(newline, []byte("\r\n"), 0o600)); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -62,6 +67,8 @@ func TestFilesErrors(t *testing.T) {
 		{"missing", map[string]string{"TOKEN_FILE": filepath.Join(dir, "nope")}, "TOKEN_FILE: open " + filepath.Join(dir, "nope")},
 		{"directory", map[string]string{"TOKEN_FILE": dir}, "TOKEN_FILE: read " + dir},
 		{"huge", map[string]string{"TOKEN_FILE": huge}, "TOKEN_FILE: " + huge + ": longer than 64 KiB"},
+		{"empty", map[string]string{"TOKEN_FILE": empty}, "TOKEN_FILE: " + empty + " is empty"},
+		{"only a newline", map[string]string{"TOKEN_FILE": newline}, "TOKEN_FILE: " + newline + " is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

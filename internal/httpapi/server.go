@@ -34,15 +34,18 @@ type Deps struct {
 	Tracer trace.TracerProvider
 }
 
-// NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies.
-// Every request gets an id (X-Request-ID, see withRequestID), is reported to d.Requests and,
-// when tracing is on, has a span (see traced).
+// NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies, no
+// redirects (a path that is a route but for a trailing slash or its case answers 404
+// not_found). Every request gets an id (X-Request-ID, see withRequestID), is reported to
+// d.Requests and, when tracing is on, has a span (see traced).
 func NewServer(d Deps) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.ContextWithFallback = true
 	_ = r.SetTrustedProxies(nil) // ClientIP is the TCP peer; nothing is trusted from headers
 	r.HandleMethodNotAllowed = true
+	// gin answers these redirects itself, before any middleware: HTML, no request id.
+	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
 	if t := tracing.Tracer(d.Tracer); t != nil {
 		r.Use(traced(t))
 	}

@@ -10,7 +10,8 @@
 // belongs to its caller, who stops it with its Close (Stop, for one whose Stop and Start may
 // alternate) and removes what it left on disk. A program or a test that lacks a binary or a
 // privilege gets an error that wraps ErrUnavailable: internal/testenv/servers, the tests'
-// wrappers of this package, skips the test then.
+// wrappers of this package, skips the test then (or fails it where every test must run: see
+// internal/testenv/missing).
 package launch
 
 import (

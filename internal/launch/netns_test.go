@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/procstat"
+	"github.com/seckill/seckill/internal/testenv/missing"
 )
 
 // startNetns is StartNetns for a test, which it skips where namespaces cannot be made; the
@@ -25,7 +26,7 @@ func startNetns(t *testing.T) *Netns {
 	t.Helper()
 	ns, err := StartNetns(t.Name())
 	if errors.Is(err, ErrUnavailable) {
-		t.Skip(err)
+		missing.Skip(t, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestNetnsDiesWithTheTest(t *testing.T) {
 	}
 	t.Parallel()
 	if err := NetnsSupported(); err != nil {
-		t.Skip(err)
+		missing.Skip(t, err.Error())
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNetnsDiesWithTheTest$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"=1")

@@ -26,13 +26,21 @@ import (
 //
 // The sentinels are told the master's real address, while the replica's master is the proxy:
 // a sentinel "fixes" a replica that follows another address once it has seen it so for
-// failover-timeout, so that is left at Redis's default, 3 minutes, longer than any test or lab
-// cell.
+// failover-timeout (SentinelFailoverTimeout), and the replica then follows the master around
+// the proxy that holds it back.
 
 // SentinelDownAfter is how long the master must go unanswered before a sentinel thinks it
 // down (down-after-milliseconds). A failover then takes about a second or two more: the
 // sentinels agree, elect one of them, and it promotes the replica.
 const SentinelDownAfter = time.Second
+
+// SentinelFailoverTimeout is the sentinels' failover-timeout: how long they leave the replica
+// following the proxy, not the master, before they point it at the master directly. Redis's
+// default, 3 minutes, was shorter than a fault test on a loaded machine (one ran 219 s); a day
+// outlasts any test or lab run. A failover that goes well takes seconds and never waits for
+// it; it also spaces a sentinel's retries of a failover that went wrong (twice it), which at
+// Redis's default already came long after any test stopped waiting.
+const SentinelFailoverTimeout = 24 * time.Hour
 
 // SentinelOptions are the passwords of a Sentinel deployment; the zero value has none.
 type SentinelOptions struct {
@@ -142,6 +150,7 @@ func (d *Sentinels) startSentinel() (*sentinelNode, error) {
 		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %s 2", d.Name, masterPort),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", d.Name, SentinelDownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", d.Name),
+		fmt.Sprintf("sentinel failover-timeout %s %d", d.Name, SentinelFailoverTimeout.Milliseconds()),
 	}
 	if d.opt.Password != "" {
 		lines = append(lines, fmt.Sprintf("sentinel auth-pass %s %s", d.Name, d.opt.Password))

@@ -125,6 +125,8 @@ func TestRequests(t *testing.T) {
 		{"admin without token", "GET", "/api/v1/products/1/audit", ``, 200, nil, audit, "was not refused"},
 		{"no such route", "GET", "/api/v2/x", ``, 404, problemCT, problem("not_found", 404), ""},
 		{"no such route, 200", "GET", "/api/v2/x", ``, 200, nil, `{}`, "GET /api/v2/x -> 200"},
+		{"a trailing slash", "GET", "/api/v1/products/1/", ``, 404, problemCT, problem("not_found", 404), ""},
+		{"a trailing slash, 200", "GET", "/api/v1/products/1/", ``, 200, nil, `{"id":1}`, "GET /api/v1/products/1/ -> 200"},
 		{"wrong method", "DELETE", "/api/v1/products/1", ``, 405, problemCT, problem("method_not_allowed", 405), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

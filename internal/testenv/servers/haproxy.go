@@ -13,10 +13,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/internal/testenv/missing"
 )
 
-// HAProxyBin returns the path of haproxy, or skips the test. Debian's package puts it in
-// /usr/sbin, which a non-root PATH may lack.
+// HAProxyBin returns the path of haproxy, or skips the test (see missing.Skip). Debian's
+// package puts it in /usr/sbin, which a non-root PATH may lack.
 func HAProxyBin(t testing.TB) string {
 	t.Helper()
 	for _, p := range []string{"haproxy", "/usr/sbin/haproxy", "/usr/local/sbin/haproxy"} {
@@ -24,7 +26,7 @@ func HAProxyBin(t testing.TB) string {
 			return path
 		}
 	}
-	t.Skip("haproxy not found: this test starts a load balancer of its own (`make up` installs Debian's haproxy)")
+	missing.Skip(t, "haproxy not found: this test starts a load balancer of its own (`make up` installs Debian's haproxy)")
 	return ""
 }
 

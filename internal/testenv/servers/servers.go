@@ -7,12 +7,14 @@
 // namespace of the test's own, which the test can partition silently from PostgreSQL or Redis
 // (StartNetns, StartAPIIn). Each wraps its launch counterpart: it fails the test where launch
 // returns an error, skips it where launch cannot run here (launch.ErrUnavailable: a binary
-// or root missing), and stops what it started when the test ends (t.Cleanup). Every process
+// or root missing; under SECKILL_REQUIRE_ALL=1, as in CI, it fails it: see package missing),
+// and stops what it started when the test ends (t.Cleanup). Every process
 // also dies with the test binary (Pdeathsig) if that ends first.
 //
 // It is for tests only: no shipped binary imports it (the lab, internal/labrun, uses launch).
-// It imports nothing of seckill but internal/launch and internal/testenv/faultproxy, which
-// import only internal/faultproxy and internal/procstat, standard library only (cmd/api is
+// It imports nothing of seckill but internal/launch, internal/testenv/faultproxy and
+// internal/testenv/missing, which import only internal/faultproxy and internal/procstat,
+// standard library only (cmd/api is
 // built by its import path), so the tests of every package can use it, internal/dlock's
 // included.
 //
@@ -27,6 +29,7 @@ import (
 
 	"github.com/seckill/seckill/internal/launch"
 	"github.com/seckill/seckill/internal/testenv/faultproxy"
+	"github.com/seckill/seckill/internal/testenv/missing"
 )
 
 // T is what the launchers need of their caller: a test.
@@ -64,12 +67,12 @@ func StableProxy(t T, target string) *faultproxy.Proxy {
 	return &faultproxy.Proxy{Proxy: p}
 }
 
-// check skips the test if err says that a launcher cannot run here, and fails it on any other
-// error.
+// check skips the test if err says that a launcher cannot run here (see missing.Skip), and
+// fails it on any other error.
 func check(t T, err error) {
 	t.Helper()
 	if errors.Is(err, launch.ErrUnavailable) {
-		t.Skip(err.Error())
+		missing.Skip(t, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)
