@@ -132,7 +132,7 @@ func (s *Service) reservation(ctx context.Context, productID, userID int64) (inv
 // back once, and returns the order as it is then: ended by this call or by another (a
 // sweeper, a cancel), or paid meanwhile.
 func (s *Service) end(ctx context.Context, p inventory.Product, o Order) (Order, error) {
-	ended, err := s.returns.end(ctx, p, o.ID, 0)
+	ended, err := s.returns.end(ctx, p, ending{id: o.ID})
 	if err != nil {
 		return Order{}, reservationError(err)
 	}
