@@ -11,13 +11,14 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// returner gives back the units of reservations that end: expired (the sweeper, or a late
-// payment) or cancelled. A return is exactly once because it is one conditional transition
-// in PostgreSQL: in one transaction, under the product's row lock (taken first, as every
-// purchase takes it, so a return never deadlocks with one), the order goes from pending to
-// expired or cancelled, and only the orders that changed add their units back to the stock,
-// relatively (every reservable strategy's writers take units relatively under that lock too).
-// A return racing another (a cancel and the sweeper, two sweepers, a late payment) finds the
+// returner gives back the units of reservations that end: expired (the sweeper, a late
+// payment, or a purchase by the buyer of a reservation past its pay_by) or cancelled. A return
+// is exactly once because it is one conditional transition in PostgreSQL: in one
+// transaction, under the product's row lock (taken first, as every purchase takes it, so a
+// return never deadlocks with one), the order goes from pending to expired or cancelled, and
+// only the orders that changed add their units back to the stock, relatively (every
+// reservable strategy's writers take units relatively under that lock too). A return racing
+// another (a cancel and the sweeper, two sweepers, a late payment, a purchase) finds the
 // order ended and changes nothing; a process killed mid-return rolls back, and the sweeper's
 // next pass takes the order.
 //
@@ -56,6 +57,8 @@ SELECT id, user_id FROM e`
 var (
 	// endOneSQL ends order @id, waiting for a transaction that holds it (a payment) to end.
 	endOneSQL = fmt.Sprintf(endSQL, `@id`)
+	// expireOneSQL ends order @id only if it is past its pay_by (a purchase by its buyer).
+	expireOneSQL = fmt.Sprintf(endSQL, `SELECT id FROM orders WHERE id = @id AND pay_by <= (SELECT at FROM t)`)
 	// sweepSQL expires up to @limit orders past their pay_by, oldest deadline first, skipping
 	// the orders another transaction holds (a payment: it ends them, or the next pass does).
 	sweepSQL = fmt.Sprintf(endSQL, `SELECT id FROM orders WHERE product_id = @product AND status = 'pending'
@@ -64,9 +67,10 @@ var (
 
 // ending is which pending orders of a product a return ends.
 type ending struct {
-	id    int64 // the order (Pay, Cancel); 0: the sweeper's, up to limit past their pay_by
-	limit int
-	slots chan struct{} // the sweeper's: one is held for the transaction, none while lifting
+	id      int64 // the order (Pay, Cancel, a purchase); 0: the sweeper's, up to limit past their pay_by
+	limit   int
+	dueOnly bool          // order id only if past its pay_by
+	slots   chan struct{} // the sweeper's: one is held for the transaction, none while lifting
 }
 
 // errRowBusy is a sweep's error for a product whose row another transaction holds (a
@@ -74,14 +78,17 @@ type ending struct {
 var errRowBusy = errors.New("product row held by another transaction")
 
 // end ends pending orders of product p, as e says, and gives their units back. It returns the
-// orders it ended, none when they had ended already, or were paid; a sweep returns errRowBusy
-// at once when another transaction holds the product's row. The product's sold-out mark is
-// lifted first (liftSoldOut), before the transaction, so that the lift's wait holds no row
-// lock; if the lift fails, nothing changes.
+// orders it ended, none when they had ended already, were paid, or (dueOnly) were not past
+// their pay_by; a sweep returns errRowBusy at once when another transaction holds the
+// product's row. The product's sold-out mark is lifted first (liftSoldOut), before the
+// transaction, so that the lift's wait holds no row lock; if the lift fails, nothing changes.
 func (r *returner) end(ctx context.Context, p inventory.Product, e ending) ([]inventory.Ended, error) {
 	q, lock := endOneSQL, `SELECT id FROM products WHERE id = ? FOR UPDATE`
-	if e.id == 0 {
+	switch {
+	case e.id == 0:
 		q, lock = sweepSQL, `SELECT id FROM products WHERE id = ? FOR UPDATE SKIP LOCKED`
+	case e.dueOnly:
+		q = expireOneSQL
 	}
 	// The units must be back in PostgreSQL within the sold-out hold of the lift, or a mark
 	// made after the hold, from a stock still 0, would outlive their return (SoldOut.Lift).
