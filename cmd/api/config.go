@@ -117,7 +117,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	e.DurationVar(&cfg.soldOut.Hold, "soldout-hold", "SOLDOUT_HOLD", 10*time.Second, "how long after a lift no sold-out mark is made: the time a returned unit has to reach PostgreSQL (env SOLDOUT_HOLD)")
 	e.IntVar(&cfg.queueAttempts, "queue-attempts", "QUEUE_ATTEMPTS", 3, "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
 	e.DurationVar(&cfg.sweepInterval, "sweep-interval", "SWEEP_INTERVAL", time.Second, "how often this process's sweeper expires the reservations past their pay_by, giving their units back (env SWEEP_INTERVAL)")
-	e.IntVar(&cfg.sweepBatch, "sweep-batch", "SWEEP_BATCH", 100, "most reservations one sweep expires (env SWEEP_BATCH)")
+	e.IntVar(&cfg.sweepBatch, "sweep-batch", "SWEEP_BATCH", 100, "most products one sweep takes, and reservations it expires of each (env SWEEP_BATCH)")
 	e.DurationVar(&cfg.purchaseTimeout, "purchase-timeout", "PURCHASE_TIMEOUT", 10*time.Second, "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
 	// Empty means derived: these two stay strings, and their usage names their type.
 	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, a `duration` counted from the end of its headers; empty: "+

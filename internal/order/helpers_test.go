@@ -112,10 +112,12 @@ func newService(t *testing.T, e *env, p process, cfg order.Config) *order.Servic
 	locks := dlock.New(p.rdb, nil)
 	t.Cleanup(func() { locks.Close() })
 	store := inventory.NewStore(e.db)
-	return order.NewService(order.Deps{
-		Products: store, Locks: locks, Gate: inventory.NewGate(p.rdb, keys),
+	svc := order.NewService(order.Deps{
+		Products: store, Locks: locks, Gate: inventory.NewGate(p.rdb, keys), Queue: inventory.NewQueue(p.rdb, keys),
 		SoldOut: inventory.NewSoldOut(p.rdb, store, keys, logger, inventory.SoldOutOptions{}), Keys: keys, Logger: logger, Observer: p.obs,
 	}, cfg)
+	t.Cleanup(svc.Close) // its queue consumers, if a purchase started any
+	return svc
 }
 
 // writeOrders writes the orders of users first to last of product id straight into

@@ -15,20 +15,28 @@ import (
 // ErrOutcomeUnknown or ErrAccepted (queue strategy: queued, not written yet); anything else is
 // a bug. Every answer is true: an order is returned
 // exactly when it is committed, every error but ErrOutcomeUnknown means nothing was
-// written, and the order and its decrement commit together or not at all.
+// written, and the order and its decrement commit together or not at all. A reservation of
+// the user's past its pay_by is never the answer: the purchase expires it first, as the
+// sweeper would (see rebuy), and buys anew.
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	var o Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
 		p, err := s.c.products.Meta(pctx, productID)
-		switch {
-		case err != nil:
-		case s.c.soldOut.Is(productID):
-			err = s.soldOut(pctx, productID, userID) // a retry of a buyer who has an order too
-			if errors.Is(err, errUnitBack) {
-				o, err = s.buy(pctx, p, userID)
+		if err != nil {
+			return p.Strategy, err
+		}
+		attempt := func(ctx context.Context) (Order, error) {
+			if s.c.soldOut.Is(productID) {
+				err := s.soldOut(ctx, productID, userID) // a retry of a buyer who has an order too
+				if !errors.Is(err, errUnitBack) {
+					return Order{}, err
+				}
 			}
-		default:
-			o, err = s.buy(pctx, p, userID)
+			return s.buy(ctx, p, userID)
+		}
+		o, err = attempt(pctx)
+		if old, ok := overdue(p, err); ok { // a reservation nobody has expired yet
+			o, err = s.rebuy(pctx, p, old, attempt)
 		}
 		return p.Strategy, err
 	})

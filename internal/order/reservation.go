@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -132,7 +133,7 @@ func (s *Service) reservation(ctx context.Context, productID, userID int64) (inv
 // back once, and returns the order as it is then: ended by this call or by another (a
 // sweeper, a cancel), or paid meanwhile.
 func (s *Service) end(ctx context.Context, p inventory.Product, o Order) (Order, error) {
-	ended, err := s.returns.end(ctx, p, o.ID, 0)
+	ended, err := s.returns.end(ctx, p, ending{id: o.ID})
 	if err != nil {
 		return Order{}, reservationError(err)
 	}
@@ -147,6 +148,32 @@ func (s *Service) end(ctx context.Context, p inventory.Product, o Order) (Order,
 		s.c.observer.Returned(now[0].Status, 1)
 	}
 	return now[0], nil
+}
+
+// overdue returns the reservation of product p that err, a purchase's answer, says the buyer
+// holds, if that reservation is pending and past its pay_by on this process's clock (PostgreSQL's
+// decides: see rebuy).
+func overdue(p inventory.Product, err error) (Order, bool) {
+	var pe *PurchasedError
+	if p.PayWithinMS == 0 || !errors.As(err, &pe) || pe.Order.Status != StatusPending || pe.Order.PayBy == nil {
+		return Order{}, false
+	}
+	return pe.Order, !time.Now().Before(*pe.Order.PayBy)
+}
+
+// rebuy ends the buyer's reservation old, which the purchase found past its pay_by, as the
+// sweeper would (expired, its unit back once, to the gate too), then buys again with attempt:
+// a buyer is never answered with a reservation that can no longer be paid. A reservation
+// PostgreSQL finds not yet due (the clocks differ) stays, and so does the answer.
+func (s *Service) rebuy(ctx context.Context, p inventory.Product, old Order,
+	attempt func(context.Context) (Order, error),
+) (Order, error) {
+	ended, err := s.returns.end(ctx, p, ending{id: old.ID, dueOnly: true})
+	if err != nil {
+		return Order{}, reservationError(err)
+	}
+	s.c.observer.Returned(StatusExpired, len(ended))
+	return attempt(ctx)
 }
 
 // reservationError is the documented error of a payment or a return that failed: a COMMIT

@@ -2,6 +2,7 @@ package order_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -67,8 +68,9 @@ func TestGateReturnRedriven(t *testing.T) {
 }
 
 // TestSweepersRace: two processes sweeping the same expired reservations at once, while
-// their buyers cancel and pay them late, end each once: the units that came back are exactly
-// the reservations that ended, and none was both paid and returned.
+// their buyers cancel them, pay them late or buy again, end each once: the units that came
+// back are exactly the reservations that ended, none was both paid and returned, and every
+// buyer who bought again got a new order.
 func TestSweepersRace(t *testing.T) {
 	t.Parallel()
 	for _, s := range reservable {
@@ -86,7 +88,7 @@ func TestSweepersRace(t *testing.T) {
 				WHERE product_id = ?`, p.ID)
 			var wg sync.WaitGroup
 			var mu sync.Mutex
-			expired := 0
+			expired, rebought := 0, 0
 			for i, svc := range []*order.Service{e.app.Orders, other, e.app.Orders, other} {
 				wg.Add(2)
 				go func() {
@@ -105,10 +107,19 @@ func TestSweepersRace(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for u := int64(1 + i); u <= n; u += 4 {
-						if u%2 == 0 {
+						switch u % 3 {
+						case 0:
 							svc.Cancel(ctx, p.ID, u)
-						} else {
+						case 1:
 							svc.Pay(ctx, p.ID, u)
+						default:
+							if err := rebuy(svc, p.ID, u); err != nil {
+								t.Errorf("user %d buys again after the deadline: %v", u, err)
+								continue
+							}
+							mu.Lock()
+							rebought++
+							mu.Unlock()
 						}
 					}
 				}()
@@ -118,10 +129,26 @@ func TestSweepersRace(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := e.audit(t, p.ID)
-			if a.Orders != 0 || a.Ended != n || a.Stock != n || !a.Consistent {
-				t.Fatalf("audit = %+v (redis %+v, queue %+v), want %d ended, every unit back once, consistent", a, a.Redis, a.Queue, n)
+			if a.Orders != rebought || a.Ended != n || a.Stock != n-rebought || !a.Consistent {
+				t.Fatalf("audit = %+v (redis %+v, queue %+v), want %d ended, every unit back once, %d new orders, consistent",
+					a, a.Redis, a.Queue, n, rebought)
 			}
-			t.Logf("sweepers expired %d of %d, payments and cancels the rest", expired, n)
+			t.Logf("sweepers expired %d of %d, payments, cancels and purchases the rest; %d bought again", expired, n, rebought)
 		})
 	}
+}
+
+// rebuy buys product id for user on s, whose reservation of it is past its pay_by, and
+// returns an error unless that gets a new order (waiting for a queued purchase's).
+func rebuy(s *order.Service, id, user int64) error {
+	ctx := context.Background()
+	_, err := s.Purchase(ctx, id, user)
+	for deadline := time.Now().Add(10 * time.Second); errors.Is(err, order.ErrAccepted) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		var o order.Order
+		if o, err = s.OrderOf(ctx, id, user); err == nil && o.Status != order.StatusPending {
+			err = order.ErrAccepted // its old order, ended; the new one is not written yet
+		}
+	}
+	return err
 }

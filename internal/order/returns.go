@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,13 +11,14 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// returner gives back the units of reservations that end: expired (the sweeper, or a late
-// payment) or cancelled. A return is exactly once because it is one conditional transition
-// in PostgreSQL: in one transaction, under the product's row lock (taken first, as every
-// purchase takes it, so a return never deadlocks with one), the order goes from pending to
-// expired or cancelled, and only the orders that changed add their units back to the stock,
-// relatively (every reservable strategy's writers take units relatively under that lock too).
-// A return racing another (a cancel and the sweeper, two sweepers, a late payment) finds the
+// returner gives back the units of reservations that end: expired (the sweeper, a late
+// payment, or a purchase by the buyer of a reservation past its pay_by) or cancelled. A return
+// is exactly once because it is one conditional transition in PostgreSQL: in one
+// transaction, under the product's row lock (taken first, as every purchase takes it, so a
+// return never deadlocks with one), the order goes from pending to expired or cancelled, and
+// only the orders that changed add their units back to the stock, relatively (every
+// reservable strategy's writers take units relatively under that lock too). A return racing
+// another (a cancel and the sweeper, two sweepers, a late payment, a purchase) finds the
 // order ended and changes nothing; a process killed mid-return rolls back, and the sweeper's
 // next pass takes the order.
 //
@@ -55,44 +57,72 @@ SELECT id, user_id FROM e`
 var (
 	// endOneSQL ends order @id, waiting for a transaction that holds it (a payment) to end.
 	endOneSQL = fmt.Sprintf(endSQL, `@id`)
+	// expireOneSQL ends order @id only if it is past its pay_by (a purchase by its buyer).
+	expireOneSQL = fmt.Sprintf(endSQL, `SELECT id FROM orders WHERE id = @id AND pay_by <= (SELECT at FROM t)`)
 	// sweepSQL expires up to @limit orders past their pay_by, oldest deadline first, skipping
 	// the orders another transaction holds (a payment: it ends them, or the next pass does).
 	sweepSQL = fmt.Sprintf(endSQL, `SELECT id FROM orders WHERE product_id = @product AND status = 'pending'
 		AND pay_by <= (SELECT at FROM t) ORDER BY pay_by LIMIT @limit FOR UPDATE SKIP LOCKED`)
 )
 
-// end ends pending orders of product p and gives their units back: order id (0: up to limit
-// orders past their pay_by, the sweeper's). It returns the orders it ended, none when they had
-// ended already, or were paid. The product's sold-out mark is lifted before the units are
-// committed back (liftSoldOut); if that fails, nothing changes.
-func (r *returner) end(ctx context.Context, p inventory.Product, id int64, limit int) ([]inventory.Ended, error) {
-	q := endOneSQL
-	if id == 0 {
-		q = sweepSQL
+// ending is which pending orders of a product a return ends.
+type ending struct {
+	id      int64 // the order (Pay, Cancel, a purchase); 0: the sweeper's, up to limit past their pay_by
+	limit   int
+	dueOnly bool          // order id only if past its pay_by
+	slots   chan struct{} // the sweeper's: one is held for the transaction, none while lifting
+}
+
+// errRowBusy is a sweep's error for a product whose row another transaction holds (a
+// purchase thinking under it, a stalled process): the next pass tries again.
+var errRowBusy = errors.New("product row held by another transaction")
+
+// end ends pending orders of product p, as e says, and gives their units back. It returns the
+// orders it ended, none when they had ended already, were paid, or (dueOnly) were not past
+// their pay_by; a sweep returns errRowBusy at once when another transaction holds the
+// product's row. The product's sold-out mark is lifted first (liftSoldOut), before the
+// transaction, so that the lift's wait holds no row lock; if the lift fails, nothing changes.
+func (r *returner) end(ctx context.Context, p inventory.Product, e ending) ([]inventory.Ended, error) {
+	q, lock := endOneSQL, `SELECT id FROM products WHERE id = ? FOR UPDATE`
+	switch {
+	case e.id == 0:
+		q, lock = sweepSQL, `SELECT id FROM products WHERE id = ? FOR UPDATE SKIP LOCKED`
+	case e.dueOnly:
+		q = expireOneSQL
+	}
+	// The units must be back in PostgreSQL within the sold-out hold of the lift, or a mark
+	// made after the hold, from a stock still 0, would outlive their return (SoldOut.Lift).
+	// Half the hold bounds the lift and the transaction: the context ends a slow one, and
+	// PostgreSQL ends one whose process stopped mid-transaction (SIGSTOP, a stall) and rolls
+	// it back.
+	bound := r.soldOut.Hold() / 2
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	if err := r.liftSoldOut(ctx, p.ID); err != nil {
+		return nil, fmt.Errorf("%w: lift the sold-out mark of product %d: %w", ErrUnavailable, p.ID, err)
 	}
 	var rows []struct {
 		ID     int64
 		UserID int64
 	}
-	// The units must be back in PostgreSQL within the sold-out hold of the lift, or a mark
-	// made after the hold, from a stock still 0, would outlive their return (SoldOut.Lift).
-	// Half the hold bounds the transaction: the context ends a slow one, and PostgreSQL ends
-	// one whose process stopped mid-transaction (SIGSTOP, a stall) and rolls it back.
-	bound := r.soldOut.Hold() / 2
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	err := r.runTx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Exec(fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", bound.Milliseconds())).Error; err != nil {
-			return err
-		}
-		if _, err := inventory.Stock(tx, p.ID, true); err != nil {
-			return err
-		}
-		if err := r.liftSoldOut(ctx, p.ID); err != nil {
-			return fmt.Errorf("%w: lift the sold-out mark of product %d: %w", ErrUnavailable, p.ID, err)
-		}
-		return tx.Raw(q, map[string]any{"product": p.ID, "id": id, "limit": limit, "gated": gated(p.Strategy)}).
-			Scan(&rows).Error
+	err := r.holding(ctx, e.slots, func() error {
+		return r.runTx(ctx, func(tx *gorm.DB) error {
+			if err := tx.Exec(fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", bound.Milliseconds())).Error; err != nil {
+				return err
+			}
+			var locked []int64
+			if err := tx.Raw(lock, p.ID).Scan(&locked).Error; err != nil {
+				return fmt.Errorf("lock product %d: %w", p.ID, err)
+			}
+			if len(locked) == 0 && e.id == 0 {
+				return errRowBusy
+			}
+			if len(locked) == 0 {
+				return fmt.Errorf("product %d: %w", p.ID, inventory.ErrNotFound)
+			}
+			return tx.Raw(q, map[string]any{"product": p.ID, "id": e.id, "limit": e.limit, "gated": gated(p.Strategy)}).
+				Scan(&rows).Error
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("end reservations of product %d: %w", p.ID, err)
@@ -108,6 +138,20 @@ func (r *returner) end(ctx context.Context, p inventory.Product, id int64, limit
 		}
 	}
 	return ended, nil
+}
+
+// holding runs fn holding one of slots (nil: none needed), waiting for it up to ctx's end.
+func (r *returner) holding(ctx context.Context, slots chan struct{}, fn func() error) error {
+	if slots == nil {
+		return fn()
+	}
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-slots }()
+	return fn()
 }
 
 // gateWait bounds the wait for a gate's repair lock (a seeding holds it) before a return to

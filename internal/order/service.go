@@ -57,8 +57,8 @@ type Config struct {
 	// SweepInterval is how often RunSweeper expires the reservations past their pay_by.
 	// Default: 1s; negative: RunSweeper does nothing (a test's own sweeps only).
 	SweepInterval time.Duration
-	// SweepBatch is the most reservations one pass of the sweeper expires, and the most
-	// returns to a gate it drives again. Default: 100.
+	// SweepBatch is the most products one pass of the sweeper takes and reservations it
+	// expires of each, and the most returns to a gate it drives again. Default: 100.
 	SweepBatch int
 }
 

@@ -2,8 +2,9 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/seckill/seckill/internal/inventory"
@@ -11,8 +12,11 @@ import (
 
 // SweepStats is what one pass of the sweeper did.
 type SweepStats struct {
-	Expired     int // reservations expired, their units given back to stock
-	GateRetried int // returns whose gate part was driven again (redis and queue strategies)
+	Expired     int  // reservations expired, their units given back to stock
+	Busy        int  // products skipped: another transaction held their row (the next pass retries)
+	Failed      int  // products whose return failed (the pass's error says why; the next pass retries)
+	GateRetried int  // returns whose gate part was driven again (redis and queue strategies)
+	more        bool // more may be due now: RunSweeper goes on at once
 }
 
 // gateGrace is how long after an order ended the sweeper leaves its return to the gate to the
@@ -20,44 +24,84 @@ type SweepStats struct {
 // once per order).
 const gateGrace = 2 * time.Second
 
+// How many products one pass sweeps at once (most of a product's time may be a sold-out
+// lift's wait, which holds nothing), and how many of their transactions it runs at once.
+const (
+	sweepProducts = 64
+	sweepConns    = 4
+)
+
 // Sweep runs one pass of the reservation sweeper, which every API process runs
-// (RunSweeper): it expires up to limit pending orders past their pay_by, one product per
-// transaction, giving their units back (see returner), and drives again up to limit returns
-// to a Redis gate that a process did not finish (killed, or Redis unreachable, between the
-// commit and the gate). Sweepers in several processes never end one order twice: each
-// expiry is a conditional transition under the product's row lock, and orders a payment
-// holds are skipped for the next pass. Safe for concurrent use.
+// (RunSweeper): it expires the pending orders past their pay_by of up to limit products,
+// oldest deadline first, up to limit orders of each, giving their units back (see returner),
+// and drives again up to limit returns to a Redis gate that a process did not finish (killed,
+// or Redis unreachable, between the commit and the gate). Products are swept at once, each in
+// a transaction of its own: one whose row another transaction holds is skipped (Busy), and
+// one that fails does not stop the others (Failed; the error joins their errors). Sweepers in
+// several processes never end one order twice. Safe for concurrent use.
 func (s *Service) Sweep(ctx context.Context, limit int) (SweepStats, error) {
 	var st SweepStats
-	var products []int64
-	err := s.c.db.WithContext(ctx).Raw(`SELECT DISTINCT product_id FROM (SELECT product_id FROM orders
-		WHERE status = 'pending' AND pay_by <= clock_timestamp() ORDER BY pay_by LIMIT ?) due`, limit).
-		Scan(&products).Error
+	var due []int64
+	err := s.c.db.WithContext(ctx).Raw(`SELECT product_id FROM orders WHERE status = 'pending' AND pay_by <= clock_timestamp()
+		GROUP BY product_id ORDER BY min(pay_by), product_id LIMIT ?`, limit).Scan(&due).Error
 	if err != nil {
 		return st, classify(fmt.Errorf("sweep: find expired reservations: %w", err))
 	}
-	slices.Sort(products)
-	for _, id := range products {
-		if st.Expired >= limit {
-			break
-		}
-		p, err := s.c.products.Meta(ctx, id)
-		if err != nil {
-			return st, classify(err)
-		}
-		ended, err := s.returns.end(ctx, p, 0, limit-st.Expired)
-		if err != nil {
-			return st, reservationError(err)
-		}
-		st.Expired += len(ended)
-		s.c.observer.Returned(StatusExpired, len(ended))
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		slots = make(chan struct{}, sweepConns)
+		going = make(chan struct{}, sweepProducts)
+	)
+	for _, id := range due {
+		going <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-going }()
+			ended, err := s.sweepProduct(ctx, id, limit, slots)
+			mu.Lock()
+			defer mu.Unlock()
+			st.Expired += len(ended)
+			st.more = st.more || len(ended) >= limit
+			switch {
+			case errors.Is(err, errRowBusy):
+				st.Busy++
+			case err != nil:
+				st.Failed++
+				errs = append(errs, err)
+			}
+		})
 	}
+	wg.Wait()
+	// More may be due: a product had a full batch, or the pass took as many products as it may
+	// and made progress (so that products busy pass after pass never make it spin).
+	st.more = st.more || len(due) >= limit && st.Expired > 0
 	n, err := s.retryGates(ctx, limit)
 	st.GateRetried = n
-	return st, err
+	st.more = st.more || n >= limit
+	return st, errors.Join(append(errs, err)...)
 }
 
-// retryGates drives again up to limit returns to a gate left unfinished.
+// sweepProduct expires up to limit reservations of product id past their pay_by, holding one
+// of slots for its transaction.
+func (s *Service) sweepProduct(ctx context.Context, id int64, limit int, slots chan struct{}) ([]inventory.Ended, error) {
+	p, err := s.c.products.Meta(ctx, id)
+	if err != nil {
+		return nil, classify(fmt.Errorf("sweep product %d: %w", id, err))
+	}
+	ended, err := s.returns.end(ctx, p, ending{limit: limit, slots: slots})
+	if errors.Is(err, errRowBusy) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, reservationError(err)
+	}
+	s.c.observer.Returned(StatusExpired, len(ended))
+	return ended, nil
+}
+
+// retryGates drives again up to limit returns to a gate left unfinished, product by product:
+// a product whose gate fails does not stop the others.
 func (s *Service) retryGates(ctx context.Context, limit int) (int, error) {
 	var rows []struct {
 		ID, UserID, ProductID int64
@@ -73,20 +117,21 @@ func (s *Service) retryGates(ctx context.Context, limit int) (int, error) {
 	for _, r := range rows {
 		byProduct[r.ProductID] = append(byProduct[r.ProductID], inventory.Ended{Order: r.ID, User: r.UserID})
 	}
-	done := 0
+	done, errs := 0, []error(nil)
 	for id, ended := range byProduct {
 		if err := s.returns.toGate(ctx, id, ended); err != nil {
-			return done, classify(fmt.Errorf("sweep: return units to the gate of product %d: %w", id, err))
+			errs = append(errs, classify(fmt.Errorf("sweep: return units to the gate of product %d: %w", id, err)))
+			continue
 		}
 		done += len(ended)
 	}
-	return done, nil
+	return done, errors.Join(errs...)
 }
 
 // RunSweeper runs a pass of Sweep every Config.SweepInterval, each of up to
-// Config.SweepBatch orders (a pass that did a full batch is followed by another at once),
-// until ctx ends. Failures are logged; the next pass retries. With a negative SweepInterval it
-// returns at once.
+// Config.SweepBatch products and orders of each (a pass that did a full batch is followed by
+// another at once), until ctx ends. Failures are logged;
+// the next pass retries. With a negative SweepInterval it returns at once.
 func (s *Service) RunSweeper(ctx context.Context) {
 	interval, limit := s.c.cfg.SweepInterval, s.c.cfg.SweepBatch
 	if interval < 0 {
@@ -103,12 +148,13 @@ func (s *Service) RunSweeper(ctx context.Context) {
 		st, err := s.Sweep(ctx, limit)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			s.c.log.WarnContext(ctx, "reservation sweep failed; the next pass retries", "err", err)
-		case st.Expired > 0 || st.GateRetried > 0:
-			s.c.log.InfoContext(ctx, "reservations swept", "expired", st.Expired, "gate_retried", st.GateRetried)
+			s.c.log.WarnContext(ctx, "reservation sweep failed in part; the next pass retries", "expired", st.Expired,
+				"busy", st.Busy, "failed", st.Failed, "gate_retried", st.GateRetried, "err", err)
+		case st.Expired > 0 || st.GateRetried > 0 || st.Busy > 0:
+			s.c.log.InfoContext(ctx, "reservations swept", "expired", st.Expired, "busy", st.Busy, "gate_retried", st.GateRetried)
 		}
 		next := interval
-		if err == nil && (st.Expired >= limit || st.GateRetried >= limit) {
+		if st.more {
 			next = 0 // more are due: go on at once
 		}
 		t.Reset(next)
