@@ -28,6 +28,11 @@ var (
 	// that have not ended: not sold out yet, since one of them may give its unit back. Try
 	// again later.
 	ErrAdmissionsPending = errors.New("inventory: no unit left in the gate, with admissions pending")
+	// ErrGateUnverified means the gate has no unit left, but Redis serves another data set
+	// than the one the gate last agreed with PostgreSQL in (it restarted, maybe older, or a
+	// replica was promoted), which may have lost units given back: verify the gate
+	// (Gate.Verification, Recover, Stamp), then try again.
+	ErrGateUnverified = errors.New("inventory: sold out in a gate not verified in this Redis data set")
 )
 
 // Gate is the redis strategy's admission control: per product, a stock counter, the set of
@@ -51,9 +56,11 @@ func (g *Gate) gateKeys(id int64) []string {
 // Admit takes one unit for user's purchase attempt token, pending for ttl. Calling it again
 // with the same token admits again without taking another unit. It returns nil when
 // admitted, ErrSoldOut, ErrAdmissionsExpired, ErrAdmissionsPending, ErrAlreadyAdmitted, ErrAdmissionInFlight,
-// ErrGateNotSeeded, or a Redis error (the admission may then have happened: give it back).
+// ErrGateNotSeeded, ErrGateUnverified, or a Redis error (the admission may then have happened:
+// give it back).
 func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time.Duration) error {
-	res, err := admitScript.Run(ctx, g.rdb, g.gateKeys(id), user, token, ttl.Milliseconds()).Int()
+	keys := append(g.gateKeys(id), g.keys.GateStamp(id))
+	res, err := admitScript.Run(ctx, g.rdb, keys, user, token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("gate of product %d: %w", id, err)
 	}
@@ -70,6 +77,8 @@ func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time
 		return fmt.Errorf("gate of product %d: %w", id, ErrAlreadyAdmitted)
 	case -3:
 		return fmt.Errorf("gate of product %d: %w", id, ErrAdmissionInFlight)
+	case -4:
+		return fmt.Errorf("gate of product %d: %w", id, ErrGateUnverified)
 	default:
 		return fmt.Errorf("gate of product %d: %w", id, ErrGateNotSeeded)
 	}

@@ -31,12 +31,14 @@ const addBatch = 1000
 // Seeding loads a product's gate from PostgreSQL's view in bounded chunks, so that a product
 // with millions of orders neither blocks Redis with one huge command nor needs them all in
 // memory: Add each chunk of buyers, then Publish the stock, which makes the loaded set the
-// gate's in one step. Use one Seeding from one goroutine.
+// gate's in one step, stamped as agreeing with PostgreSQL in the data set Redis serves (see
+// Gate.Stamp). Use one Seeding from one goroutine.
 type Seeding struct {
 	g        *Gate
 	id       int64
 	tmp      string
 	returned []any // order ids: see Returned
+	at       int64 // PostgreSQL's time of the snapshot, in ms: see At
 }
 
 // StartSeeding begins loading the gate of product id.
@@ -65,20 +67,25 @@ func (s *Seeding) Add(ctx context.Context, users []int64) error {
 }
 
 // Returned records orders the seed's snapshot saw ended (expired or cancelled) whose units it
-// counts in its stock, but whose return to the gate (Gate.Return) was not recorded done: the
-// publish marks them returned, so that driving their return later does not count them twice.
+// counts in its stock, and whose return to the gate may still be driven (Gate.Return: it was
+// not recorded done) or redone (Gate.Recover: it was recorded lately, see At): the publish
+// marks them returned, so that neither counts them twice.
 func (s *Seeding) Returned(orders []int64) {
 	for _, o := range orders {
 		s.returned = append(s.returned, o)
 	}
 }
 
+// At records PostgreSQL's time of the seed's snapshot: the publish stamps the gate with it
+// (see Gate.Stamp). Without it the stamp says 0, which makes a verification redo every return.
+func (s *Seeding) At(t time.Time) { s.at = t.UnixMilli() }
+
 // Publish ends the seeding with the product's stock: the loaded buyers and the stock become
 // the gate. In SeedInit mode a gate that exists meanwhile is kept; written reports whether
 // the gate was written.
 func (s *Seeding) Publish(ctx context.Context, mode SeedMode, stock int) (written bool, err error) {
-	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id), s.g.keys.GateReturned(s.id))
-	res, err := publishScript.Run(ctx, s.g.rdb, keys, append([]any{string(mode), stock}, s.returned...)...).Int()
+	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id), s.g.keys.GateReturned(s.id), s.g.keys.GateStamp(s.id))
+	res, err := publishScript.Run(ctx, s.g.rdb, keys, append([]any{string(mode), stock, s.at}, s.returned...)...).Int()
 	if err != nil {
 		return false, fmt.Errorf("%s gate of product %d: %w", mode, s.id, err)
 	}

@@ -39,8 +39,12 @@ func (k Keys) GateLate(id int64) string { return k.product(id, "late") }
 // the gate happen once per order, however often it is driven (see Gate.Return).
 func (k Keys) GateReturned(id int64) string { return k.product(id, "returned") }
 
+// GateStamp is the gate's stamp: '<data set>|<ms>', the Redis data set in which the gate last
+// agreed with PostgreSQL, and PostgreSQL's time of the read it agreed with (see lua/stamp.lua).
+func (k Keys) GateStamp(id int64) string { return k.product(id, "stamp") }
+
 // GateRepairLock is the lock that lets one process at a time seed a product's gate, reconcile
-// its expired admissions, or give it back the units of ended reservations.
+// its expired admissions, verify it, or give it back the units of ended reservations.
 func (k Keys) GateRepairLock(id int64) string { return k.product(id, "gatelock") }
 
 // QueueStream is the queue strategy's stream of admitted purchases not yet written to

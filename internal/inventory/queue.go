@@ -38,13 +38,14 @@ type Entry struct {
 
 // Enqueue admits user and appends its purchase to product id's stream, atomically, having
 // first marked the product live (see Backlogged). It returns the entry's id, or ErrSoldOut,
-// ErrAlreadyAdmitted (queued or written before), ErrGateNotSeeded, or a Redis error (the
-// purchase may then have been queued, unless the mark failed).
+// ErrAlreadyAdmitted (queued or written before), ErrGateNotSeeded, ErrGateUnverified (see
+// Gate.Admit), or a Redis error (the purchase may then have been queued, unless the mark
+// failed).
 func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
 	if err := q.mark(ctx, id); err != nil {
 		return "", err
 	}
-	keys := []string{q.keys.GateStock(id), q.keys.GateBuyers(id), q.keys.QueueStream(id)}
+	keys := []string{q.keys.GateStock(id), q.keys.GateBuyers(id), q.keys.QueueStream(id), q.keys.GateStamp(id)}
 	res, err := runOnce(ctx, q.rdb, enqueueScript, keys, user).Result() // an error is the first try's
 	if err != nil {
 		return "", fmt.Errorf("enqueue in product %d: %w", id, err)
@@ -60,6 +61,8 @@ func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
 			return "", ErrAlreadyAdmitted
 		case -2:
 			return "", ErrGateNotSeeded
+		case -4:
+			return "", fmt.Errorf("product %d: %w", id, ErrGateUnverified)
 		}
 	}
 	return "", fmt.Errorf("enqueue in product %d: unexpected reply %v", id, res)

@@ -12,17 +12,20 @@ import (
 // (EVALSHA, falling back to EVAL), and every key a script touches is in KEYS and shares the
 // product's hash slot.
 var (
-	admitScript      = script("admit")
+	admitScript      = datasetScript("admit")
 	giveBackScript   = script("giveback")
 	confirmScript    = script("confirm")
 	expiredScript    = script("expired")
-	publishScript    = script("publish")
-	enqueueScript    = script("enqueue")
+	publishScript    = datasetScript("publish")
+	enqueueScript    = datasetScript("enqueue")
 	ackScript        = script("ack")
 	deadLetterScript = script("deadletter")
 	markScript       = script("mark")
 	forgetScript     = script("forget")
 	returnScript     = script("return")
+	stampCheckScript = datasetScript("stampcheck")
+	recoverScript    = datasetScript("recover")
+	stampScript      = datasetScript("stamp")
 )
 
 //go:embed lua/*.lua
@@ -36,6 +39,20 @@ func script(name string) *redis.Script {
 		panic("inventory: " + err.Error())
 	}
 	return redis.NewScript(string(src))
+}
+
+// datasetScript is script, after the prelude that names the data set Redis serves
+// (lua/dataset.lua).
+func datasetScript(name string) *redis.Script {
+	prelude, err := lua.ReadFile("lua/dataset.lua")
+	if err != nil {
+		panic("inventory: " + err.Error())
+	}
+	src, err := lua.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic("inventory: " + err.Error())
+	}
+	return redis.NewScript(string(prelude) + string(src))
 }
 
 // onceCmd is a command that go-redis sends at most once (Cmder.NoRetry): a client with

@@ -75,7 +75,8 @@ func (g *gatedBuyer) admissionTTL() time.Duration {
 }
 
 // admit passes the buyer through the gate: seeding the gate from PostgreSQL first when it is
-// missing, and reconciling expired admissions when it is sold out with some.
+// missing, reconciling expired admissions when it is sold out with some, and verifying it when
+// it is sold out in a Redis data set it was not stamped in (see verifyGate).
 func (g *gatedBuyer) admit(ctx context.Context, id, userID int64, token string) error {
 	for first := true; ; first = false {
 		err := g.gate.Admit(ctx, id, userID, token, g.admissionTTL())
@@ -84,6 +85,10 @@ func (g *gatedBuyer) admit(ctx context.Context, id, userID int64, token string) 
 			return nil
 		case first && errors.Is(err, inventory.ErrGateNotSeeded):
 			if err := g.seeder.seedGate(ctx, id, inventory.SeedInit); err != nil {
+				return err
+			}
+		case first && errors.Is(err, inventory.ErrGateUnverified):
+			if err := g.seeder.verifyGate(ctx, id); err != nil {
 				return err
 			}
 		case first && errors.Is(err, inventory.ErrAdmissionsExpired):
@@ -99,7 +104,8 @@ func (g *gatedBuyer) admit(ctx context.Context, id, userID int64, token string) 
 		case errors.Is(err, inventory.ErrSoldOut):
 			return err
 		case errors.Is(err, inventory.ErrAdmissionInFlight), errors.Is(err, inventory.ErrGateNotSeeded),
-			errors.Is(err, inventory.ErrAdmissionsExpired), errors.Is(err, inventory.ErrAdmissionsPending):
+			errors.Is(err, inventory.ErrAdmissionsExpired), errors.Is(err, inventory.ErrAdmissionsPending),
+			errors.Is(err, inventory.ErrGateUnverified):
 			return fmt.Errorf("%w: %w", ErrBusy, err)
 		default: // Redis failed: the admission may have happened all the same
 			g.giveBack(ctx, id, userID, token)

@@ -77,6 +77,11 @@ func (s *seeder) loadGate(ctx context.Context, id int64, mode inventory.SeedMode
 	seeding := s.gate.StartSeeding(id)
 	loaded := 0
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var at time.Time
+		if err := tx.Raw(`SELECT now()`).Row().Scan(&at); err != nil {
+			return fmt.Errorf("read PostgreSQL's time: %w", err)
+		}
+		seeding.At(at)
 		stock, err := inventory.Stock(tx, id, false)
 		if err != nil {
 			return err
@@ -100,10 +105,12 @@ func (s *seeder) loadGate(ctx context.Context, id int64, mode inventory.SeedMode
 		}
 		// Ended reservations whose units the stock counts and the gate has not taken back yet:
 		// their return, driven after this seeding, must not count them again (under the repair
-		// lock, which returns to the gate take too, none is given back meanwhile).
+		// lock, which returns to the gate take too, none is given back meanwhile). Nor must the
+		// returns recorded lately, which a verification of this gate in an older data set may
+		// redo (see verifyGate).
 		var unreturned []int64
-		err = tx.Raw(`SELECT id FROM orders WHERE product_id = ? AND gate_returned_at IS NULL
-			AND status IN ('expired', 'cancelled')`, id).Scan(&unreturned).Error
+		err = tx.Raw(`SELECT id FROM orders WHERE product_id = ? AND status IN ('expired', 'cancelled')
+			AND (gate_returned_at IS NULL OR gate_returned_at >= ?)`, id, at.Add(-returnSlack)).Scan(&unreturned).Error
 		if err != nil {
 			return fmt.Errorf("read ended reservations of product %d: %w", id, err)
 		}

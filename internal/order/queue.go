@@ -64,6 +64,15 @@ func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64
 			case settled:
 				err = q.enqueue(ctx, p.ID, userID) // counted for a reservation that ended: not any more
 			}
+			if settled && errors.Is(err, inventory.ErrAlreadyAdmitted) {
+				// Counted still, for a purchase queued since, or by a gate from before the return
+				// (Redis came back older): verified, it counts the buyer no longer.
+				if redone, verr := q.seeder.verifyIfStale(ctx, p.ID); verr != nil {
+					err = fmt.Errorf("%w: %w", ErrBusy, verr)
+				} else if redone {
+					err = q.enqueue(ctx, p.ID, userID)
+				}
+			}
 		}
 	}
 	q.consumers.ensure(q, p.ID) // after the purchase is queued (see consumers.ensure)
@@ -82,11 +91,18 @@ func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64
 }
 
 // enqueue admits the buyer and queues its purchase, seeding the gate from PostgreSQL first
-// when it is missing.
+// when it is missing, and verifying it first when it is sold out in a Redis data set it was
+// not stamped in (see verifyGate).
 func (q *queuedBuyer) enqueue(ctx context.Context, id, userID int64) error {
 	_, err := q.queue.Enqueue(ctx, id, userID)
-	if errors.Is(err, inventory.ErrGateNotSeeded) {
+	switch {
+	case errors.Is(err, inventory.ErrGateNotSeeded):
 		if err := q.seeder.seedGate(ctx, id, inventory.SeedInit); err != nil {
+			return err
+		}
+		_, err = q.queue.Enqueue(ctx, id, userID)
+	case errors.Is(err, inventory.ErrGateUnverified):
+		if err := q.seeder.verifyGate(ctx, id); err != nil {
 			return err
 		}
 		_, err = q.queue.Enqueue(ctx, id, userID)
@@ -94,7 +110,7 @@ func (q *queuedBuyer) enqueue(ctx context.Context, id, userID int64) error {
 	switch {
 	case err == nil, errors.Is(err, inventory.ErrSoldOut), errors.Is(err, inventory.ErrAlreadyAdmitted):
 		return err
-	case errors.Is(err, inventory.ErrGateNotSeeded):
+	case errors.Is(err, inventory.ErrGateNotSeeded), errors.Is(err, inventory.ErrGateUnverified):
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	case errors.Is(err, inventory.ErrNotQueued): // failed before the script was sent
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)

@@ -2,7 +2,8 @@
 -- ARGV[2]) if it has not bought before and a unit is left, atomically, and records the
 -- admission as pending for ARGV[3] ms: until PostgreSQL confirms it (confirm.lua), gives it
 -- back (giveback.lua), or it expires and the sold-out path reconciles it with PostgreSQL.
--- KEYS[1] stock (integer), KEYS[2] buyers (set), KEYS[3] pending (hash user -> token|deadline).
+-- KEYS[1] stock (integer), KEYS[2] buyers (set), KEYS[3] pending (hash user -> token|deadline),
+-- KEYS[4] the gate's stamp (see stamp.lua).
 -- Returns
 --    1  admitted; also when this very attempt was admitted before (a retried call)
 --    0  sold out
@@ -11,6 +12,7 @@
 --   -1  bought before (confirmed)
 --   -2  gate not seeded
 --   -3  another attempt of this user is in flight
+--   -4  sold out, in a data set the gate was not verified in: verify it, then try again
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -2
 end
@@ -44,6 +46,12 @@ if tonumber(redis.call('GET', KEYS[1])) <= 0 then
   -- and give its unit back, which a buyer told sold_out now would never see.
   if #pending > 0 then
     return 3
+  end
+  -- Sold out only if this is the data set the gate last agreed with PostgreSQL in: one that
+  -- came back older (a snapshot, a cut AOF, a promoted replica) may have lost units returned.
+  local stamp = redis.call('GET', KEYS[4])
+  if not stamp or string.find(stamp, dataset() .. '|', 1, true) ~= 1 then
+    return -4
   end
   return 0
 end

@@ -6,11 +6,13 @@
 -- purchases confirm themselves, or fail in PostgreSQL, which the seed reflects.
 -- Buyers confirmed while the gate did not exist (KEYS[5], see confirm.lua) whose orders the
 -- seed's snapshot missed (committed after it was taken) are added, each taking its unit.
--- Ended reservations whose units the seed's stock counts but the gate has not been given
--- back (ARGV[3..n], order ids) go into the set of returned orders (KEYS[6]), so that their
--- return (return.lua), driven later, does not count them again.
+-- Ended reservations whose units the seed's stock counts and whose return to the gate may
+-- still be driven, or redone (ARGV[4..n], order ids: see Seeding.Returned) go into the set of
+-- returned orders (KEYS[6]), so that their return (return.lua, recover.lua), driven later,
+-- does not count them again. The gate is stamped (KEYS[7], see stamp.lua) as agreeing with
+-- PostgreSQL's read at ARGV[3] (ms) in this data set.
 -- KEYS[1] stock, KEYS[2] buyers, KEYS[3] pending, KEYS[4] the loaded buyers, KEYS[5] late
--- buyers, KEYS[6] returned orders. ARGV[2] stock.
+-- buyers, KEYS[6] returned orders, KEYS[7] the stamp. ARGV[2] stock.
 -- Returns 1 written, 0 left as it was.
 if ARGV[1] == 'init' and redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('UNLINK', KEYS[4])
@@ -28,7 +30,8 @@ if redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('PERSIST', KEYS[2])
 end
 redis.call('SET', KEYS[1], math.max(stock, 0))
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   redis.call('SADD', KEYS[6], ARGV[i])
 end
+redis.call('SET', KEYS[7], dataset() .. '|' .. ARGV[3])
 return 1
