@@ -151,6 +151,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	stopTicks := secs.tick(res.began)
 	var (
 		encErr    error
+		lastSent  time.Duration // the latest send, since the epoch
 		soldTimer *time.Timer
 		admitted  = map[int64]Outcome{} // each buyer's last admitting answer, from their bodies
 	)
@@ -189,6 +190,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		}
 		res.metrics.Add(r)
 		at, corrected := r.Timestamp.Sub(res.began), r.Latency
+		lastSent = max(lastSent, at)
 		if sched != nil {
 			corrected = res.arrived(*sched, r.Seq, at, r.Latency)
 		}
@@ -219,7 +221,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		if s := time.Duration(stoppedAt.Load()); s > 0 {
 			end = min(end, s)
 		}
-		res.settleArrivals(*sched, end, time.Since(res.began), spec.requests)
+		res.settleArrivals(*sched, end, lastSent, spec.requests)
 	}
 	if sched == nil && res.tally.n > 0 && res.tally.last > res.tally.first {
 		// Each worker sent once every workers/throughput on average: the interval of the

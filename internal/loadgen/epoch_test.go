@@ -158,12 +158,12 @@ func TestCorrectedLatencyOneEpoch(t *testing.T) {
 }
 
 // TestDroppedArrivalsJudged: arrivals due and never sent count in the corrected latencies at
-// their wait until the attack ended, so a run that sent only its fast requests cannot pass
-// -max-p99. One worker at most, 200 arrivals a second for 2 s; the request due at 1 s is held
-// 3 s, so the arrivals due after it wait for the only worker and the attack ends before it
-// frees: about 200 of 400 are never sent, and of the ~200 sent one was slow and one late.
-// Before the fix the p99 of the sent ones alone passed a limit of 1 s (it is a few ms); the
-// test checks that figure too, the negative control.
+// their wait until the attack stopped sending, so a run that sent only its fast requests
+// cannot pass -max-p99. One worker at most, 200 arrivals a second for 2 s; the request due at
+// 1 s is held 3 s, so the arrivals due after it wait for the only worker, which frees at 4 s,
+// after the end: about 200 of 400 are never sent, and of the ~200 sent one was slow and one
+// late. Before the fix the p99 of the sent ones alone passed a limit of 1 s (it is a few ms);
+// the test checks that figure too, the negative control.
 func TestDroppedArrivalsJudged(t *testing.T) {
 	t.Parallel()
 	srv := newSeqServer(t, func(seq uint64, _ time.Time) time.Duration {
@@ -200,7 +200,7 @@ func TestDroppedArrivalsJudged(t *testing.T) {
 	if s := judged[0].String(); !strings.Contains(s, "arrivals never sent counted at their wait") {
 		t.Errorf("threshold line %q does not say the unsent arrivals were counted", s)
 	}
-	// The unsent waited at least from when they were due (1 to 2 s) until the end (≥ 4 s).
+	// The unsent waited at least from when they were due (1 to 2 s) until the last send (≥ 4 s).
 	if st.LatencyCorrected.P99 < 2000 {
 		t.Errorf("corrected p99 %.1f ms, want at least 2 s: the unsent waited from 1-2 s to at least 4 s", st.LatencyCorrected.P99)
 	}

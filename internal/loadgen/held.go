@@ -28,10 +28,11 @@ func (res *attackResult) arrived(sched schedule, seq uint64, at, lat time.Durati
 }
 
 // settleArrivals counts the arrivals sched made due before the attack ended at end (since the
-// epoch) and those never sent, once every answer is in, runEnd after the epoch. Each arrival
-// never sent waited at least from when it was due until runEnd: the corrected latencies count
-// it at that wait, so that a run cannot pass -max-p99 by leaving its arrivals unsent.
-func (res *attackResult) settleArrivals(sched schedule, end, runEnd time.Duration, requests uint64) {
+// epoch) and those never sent, once every answer is in; lastSent is the latest send. Each
+// arrival never sent was still waiting when the attack stopped sending, at end or after its
+// last send: the corrected latencies count it at its wait until then, a lower bound, so that a
+// run cannot pass -max-p99 by leaving its arrivals unsent.
+func (res *attackResult) settleArrivals(sched schedule, end, lastSent time.Duration, requests uint64) {
 	// Arrival k is due when the rate's integral reaches k (arrival 0 at once), and one due at
 	// the very end is sent.
 	due := uint64(max(0, sched.count(end)))
@@ -45,9 +46,10 @@ func (res *attackResult) settleArrivals(sched schedule, end, runEnd time.Duratio
 	a.Scheduled = max(int64(due), a.Sent)
 	a.Dropped = max(0, int64(due)-a.Sent)
 	// vegeta sends the arrivals in order: those never sent are the last ones due.
+	stopped := max(end, lastSent)
 	for k := uint64(a.Sent); k < due; k++ {
 		if at, ok := sched.at(k); ok {
-			res.tally.unsent(runEnd - at)
+			res.tally.unsent(stopped - at)
 		}
 	}
 }

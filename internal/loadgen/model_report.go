@@ -16,7 +16,7 @@ func printModel(w io.Writer, st RunStats, maxWorkers int) {
 			a.Scheduled, a.Sent, a.Delayed, delaySlack, a.Dropped, fmtMS(a.MaxLagMS), a.MaxInFlight)
 		if a.Delayed+a.Dropped > 0 {
 			fmt.Fprintf(w, "  WARNING: %d arrivals held back: %s\n"+
-				"  the corrected latency counts their wait, the dropped ones' until the attack ended\n", a.Delayed+a.Dropped, heldBackBy(a, maxWorkers))
+				"  the corrected latency counts their wait, the dropped ones' until the attack stopped sending\n", a.Delayed+a.Dropped, heldBackBy(a, maxWorkers))
 		}
 	case ModelClosed:
 		if a.Scheduled == 0 {
@@ -87,7 +87,7 @@ func printErrors(w io.Writer, rounds [][]RunReport) {
 func correctionNote(sc Scenario) string {
 	switch {
 	case sc.Model == ModelOpen:
-		return "open: from the scheduled arrival, so raw and corrected differ only by the wait of arrivals held back, those never sent until the attack ended"
+		return "open: from the scheduled arrival, so raw and corrected differ only by the wait of arrivals held back, those never sent until the attack stopped sending"
 	case sc.Rate > 0:
 		return "closed, paced as wrk2: from the request's place in the schedule"
 	}

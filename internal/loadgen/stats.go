@@ -78,7 +78,7 @@ type RunStats struct {
 // are due whatever the API answers: one due while -max-workers requests are in flight
 // waits (Delayed, its latency corrected from when it was due), or, when the attack ends
 // first, is never sent (Dropped, counted in the corrected latencies at its wait until the
-// attack ended).
+// attack stopped sending, a lower bound).
 type ArrivalStats struct {
 	Scheduled int64 `json:"scheduled,omitempty"` // with a schedule: requests due before the attack ended
 	Sent      int64 `json:"sent"`
@@ -153,7 +153,7 @@ func summarize(res *attackResult) RunStats {
 func correction(res *attackResult) string {
 	unsent := ""
 	if n := res.arrivals.Dropped; n > 0 {
-		unsent = fmt.Sprintf("; %d arrivals never sent counted at their wait until the attack ended", n)
+		unsent = fmt.Sprintf("; %d arrivals never sent counted at their wait until the attack stopped sending", n)
 	}
 	switch {
 	case res.model == ModelOpen:

@@ -60,7 +60,7 @@ func (t *tally) add(at, lat, corrected time.Duration, o Outcome) {
 }
 
 // unsent counts an arrival that was due and never sent, in the corrected latencies only, at
-// wait: from when it was due until the attack ended.
+// wait: from when it was due until the attack stopped sending.
 func (t *tally) unsent(wait time.Duration) { record(t.corrected, wait) }
 
 // soldOutWhere counts the sold_out answers whose request was sent in a millisecond ms

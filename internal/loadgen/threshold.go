@@ -86,7 +86,7 @@ type ThresholdResult struct {
 
 // JudgedP99 is the p99 latency, in ms, that -max-p99 judges: that of all answers measured
 // from when each was due (corrected for coordinated omission; the raw figure is never
-// higher), arrivals never sent counted at their wait until the attack ended, the median over
+// higher), arrivals never sent counted at their wait until the attack stopped sending, the median over
 // the row's runs. A service that saturates cannot pass by making the load tester wait.
 func (r SummaryRow) JudgedP99() float64 { return max(r.P99Corrected, r.P99) }
 
