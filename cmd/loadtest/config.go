@@ -48,7 +48,7 @@ func (c *attackConfig) attackFlags(cmd, help string, getenv func(string) string,
 	fs.Float64Var(&c.RepeatShare, "repeat-share", d.RepeatShare, "share of requests, in [0,1), that reuse an earlier user id")
 	fs.Int64Var(&c.FirstUser, "first-user", d.FirstUser, "first user id")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of the repeat-buyer choice; 0 picks one from the clock (the report records it)")
-	fs.DurationVar(&c.Timeout, "timeout", d.Timeout, "timeout of one request")
+	fs.DurationVar(&c.Timeout, "timeout", d.Timeout, "timeout of one request; a request it cuts is an error, its latency counted as the timeout")
 	fs.DurationVar(&c.AfterSoldOut, "after-soldout", 0, "stop the attack this long after the first sold_out answer; 0 keeps going to -duration or -requests")
 	fs.DurationVar(&c.Progress, "progress", d.Progress, "interval of the progress line on stderr; 0 turns it off")
 	fs.DurationVar(&c.Wait, "wait", d.Wait, "how long to wait for every target's /readyz before attacking")

@@ -31,7 +31,8 @@ func (c *attackConfig) gateFlags(cmd string, fs *flag.FlagSet) {
 	}
 	fs.StringVar(&c.AuditMode, "audit", loadgen.AuditAuto, "which audits run beside the API's own: auto (PostgreSQL read directly "+
 		"when it answers, else the API's alone), database (PostgreSQL must answer) or api (the API's alone)")
-	fs.DurationVar(&c.Thresholds.MaxP99, "max-p99", 0, "threshold: exit 4 when the p99 latency of a product's answers passes this (0: none)")
+	fs.DurationVar(&c.Thresholds.MaxP99, "max-p99", 0, "threshold: exit 4 when the p99 latency of a product's arrivals, from when each "+
+		"was due, passes this (those never sent count at their wait; at most -timeout; 0: none)")
 	fs.Var(shareFlag{&c.Thresholds.MaxErrorRate}, "max-error-rate", "threshold: exit 4 when the share of error answers passes this, "+
 		"such as 0, 0.001 or 0.1% (errors: no HTTP answer, 5xx but 503 busy, 4xx but 409 and 429; default: none)")
 	fs.Float64Var(&c.Thresholds.MinOrdersPerSec, "min-orders-per-sec", 0, "threshold: exit 4 when a product sells fewer orders/s (0: none)")

@@ -87,7 +87,7 @@ func TestThresholdExitCode(t *testing.T) {
 		want       int
 		breached   []string // thresholds that must fail, by their text
 	}{
-		{"all met", fake, []string{"-max-p99=1m", "-max-error-rate=0", "-min-orders-per-sec=1"}, exitOK, nil},
+		{"all met", fake, []string{"-max-p99=10s", "-max-error-rate=0", "-min-orders-per-sec=1"}, exitOK, nil},
 		{"p99 breached", fake, []string{"-max-p99=1ns", "-max-error-rate=0"}, exitThreshold, []string{"FAIL dlock: p99"}},
 		{"orders/s breached", fake, []string{"-min-orders-per-sec=1e12"}, exitThreshold, []string{"FAIL dlock: orders/s"}},
 		{"5xx breach", failing, []string{"-max-error-rate=0"}, exitThreshold, []string{"FAIL dlock: error rate 10% (30 of 300 requests; limit 0%)"}},
@@ -149,6 +149,22 @@ func TestThresholdExitCode(t *testing.T) {
 				t.Errorf("JSON audit source %+v", rep.AuditSource)
 			}
 		})
+	}
+}
+
+// TestTimeoutBelowMaxP99: a request -timeout cuts counts at the timeout, so a -max-p99 above
+// it could pass a service that never answers: the command line refuses it (exit 2), before any
+// request; -timeout equal to -max-p99 is accepted.
+func TestTimeoutBelowMaxP99(t *testing.T) {
+	t.Parallel()
+	_, fake := fakeapi.New(t)
+	scenario := []string{"run", "-strategy=dlock", "-stock=5", "-requests=50", "-workers=2"}
+	out, errOut, code := runMain(t, fake, append(scenario, "-timeout=1s", "-max-p99=3s")...)
+	if code != exitUsage || !strings.Contains(errOut, "-timeout 1s is below -max-p99 3s") || strings.Contains(out, "requests ") {
+		t.Fatalf("-timeout 1s -max-p99 3s: exit %d, want %d and the reason, before any request\nstdout:\n%s\nstderr:\n%s", code, exitUsage, out, errOut)
+	}
+	if out, errOut, code := runMain(t, fake, append(scenario, "-timeout=3s", "-max-p99=3s")...); code != exitOK {
+		t.Fatalf("-timeout 3s -max-p99 3s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, out, errOut)
 	}
 }
 

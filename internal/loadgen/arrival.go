@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // The load models (docs/loadtest.md, "Load models"). An open model sends requests at the
@@ -212,4 +214,23 @@ func (p schedulePacer) Rate(elapsed time.Duration) float64 {
 		}
 	}
 	return 0
+}
+
+// epochPacer runs a pacer on the attack's own epoch rather than on vegeta's: vegeta takes its
+// start time inside Attack, after the attack set itself up, and an arrival's lateness is
+// measured from the attack's epoch (attack), so the schedule must be too. It stops the attack
+// at end (the duration; 0: none) on that epoch: an arrival due at end is sent, none after it.
+type epochPacer struct {
+	vegeta.Pacer
+	epoch time.Time
+	end   time.Duration
+}
+
+func (p epochPacer) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
+	elapsed := time.Since(p.epoch)
+	wait, stop := p.Pacer.Pace(elapsed, hits)
+	if stop || p.end > 0 && elapsed+wait > p.end {
+		return 0, true
+	}
+	return wait, false
 }

@@ -116,3 +116,23 @@ func TestParseStages(t *testing.T) {
 		t.Errorf("arrival 100 at %s, %v; want 2s, after the silent second", at, ok)
 	}
 }
+
+// TestEpochPacer: an attack's pacer runs on the attack's epoch whatever elapsed time vegeta
+// passes it (vegeta's own start is later), and stops the attack at its end on that epoch.
+func TestEpochPacer(t *testing.T) {
+	t.Parallel()
+	p := epochPacer{Pacer: schedulePacer{s: newSchedule(1000, nil)}, epoch: time.Now().Add(-time.Second), end: 2 * time.Second}
+	// vegeta says nothing has elapsed; on the epoch, arrival 500 was due half a second ago.
+	if wait, stop := p.Pace(0, 500); stop || wait != 0 {
+		t.Errorf("Pace(0, 500) = %s, %v; want 0, false: due 0.5 s before now on the epoch", wait, stop)
+	}
+	if wait, stop := p.Pace(0, 1500); stop || wait <= 0 || wait > 500*time.Millisecond {
+		t.Errorf("Pace(0, 1500) = %s, %v; want at most 0.5 s: due 1.5 s after the epoch", wait, stop)
+	}
+	if wait, stop := p.Pace(0, 2000); stop || wait <= 0 {
+		t.Errorf("Pace(0, 2000) = %s, %v; want a wait: due at the very end", wait, stop)
+	}
+	if _, stop := p.Pace(0, 2001); !stop {
+		t.Error("Pace(0, 2001) did not stop: due after the end")
+	}
+}

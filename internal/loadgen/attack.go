@@ -36,6 +36,9 @@ type attackSpec struct {
 	// keepSamples keeps every answer (32 bytes each), for the plot.
 	keepSamples bool
 	deploy      Deployment // headers and client TLS (transport.go)
+	// beforeStart, when not nil, runs once the attack is set up, before its epoch: tests
+	// stand in for a slow setup with it.
+	beforeStart func()
 }
 
 func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
@@ -92,8 +95,10 @@ type attackResult struct {
 	// (an abandonment sale's buyer whose order was written and ended meanwhile). Not told to
 	// onBought; an abandonment sale's verdict counts them as unclear.
 	requeued int64
-	// transportErrs are the first distinct errors of requests that got no HTTP answer.
+	// transportErrs are the first distinct errors of requests that got no HTTP answer;
+	// timedOut the requests of those cut by the attack's timeout (cutByTimeout).
 	transportErrs []string
+	timedOut      int64
 	// cpuTicks is the CPU time each command of the machine used over the attack, in ticks of
 	// procstat.UserHZ (procSnapshot.usedSince); nil where /proc cannot be read.
 	cpuTicks map[string]int64
@@ -101,10 +106,6 @@ type attackResult struct {
 
 // maxTransportErrs bounds attackResult.transportErrs: enough to tell a reset from a timeout.
 const maxTransportErrs = 5
-
-// delaySlack is how late after it was due a scheduled request may leave and still count as
-// on time: Go's timers and a busy load machine are that precise.
-const delaySlack = 10 * time.Millisecond
 
 // attack runs spec and consumes every result: live counts for the progress line, lats and
 // enc (each when not nil) for a watcher and the vegeta results file. An error of enc ends
@@ -123,15 +124,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	// TLS (transport.go), its transport noting each request's buyer with -check.
 	opts = append(opts, vegeta.Client(spec.deploy.attackClient(most, spec.timeout, spec.history)))
 	atk := vegeta.NewAttacker(opts...)
-	res := &attackResult{name: spec.name, model: spec.model, began: time.Now(), tally: newTally()}
-	var stoppedAt atomic.Int64 // when we stopped the attack, since it began; 0: we did not
-	stop := func() {
-		stoppedAt.CompareAndSwap(0, int64(time.Since(res.began)))
-		atk.Stop()
-	}
-	stopOnCancel := context.AfterFunc(ctx, stop)
-	defer stopOnCancel()
-
+	res := &attackResult{name: spec.name, model: spec.model, tally: newTally()}
 	var sent atomic.Int64
 	tr := func(t *vegeta.Target) error {
 		err := spec.targeter(t)
@@ -141,9 +134,24 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		return err
 	}
 	secs := newPerSecond(&sent, sched)
+	if spec.beforeStart != nil {
+		spec.beforeStart()
+	}
+	// One epoch for the schedule and every measure, taken once the attack is set up: the pacer
+	// runs on it, not on vegeta's own start, which Attack takes later.
+	res.began = time.Now()
+	pacer = epochPacer{Pacer: pacer, epoch: res.began, end: spec.duration}
+	var stoppedAt atomic.Int64 // when we stopped the attack, since it began; 0: we did not
+	stop := func() {
+		stoppedAt.CompareAndSwap(0, int64(time.Since(res.began)))
+		atk.Stop()
+	}
+	stopOnCancel := context.AfterFunc(ctx, stop)
+	defer stopOnCancel()
 	stopTicks := secs.tick(res.began)
 	var (
 		encErr    error
+		lastSent  time.Duration // the latest send, since the epoch
 		soldTimer *time.Timer
 		admitted  = map[int64]Outcome{} // each buyer's last admitting answer, from their bodies
 	)
@@ -155,6 +163,9 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		}
 		if o == TransportError && len(res.transportErrs) < maxTransportErrs && !slices.Contains(res.transportErrs, r.Error) {
 			res.transportErrs = append(res.transportErrs, r.Error)
+		}
+		if cutByTimeout(r, o, spec.timeout) {
+			res.timedOut++
 		}
 		if spec.history != nil {
 			spec.history.add(r, o)
@@ -179,15 +190,9 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		}
 		res.metrics.Add(r)
 		at, corrected := r.Timestamp.Sub(res.began), r.Latency
+		lastSent = max(lastSent, at)
 		if sched != nil {
-			if due, ok := sched.at(r.Seq); ok {
-				lag := at - due
-				corrected = max(r.Latency, lag+r.Latency)
-				res.arrivals.MaxLagMS = max(res.arrivals.MaxLagMS, ms(lag))
-				if lag > delaySlack {
-					res.arrivals.Delayed++
-				}
-			}
+			corrected = res.arrived(*sched, r.Seq, at, r.Latency)
 		}
 		res.tally.add(at, r.Latency, corrected, o)
 		secs.add(r.Latency, corrected, o)
@@ -216,17 +221,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 		if s := time.Duration(stoppedAt.Load()); s > 0 {
 			end = min(end, s)
 		}
-		// Arrival k is due when the rate's integral reaches k (arrival 0 at once), and vegeta
-		// sends one due at the very end.
-		due := uint64(max(0, sched.count(end)))
-		if at, ok := sched.at(due); ok && at <= end {
-			due++
-		}
-		due = min(due, nonZero(spec.requests))
-		// Every request sent was due: a stop (-stop-after-sold, an abandonment sale paid out)
-		// between the schedule's ticks may round one sent at the stop off the count.
-		res.arrivals.Scheduled = max(int64(due), res.arrivals.Sent)
-		res.arrivals.Dropped = max(0, int64(due)-res.arrivals.Sent)
+		res.settleArrivals(*sched, end, lastSent, spec.requests)
 	}
 	if sched == nil && res.tally.n > 0 && res.tally.last > res.tally.first {
 		// Each worker sent once every workers/throughput on average: the interval of the
@@ -236,14 +231,6 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	}
 	slices.SortFunc(res.samples, func(a, b sample) int { return cmpUint(a.seq, b.seq) })
 	return res, encErr
-}
-
-// nonZero is n, or the largest uint64 for 0 (no limit).
-func nonZero(n uint64) uint64 {
-	if n == 0 {
-		return ^uint64(0)
-	}
-	return n
 }
 
 // answerUser reads the user_id of a 201 (order) or 202 (accepted) body; 0 when it has none.

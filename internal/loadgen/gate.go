@@ -118,7 +118,7 @@ func (s *session) product(ctx context.Context, c *client.Client, it Item, stock 
 // validateGate reports what is wrong with the deployment's, the audit's and the thresholds'
 // parts of c.
 func (c *Config) validateGate() error {
-	errs := []error{c.Thresholds.validate()}
+	errs := []error{c.Thresholds.validate(c.Timeout)}
 	if c.Deploy.Product < 0 {
 		errs = append(errs, fmt.Errorf("-product %d: want a product id", c.Deploy.Product))
 	}

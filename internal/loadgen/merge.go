@@ -163,6 +163,7 @@ func mergeStats(rs []RunReport) (RunStats, error) {
 			st.CPUTicks[c] += n
 		}
 		st.Readmitted += s.Readmitted
+		st.TimedOut += s.TimedOut
 		st.Requeued += s.Requeued
 		st.ExcludedNoTarget += s.ExcludedNoTarget
 		st.Rejections += s.Rejections

@@ -6,16 +6,17 @@ import (
 	"strings"
 )
 
-// printModel writes the load model of a run and how its arrivals kept to their schedule.
-func printModel(w io.Writer, st RunStats) {
+// printModel writes the load model of a run and how its arrivals kept to their schedule;
+// maxWorkers is the open run's cap on requests in flight.
+func printModel(w io.Writer, st RunStats, maxWorkers int) {
 	a := st.Arrivals
 	switch st.Model {
 	case ModelOpen:
 		fmt.Fprintf(w, "model         open: %d arrivals due, %d sent, %d delayed (> %v late), %d dropped; latest %s late, at most %d in flight\n",
 			a.Scheduled, a.Sent, a.Delayed, delaySlack, a.Dropped, fmtMS(a.MaxLagMS), a.MaxInFlight)
 		if a.Delayed+a.Dropped > 0 {
-			fmt.Fprintf(w, "  WARNING: the load generator held back %d arrivals (-max-workers in flight, or its own CPU): the corrected\n"+
-				"  latency counts their wait; raise -max-workers, or the load is more than this machine sends\n", a.Delayed+a.Dropped)
+			fmt.Fprintf(w, "  WARNING: %d arrivals held back: %s\n"+
+				"  the corrected latency counts their wait, the dropped ones' until the attack stopped sending\n", a.Delayed+a.Dropped, heldBackBy(a, maxWorkers))
 		}
 	case ModelClosed:
 		if a.Scheduled == 0 {
@@ -27,13 +28,23 @@ func printModel(w io.Writer, st RunStats) {
 	}
 }
 
-// printHeldBack writes, below a table, the open runs whose generator held arrivals back.
-func printHeldBack(w io.Writer, rounds [][]RunReport) {
+// heldBackBy says what held an open run's arrivals back: the API, when -max-workers requests
+// were in flight, else the load generator itself.
+func heldBackBy(a ArrivalStats, maxWorkers int) string {
+	// A worker whose answer is being counted is no longer in flight: the cap shows as one less.
+	if maxWorkers > 0 && a.MaxInFlight+1 >= int64(maxWorkers) {
+		return fmt.Sprintf("-max-workers (%d) requests were in flight (the API answered slower than they arrived); raise -max-workers to send them", maxWorkers)
+	}
+	return fmt.Sprintf("the load generator fell behind its schedule with at most %d of -max-workers %d in flight (its CPU or timers); the load is more than this machine sends", a.MaxInFlight, maxWorkers)
+}
+
+// printHeldBack writes, below a table, the open runs whose arrivals were held back.
+func printHeldBack(w io.Writer, rounds [][]RunReport, maxWorkers int) {
 	for _, round := range rounds {
 		for _, r := range round {
 			if a := r.Stats.Arrivals; r.Stats.Model == ModelOpen && a.Delayed+a.Dropped > 0 {
-				fmt.Fprintf(w, "WARNING: %s: the load generator held back %d of %d arrivals (%d delayed, %d dropped: -max-workers in flight, or the generator's CPU)\n",
-					r.Name, a.Delayed+a.Dropped, a.Scheduled, a.Delayed, a.Dropped)
+				fmt.Fprintf(w, "WARNING: %s: %d of %d arrivals held back (%d delayed, %d dropped): %s\n",
+					r.Name, a.Delayed+a.Dropped, a.Scheduled, a.Delayed, a.Dropped, heldBackBy(a, maxWorkers))
 			}
 		}
 	}
@@ -61,6 +72,9 @@ func printErrors(w io.Writer, rounds [][]RunReport) {
 				run = fmt.Sprintf(" (run %d)", i+1)
 			}
 			fmt.Fprintf(w, "errors: %s%s: %s", r.Name, run, strings.Join(kinds, ", "))
+			if n := r.Stats.TimedOut; n > 0 {
+				fmt.Fprintf(w, "; %d cut by -timeout (counted at it, a lower bound of their wait)", n)
+			}
 			if len(r.Stats.TransportErrors) > 0 {
 				fmt.Fprintf(w, "; no answer, such as: %s", strings.Join(r.Stats.TransportErrors, "; "))
 			}
@@ -73,7 +87,7 @@ func printErrors(w io.Writer, rounds [][]RunReport) {
 func correctionNote(sc Scenario) string {
 	switch {
 	case sc.Model == ModelOpen:
-		return "open: from the scheduled arrival, so raw and corrected differ only by the generator's own lag"
+		return "open: from the scheduled arrival, so raw and corrected differ only by the wait of arrivals held back, those never sent until the attack stopped sending"
 	case sc.Rate > 0:
 		return "closed, paced as wrk2: from the request's place in the schedule"
 	}

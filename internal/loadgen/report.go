@@ -45,8 +45,12 @@ type SummaryRow struct {
 	Oversold       int64   `json:"oversold"`
 	Dupes          int64   `json:"dupes"`
 	Errors         int64   `json:"errors"`
-	Verdict        string  `json:"verdict"`
-	OK             bool    `json:"ok"`
+	// Dropped and TimedOut are the worst run's arrivals never sent and requests cut by
+	// -timeout, which the corrected p99 counts at their wait, a lower bound.
+	Dropped  int64  `json:"dropped,omitempty"`
+	TimedOut int64  `json:"timed_out,omitempty"`
+	Verdict  string `json:"verdict"`
+	OK       bool   `json:"ok"`
 	// VsRedis is, on the row of a strategy on etcd, its figures over those of the same
 	// strategy on Redis in the same rounds.
 	VsRedis *BackendRatio `json:"vs_redis,omitempty"`
@@ -109,6 +113,8 @@ func summarizeRounds(rounds [][]RunReport) []SummaryRow {
 			row.Oversold = max(row.Oversold, r.Oversold())
 			row.Dupes = max(row.Dupes, r.Dupes())
 			row.Errors = max(row.Errors, r.Stats.Outcomes.Errors())
+			row.Dropped = max(row.Dropped, r.Stats.Arrivals.Dropped)
+			row.TimedOut = max(row.TimedOut, r.Stats.TimedOut)
 			if !r.Verdict.OK {
 				row.OK, row.Verdict = false, r.Verdict.Label
 			}
@@ -138,7 +144,7 @@ func printRun(w io.Writer, sc Scenario, r RunReport) {
 	fmt.Fprintf(w, "strategy      %s, product %d: %s\n", r.Strategy, r.ProductID, sc.describe())
 	fmt.Fprintf(w, "requests      %d in %.2fs: %.0f req/s; users %d distinct, %d repeat requests\n",
 		st.Requests, st.Seconds, st.Throughput, r.Buyers.Distinct, r.Buyers.Repeats)
-	printModel(w, st)
+	printModel(w, st, sc.MaxWorkers)
 	fmt.Fprintf(w, "latency       mean %s  p50 %s  p90 %s  p99 %s  max %s  (raw: from each request's send)\n",
 		fmtMS(l.Mean), fmtMS(l.P50), fmtMS(l.P90), fmtMS(l.P99), fmtMS(l.Max))
 	if c := st.LatencyCorrected; st.Correction != "" {
@@ -154,6 +160,10 @@ func printRun(w io.Writer, sc Scenario, r RunReport) {
 		if bl, ok := st.ByOutcome[o.String()]; ok && (o == Bought || o == SoldOut || c[o] > 0) {
 			fmt.Fprintf(w, "  %-18s p50 %s  p99 %s  max %s\n", o.String()+":", fmtMS(bl.P50), fmtMS(bl.P99), fmtMS(bl.Max))
 		}
+	}
+	if st.TimedOut > 0 {
+		fmt.Fprintf(w, "timeouts      %d requests cut by -timeout %s: errors (transport_error), their latency counted as the timeout, a lower bound\n",
+			st.TimedOut, sc.Timeout)
 	}
 	bound := orderBound(sc.ThinkMS)
 	fmt.Fprintf(w, "orders        %d in %.2fs: %.0f orders/s (%.0f%% of the %.0f orders/s one-order-at-a-time bound)\n",
@@ -203,7 +213,7 @@ func PrintTable(w io.Writer, rep Report) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "p99 corr: p99 from each request's intended start (%s)\n", correctionNote(rep.Scenario))
-	printHeldBack(w, rep.Rounds)
+	printHeldBack(w, rep.Rounds, rep.Scenario.MaxWorkers)
 	printErrors(w, rep.Rounds)
 	fmt.Fprintln(w, "accepted: 202, queued and written after the answer (queue strategy); orders/s counts bought and accepted")
 	fmt.Fprintf(w, "inv: inversions, sold_out answers to requests sent more than %v before the last request that bought\n", labrun.InversionSlack)

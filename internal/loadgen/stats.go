@@ -56,8 +56,11 @@ type RunStats struct {
 	StatusCodes      map[string]int `json:"status_codes"`
 	// TransportErrors are the first distinct errors (at most five) of requests that got no
 	// HTTP answer (transport_error in Outcomes).
-	TransportErrors  []string `json:"transport_errors,omitempty"`
-	ExcludedNoTarget int64    `json:"excluded_no_target"`
+	TransportErrors []string `json:"transport_errors,omitempty"`
+	// TimedOut are the transport errors that -timeout cut: errors, whose latency is counted
+	// as the timeout, a lower bound of their wait.
+	TimedOut         int64 `json:"timed_out,omitempty"`
+	ExcludedNoTarget int64 `json:"excluded_no_target"`
 	// Inversions are sold_out answers to requests sent more than labrun.InversionSlack before a
 	// request that bought: buyers served out of the order they came in (see inversions).
 	// InversionShare is their share of the bought and sold_out answers to requests sent until
@@ -74,7 +77,8 @@ type RunStats struct {
 // ArrivalStats are how the requests of a run kept to their schedule. An open run's arrivals
 // are due whatever the API answers: one due while -max-workers requests are in flight
 // waits (Delayed, its latency corrected from when it was due), or, when the attack ends
-// first, is never sent (Dropped).
+// first, is never sent (Dropped, counted in the corrected latencies at its wait until the
+// attack stopped sending, a lower bound).
 type ArrivalStats struct {
 	Scheduled int64 `json:"scheduled,omitempty"` // with a schedule: requests due before the attack ended
 	Sent      int64 `json:"sent"`
@@ -98,6 +102,7 @@ func summarize(res *attackResult) RunStats {
 		Outcomes:         res.counts,
 		StatusCodes:      m.StatusCodes,
 		TransportErrors:  res.transportErrs,
+		TimedOut:         res.timedOut,
 		CPUTicks:         res.cpuTicks,
 		ExcludedNoTarget: res.excluded,
 		Readmitted:       res.readmitted,
@@ -146,14 +151,18 @@ func summarize(res *attackResult) RunStats {
 
 // correction says how the corrected latencies of res were measured.
 func correction(res *attackResult) string {
+	unsent := ""
+	if n := res.arrivals.Dropped; n > 0 {
+		unsent = fmt.Sprintf("; %d arrivals never sent counted at their wait until the attack stopped sending", n)
+	}
 	switch {
 	case res.model == ModelOpen:
-		return "open: from each request's scheduled arrival, so already free of coordinated omission (raw: from its send)"
+		return "open: from each request's scheduled arrival, so already free of coordinated omission (raw: from its send)" + unsent
 	case res.correctedAfter > 0:
 		return fmt.Sprintf("closed, unpaced: estimated after the fact (HdrHistogram's correction, one request per worker expected every %s); give -rate for a schedule",
 			res.correctedAfter.Round(10*time.Microsecond))
 	case res.tally.n > 0 && res.tally.raw.TotalCount() > 0 && res.model == ModelClosed:
-		return "closed, paced as wrk2: from each request's place in the schedule, not from its send"
+		return "closed, paced as wrk2: from each request's place in the schedule, not from its send" + unsent
 	}
 	return ""
 }

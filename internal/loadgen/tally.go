@@ -59,6 +59,10 @@ func (t *tally) add(at, lat, corrected time.Duration, o Outcome) {
 	}
 }
 
+// unsent counts an arrival that was due and never sent, in the corrected latencies only, at
+// wait: from when it was due until the attack stopped sending.
+func (t *tally) unsent(wait time.Duration) { record(t.corrected, wait) }
+
 // soldOutWhere counts the sold_out answers whose request was sent in a millisecond ms
 // (since the attack began) for which keep is true.
 func (t *tally) soldOutWhere(keep func(ms time.Duration) bool) (n int64) {

@@ -33,11 +33,17 @@ type Thresholds struct {
 // Any reports whether t sets a threshold.
 func (t Thresholds) Any() bool { return t.MaxP99 > 0 || t.MaxErrorRate != nil || t.MinOrdersPerSec > 0 }
 
-// validate reports the thresholds no figure can meet or that mean nothing.
-func (t Thresholds) validate() error {
+// validate reports the thresholds no figure can meet or that mean nothing, timeout being each
+// request's (-timeout): a request it cuts is counted at it, so a -max-p99 above it could pass
+// a service that never answers.
+func (t Thresholds) validate(timeout time.Duration) error {
 	var errs []error
 	if t.MaxP99 < 0 {
 		errs = append(errs, fmt.Errorf("-max-p99 %s: want more than 0", t.MaxP99))
+	}
+	if t.MaxP99 > 0 && timeout > 0 && timeout < t.MaxP99 {
+		errs = append(errs, fmt.Errorf("-timeout %s is below -max-p99 %s: a request cut by the timeout counts at %s, so a service that never answers would pass; "+
+			"raise -timeout to at least %s", timeout, t.MaxP99, timeout, t.MaxP99))
 	}
 	if r := t.MaxErrorRate; r != nil && (*r < 0 || *r > 1) {
 		errs = append(errs, fmt.Errorf("-max-error-rate %v: want a share in [0,1], such as 0, 0.001 or 0.1%%", *r))
@@ -71,13 +77,17 @@ type ThresholdResult struct {
 	// Errors and Requests are the worst run's counts, for max-error-rate.
 	Errors   int64 `json:"errors,omitempty"`
 	Requests int64 `json:"requests,omitempty"`
+	// Unsent and TimedOut are the worst run's arrivals never sent and requests cut by
+	// -timeout, for max-p99, which counts them at their wait (SummaryRow.Dropped, TimedOut).
+	Unsent   int64 `json:"unsent,omitempty"`
+	TimedOut int64 `json:"timed_out,omitempty"`
 	Pass     bool  `json:"pass"`
 }
 
 // JudgedP99 is the p99 latency, in ms, that -max-p99 judges: that of all answers measured
 // from when each was due (corrected for coordinated omission; the raw figure is never
-// higher), the median over the row's runs. A service that saturates cannot pass by making
-// the load tester wait.
+// higher), arrivals never sent counted at their wait until the attack stopped sending, the median over
+// the row's runs. A service that saturates cannot pass by making the load tester wait.
 func (r SummaryRow) JudgedP99() float64 { return max(r.P99Corrected, r.P99) }
 
 // judge judges every threshold of t on the rows of summary, the runs of rounds giving the
@@ -91,7 +101,7 @@ func (t Thresholds) judge(summary []SummaryRow, rounds [][]RunReport) []Threshol
 		if t.MaxP99 > 0 {
 			limit := ms(t.MaxP99)
 			res = append(res, ThresholdResult{Threshold: "max-p99", Row: row.Name, Unit: "ms", Limit: limit,
-				Measured: row.JudgedP99(), Pass: row.JudgedP99() <= limit})
+				Measured: row.JudgedP99(), Unsent: row.Dropped, TimedOut: row.TimedOut, Pass: row.JudgedP99() <= limit})
 		}
 		if t.MaxErrorRate != nil {
 			r := ThresholdResult{Threshold: "max-error-rate", Row: row.Name, Unit: "share", Limit: *t.MaxErrorRate, Pass: true}
@@ -135,7 +145,18 @@ func thresholdsErr(res []ThresholdResult) error {
 func (r ThresholdResult) String() string {
 	switch r.Threshold {
 	case "max-p99":
-		return fmt.Sprintf("%s: p99 %s (limit %s)", r.Row, fmtMS(r.Measured), time.Duration(r.Limit*float64(time.Millisecond)))
+		var waits []string
+		if r.Unsent > 0 {
+			waits = append(waits, fmt.Sprintf("%d arrivals never sent", r.Unsent))
+		}
+		if r.TimedOut > 0 {
+			waits = append(waits, fmt.Sprintf("%d requests cut by -timeout", r.TimedOut))
+		}
+		counted := ""
+		if len(waits) > 0 {
+			counted = "; " + strings.Join(waits, " and ") + " counted at their wait"
+		}
+		return fmt.Sprintf("%s: p99 %s (limit %s%s)", r.Row, fmtMS(r.Measured), time.Duration(r.Limit*float64(time.Millisecond)), counted)
 	case "max-error-rate":
 		return fmt.Sprintf("%s: error rate %s (%d of %d requests; limit %s)", r.Row, pct(r.Measured), r.Errors, r.Requests, pct(r.Limit))
 	}

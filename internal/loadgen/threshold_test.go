@@ -92,8 +92,16 @@ func TestThresholdLimits(t *testing.T) {
 	}
 	two, minus := 2.0, -0.1
 	for _, th := range []Thresholds{{MaxErrorRate: &two}, {MaxErrorRate: &minus}, {MaxP99: -time.Second}, {MinOrdersPerSec: -1}} {
-		if th.validate() == nil {
+		if th.validate(10*time.Second) == nil {
 			t.Errorf("%+v accepted", th)
 		}
+	}
+	// A request cut by -timeout counts at it: a -max-p99 above the timeout could pass a
+	// service that never answers.
+	if err := (Thresholds{MaxP99: 3 * time.Second}).validate(time.Second); err == nil || !strings.Contains(err.Error(), "-timeout 1s is below -max-p99 3s") {
+		t.Errorf("-max-p99 3s with -timeout 1s: %v", err)
+	}
+	if err := (Thresholds{MaxP99: 3 * time.Second}).validate(3 * time.Second); err != nil {
+		t.Errorf("-max-p99 3s with -timeout 3s: %v", err)
 	}
 }
