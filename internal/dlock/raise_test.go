@@ -92,12 +92,18 @@ func TestRaiseFenceOfALostLock(t *testing.T) {
 	if _, err := stale.RaiseFence(ctx, 1); !errors.Is(err, dlock.ErrNotHeld) {
 		t.Fatalf("RaiseFence after Release = %v, want ErrNotHeld", err)
 	}
-	reader, err := c.RW(key+":rw").RLock(ctx, time.Second, nil)
+}
+
+// TestRaiseFenceOfAReadLock: a read lock's fence guards no write; raising it is refused.
+func TestRaiseFenceOfAReadLock(t *testing.T) {
+	skipRedlockSuite(t)
+	_, c, key, _ := taggedKey(t, "raiseread")
+	reader, err := c.RW(key).RLock(context.Background(), time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mustRelease(t, reader)
-	if _, err := reader.RaiseFence(ctx, 1); err == nil {
+	if _, err := reader.RaiseFence(context.Background(), time.Now().Add(time.Hour).UnixMicro()); err == nil {
 		t.Fatal("RaiseFence of a read lock succeeded")
 	}
 }
