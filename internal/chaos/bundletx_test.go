@@ -170,7 +170,7 @@ func bundleTx(t *testing.T, env map[string]string) (victim, other *apiProc, s *s
 		defer cancel()
 		var n int
 		err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1
-			AND state = 'idle in transaction' AND query LIKE 'UPDATE products%' AND query LIKE '%fence <=%'
+			AND state = 'idle in transaction' AND query LIKE 'UPDATE products%' AND query LIKE '%products.fence <%'
 			AND clock_timestamp() - state_change < interval '150 milliseconds'`, apps.of(victim.Name)).Scan(&n)
 		return err == nil && n > 0
 	})

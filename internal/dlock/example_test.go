@@ -32,7 +32,7 @@ func ExampleClient_Obtain() {
 	defer l.Release(context.WithoutCancel(ctx))
 
 	// Write under the lock, checking the fence where the data lives:
-	// UPDATE products SET stock = stock - 1, fence = $2 WHERE id = $1 AND fence <= $2
+	// UPDATE products SET stock = stock - 1, fence = $2 WHERE id = $1 AND fence < $2
 	fmt.Println("holding", l.Key(), "with fence", l.Fence())
 }
 

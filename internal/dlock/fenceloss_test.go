@@ -20,8 +20,8 @@ import (
 // Fences strictly increase and never stall when Redis loses writes: the fence key gone, or
 // present and older than the last fence given out. Each test mints fences on a redis-server of
 // its own, makes it lose the last ones as the event would, and checks that the very next
-// acquire's fence is above every fence minted before: PostgreSQL's check (`fence <= $f`) holds
-// the last one written, so a fence at or below it would get 503 busy until fences catch up.
+// acquire's fence is above every fence minted before: PostgreSQL's check (`fence < $f`) holds
+// the last one written, so a fence at or below it would be refused (and its holder would have to raise it).
 
 // lossKey is the lock key of these tests.
 const lossKey = "dlocktest:{loss}:lock"
