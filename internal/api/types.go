@@ -15,8 +15,8 @@ type NewProduct struct {
 	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock.
 	ThinkMS int `json:"think_ms"`
 	// Lock is the lab lock that alone guards a lab product (required with strategy lab,
-	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, dlock,
-	// redsync, redislock or etcd.
+	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, fence,
+	// dlock, redsync, redislock or etcd.
 	Lock string `json:"lock,omitempty"`
 	// LeaseMS is the lab lock's lease (strategy lab only): 0, the API's LOCK_TTL, or 10 to
 	// 60,000.

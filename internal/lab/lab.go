@@ -30,10 +30,10 @@ type Held struct {
 	// etcd only), otherwise the caller's.
 	Ctx context.Context
 	// Fence is the lock's fencing token, which the holder's reads and writes must check
-	// (dlock and etcd only); 0: none.
+	// (fence, dlock and etcd only); 0: none.
 	Fence int64
 	// Token is the value the lock wrote where it is unique to this grant (lease, watchdog,
-	// dlock, redsync, redislock, etcd's name tag); empty for the locks whose value is not
+	// fence, dlock, redsync, redislock, etcd's name tag); empty for the locks whose value is not
 	// (none, mutex, setnx, setnx-expire, del). Lock histories name the grant by it.
 	Token string
 	// Tried is when the attempt that got the lock began (a lock that retries makes many):
@@ -59,7 +59,7 @@ type Locks struct {
 	owner     string
 }
 
-// New returns the lab's locks over rdb, with dlocks for the watchdog and dlock locks and
+// New returns the lab's locks over rdb, with dlocks for the watchdog, fence and dlock locks and
 // etcd for the etcd lock (nil when the process has no etcd: that lock then fails with
 // ErrNoEtcd).
 func New(rdb redis.UniversalClient, dlocks *dlock.Client, etcd *etcdlock.Client) *Locks {
@@ -109,8 +109,8 @@ func (l *Locks) Acquire(ctx context.Context, name, key string, lease, wait time.
 		h, err = l.del(wctx, key, lease)
 	case "lease":
 		h, err = l.lease(wctx, key, lease)
-	case "watchdog", "dlock":
-		h, err = l.dlock(ctx, key, lease, wait, name == "dlock")
+	case "watchdog", "fence", "dlock":
+		h, err = l.dlock(ctx, key, lease, wait, name)
 	case "redsync":
 		h, err = l.redsyncLock(wctx, key, lease)
 	case "redislock":

@@ -12,19 +12,23 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 )
 
-// dlock is internal/dlock with its watchdog renewing the lease while the holder works. With
-// fenced (the dlock lock), the holder works on the watched context, which the lock's loss
-// cancels, and gets the fencing token that its read and write must check. Without it (the
-// watchdog lock) the holder ignores both: a holder paused past its lease wakes up and writes
-// as if it still held the lock.
-func (l *Locks) dlock(ctx context.Context, key string, lease, wait time.Duration, fenced bool) (Held, error) {
+// dlock is internal/dlock with its watchdog renewing the lease while the holder works. The
+// watchdog lock stops there: its holder ignores the lock's fence and its loss, so a holder
+// paused past its lease wakes up and writes as if it still held the lock. The fence lock adds
+// the fencing token, which the holder's read and write check in PostgreSQL, and nothing else:
+// its holder is not told of the loss, so only PostgreSQL can stop its late write. The dlock
+// lock has both: the fence, and the watched context, which the lock's loss cancels.
+func (l *Locks) dlock(ctx context.Context, key string, lease, wait time.Duration, name string) (Held, error) {
 	lk, err := l.dlocks.Obtain(ctx, key, lease, &dlock.Options{Wait: wait, Token: l.token()})
 	if err != nil {
 		return Held{}, err
 	}
 	wctx := lk.Watch(context.WithoutCancel(ctx))
 	h := Held{Token: lk.Token(), Tried: lk.Acquired(), release: lk.Release}
-	if fenced {
+	switch name {
+	case "fence":
+		h.Fence = lk.Fence()
+	case "dlock":
 		h.Ctx, h.Fence = mergeCancel(ctx, wctx), lk.Fence()
 	}
 	return h, nil

@@ -29,8 +29,9 @@ type Scenario struct {
 	What string
 	// Product and crowd: stock, buyers (distinct users), think_ms and lease_ms.
 	Stock, Buyers, ThinkMS, LeaseMS int
-	// Fault, if any: "kill" (SIGKILL) or "pause" (SIGSTOP for Pause, then SIGCONT) of the
-	// process that holds the product's lock, once Trigger orders are in; "partition" (that
+	// Fault, if any: "kill" (SIGKILL) or "pause" (SIGSTOP for Pause, then SIGCONT, once it has
+	// read the stock) of the process that holds the product's lock, once Trigger orders are
+	// in; "partition" (that
 	// process cut off from the lock's server, not from PostgreSQL, for Pause, then healed); or
 	// "failover": the cell runs on a Redis Sentinel deployment of its own whose replica never
 	// gets the lock, and its master is killed while a process holds the lock (see failover.go).
@@ -50,7 +51,7 @@ var Scenarios = []Scenario{
 		Stock: 6, Buyers: 60, ThinkMS: 600, LeaseMS: 250},
 	{Name: "crash", What: "kill -9 of the process holding the lock, mid-sale (setnx-expire: between SETNX and EXPIRE)",
 		Stock: 20, Buyers: 200, ThinkMS: 50, LeaseMS: 1000, Fault: "kill", Trigger: 5},
-	{Name: "pause", What: "SIGSTOP of the process holding the lock for 1.5 s, three times its 500 ms lease, then SIGCONT",
+	{Name: "pause", What: "SIGSTOP of the process holding the lock, once it has read the stock, for 1.5 s, three times its 500 ms lease, then SIGCONT",
 		Stock: 20, Buyers: 200, ThinkMS: 100, LeaseMS: 500, Fault: "pause", Pause: 1500 * time.Millisecond, Trigger: 3},
 	{Name: "failover", What: "the Redis master killed while a process holds the lock, and its replica, which never got the lock, promoted by Redis Sentinel; think_ms 7000 outlasts the failover; the 30 s lease outlasts the work, and the watchdogs renew it every 10 s",
 		Stock: 1, Buyers: 30, ThinkMS: 7000, LeaseMS: 30000, Fault: "failover", Timeout: 25 * time.Second},
@@ -72,20 +73,22 @@ var Expected = map[string]map[string]string{
 	"del":          {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"lease":        {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"watchdog":     {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
+	"fence":        {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 	"dlock":        {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"etcd":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 }
 
-// Short is the matrix that `make test` runs: each lock's defining flaw once, and dlock in
-// every scenario. Pairs are lock, scenario.
+// Short is the matrix that `make test` runs: each lock's defining flaw once, the fence alone
+// under a pause (what saves it is PostgreSQL's check), and dlock in every scenario. Pairs are
+// lock, scenario.
 var Short = [][2]string{
 	{"none", "crowd"}, {"mutex", "crowd"}, {"dlock", "crowd"},
 	{"del", "long-work"}, {"lease", "long-work"}, {"redsync", "long-work"}, {"redislock", "long-work"},
 	{"dlock", "long-work"},
 	{"setnx", "crash"}, {"setnx-expire", "crash"}, {"dlock", "crash"},
-	{"watchdog", "pause"}, {"dlock", "pause"},
+	{"watchdog", "pause"}, {"fence", "pause"}, {"dlock", "pause"},
 	{"lease", "failover"}, {"dlock", "failover"},
 }
 
@@ -138,7 +141,7 @@ func (s Scenario) forEtcd() Scenario {
 		s.What = "think_ms 3000, longer than the lock's 2 s lease (etcd's shortest)"
 	case "pause":
 		s.Pause = 2 * EtcdMinLease
-		s.What = "SIGSTOP of the process holding the lock for 4 s, twice its 2 s lease (etcd's shortest), then SIGCONT"
+		s.What = "SIGSTOP of the process holding the lock, once it has read the stock, for 4 s, twice its 2 s lease (etcd's shortest), then SIGCONT"
 	case "partition":
 		// One unit, its first holder cut off: the lease's run-out, the next holder's work and
 		// the sale's end fit in the cell's 10 s.

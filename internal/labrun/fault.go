@@ -125,9 +125,12 @@ func (r *run) injure(ctx context.Context, s Scenario, lock, key string, c *crowd
 var errSignal = errors.New("signal")
 
 // stopHolder stops (SIGSTOP) the process that holds key in the state the scenario needs, and
-// returns it, and when it stopped it. Between reading the key and the signal the lock may have changed hands, so it
-// reads the key again once the process is stopped (a stopped holder cannot release) and, if
-// the process no longer holds it, continues the process and looks again, for up to 5 s.
+// returns it, and when it stopped it. For a pause, that state is after the holder's read of
+// the stock (thinking): once stopped, it has a stock in hand that the other holders will
+// change, and a write to come. Between reading the key and the signal the lock may have
+// changed hands, so it reads the key again once the process is stopped (a stopped holder
+// cannot release) and, if the process no longer holds it, continues the process and looks
+// again, for up to 5 s.
 func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*launch.API, time.Time, error) {
 	// go-redis reports PTTL's -2 (no key) and -1 (no expiry) as those many nanoseconds.
 	want := func(pttl time.Duration) bool { return pttl != -2 }
@@ -139,10 +142,18 @@ func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*la
 	}
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	tl := newTail(lockHistory(r.historyDir), key)
 	for {
 		a, err := holder(hctx, r.rdb, key, r.apis, want)
 		if err != nil {
 			return nil, time.Time{}, err
+		}
+		if s.Fault == "pause" {
+			if ok, err := r.thinking(hctx, tl, key, a, want); err != nil {
+				return nil, time.Time{}, err
+			} else if !ok {
+				continue
+			}
 		}
 		if err := a.Signal(syscall.SIGSTOP); err != nil {
 			return nil, time.Time{}, errors.Join(errSignal, err)
@@ -153,6 +164,28 @@ func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*la
 		}
 		if err := a.Signal(syscall.SIGCONT); err != nil {
 			return nil, time.Time{}, errors.Join(errSignal, err)
+		}
+	}
+}
+
+// thinking waits until a, which held key a moment ago, has read the stock under it and thinks,
+// as the lock history that the processes append to says (tail): true then; false once a no
+// longer holds key. Its error is for ctx's end or a history that cannot be read.
+func (r *run) thinking(ctx context.Context, tl *tail, key string, a *launch.API, want func(time.Duration) bool) (bool, error) {
+	for {
+		if err := tl.poll(); err != nil {
+			return false, err
+		}
+		if tl.thinking(a.Pid()) {
+			return true, nil
+		}
+		if holderNow(ctx, r.rdb, key, []*launch.API{a}, want) != a {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("pid %d did not read the stock under %s: %w", a.Pid(), key, ctx.Err())
+		case <-time.After(2 * time.Millisecond):
 		}
 	}
 }

@@ -42,7 +42,8 @@ func WriteReport(w io.Writer, res Result) error {
 	}
 	return reportTmpl.Execute(w, map[string]any{
 		"Result": res, "Scenarios": scens, "Rows": rows, "OK": res.OK(),
-		"Cells":      template.JS(cells), // our own JSON, from json.Marshal: safe inside <script>
-		"TimelineJS": template.JS(timeline.JS),
+		"Cells":       template.JS(cells), // our own JSON, from json.Marshal: safe inside <script>
+		"TimelineJS":  template.JS(timeline.JS),
+		"TimelineCSS": template.CSS(timeline.CSS),
 	})
 }

@@ -20,32 +20,38 @@ import (
 )
 
 // drawn is what the test reads of one cell's timeline in the page, after zooming on its first
-// overlap: the lanes, the processes drawn red (two holders at once), and the marks of writes
-// refused and writes that oversold, with their text.
+// overlap: the lanes, the processes drawn red (two holders at once), the marks of reads and
+// writes PostgreSQL refused, of those their holder cancelled, and of writes that oversold,
+// with their text, and the labels of the holds' fences.
 type drawn struct {
-	Lanes    int      `json:"lanes"`
-	Red      []string `json:"red"`
-	Refused  []string `json:"refused"`
-	Oversold []string `json:"oversold"`
-	Pause    []string `json:"pause"`
+	Lanes     int      `json:"lanes"`
+	Red       []string `json:"red"`
+	Refused   []string `json:"refused"`
+	Cancelled []string `json:"cancelled"`
+	Oversold  []string `json:"oversold"`
+	Pause     []string `json:"pause"`
+	Fences    []string `json:"fences"`
 }
 
 const readTimeline = `(sel => { const s = document.querySelector(sel);
 	const texts = q => [...s.querySelectorAll(q)].map(e => e.closest("g.lane").dataset.process + ": " + e.dataset.text);
 	return { lanes: s.querySelectorAll("g.lane").length,
 		red: [...new Set([...s.querySelectorAll("rect.overlap")].map(r => r.closest("g.lane").dataset.process))],
-		refused: texts(".mark.write.refused, .mark.read.refused"), oversold: texts(".mark.write.oversold"),
-		pause: [...s.querySelectorAll("rect.fault-pause")].map(r => r.closest("g.lane").dataset.process) };
+		refused: texts(".mark.refused"), cancelled: texts(".mark.cancelled"), oversold: texts(".mark.write.oversold"),
+		pause: [...s.querySelectorAll("rect.fault-pause")].map(r => r.closest("g.lane").dataset.process),
+		fences: [...s.querySelectorAll("text.fence")].map(e => e.textContent) };
 })(%q)`
 
-// TestTimelineInChromium runs watchdog × pause and dlock × pause for real (three API
-// processes, a SIGSTOP of the lock's holder), writes the report and opens it in headless
-// Chromium. Each cell's timeline, zoomed on its first overlap with its own button, must show
-// two lanes holding the lock at once (red), the pause in the paused holder's lane, and: for
-// watchdog, a write of that holder marked as overselling, the units the timeline counts being
-// the audit's; for dlock, its stale operation refused (by the fence, or cancelled by the
-// lock's loss) and nothing oversold. With UPDATE_SCREENSHOTS=1 it saves the two timelines to
-// docs/timeline-watchdog-pause.png and docs/timeline-dlock-pause.png.
+// TestTimelineInChromium runs watchdog, fence and dlock × pause for real (three API processes,
+// a SIGSTOP of the lock's holder), writes the report and opens it in headless Chromium. Each
+// cell's timeline, zoomed on its first overlap with its own button, must show two lanes
+// holding the lock at once (red), the pause in the paused holder's lane, and: for watchdog
+// (no fence, the negative control), a write of that holder marked as overselling, the units
+// the timeline counts being the audit's; for fence, that holder's write refused by PostgreSQL
+// for its stale fence, nothing cancelled and nothing oversold; for dlock, its stale operation
+// refused by the fence or cancelled by the lock's loss, and nothing oversold; fences labelled
+// from the cell's first (F₀). With UPDATE_SCREENSHOTS=1 it saves the three timelines to
+// docs/timeline-<lock>-pause.png.
 func TestTimelineInChromium(t *testing.T) {
 	testenv.SkipShort(t, "three API processes and a SIGSTOP")
 	dsn := testenv.Schema(t)
@@ -58,7 +64,7 @@ func TestTimelineInChromium(t *testing.T) {
 	t.Cleanup(func() { sqlDB.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cells := []labrun.Pair{{Lock: "watchdog", Scenario: "pause"}, {Lock: "dlock", Scenario: "pause"}}
+	cells := []labrun.Pair{{Lock: "watchdog", Scenario: "pause"}, {Lock: "fence", Scenario: "pause"}, {Lock: "dlock", Scenario: "pause"}}
 	keep := &keeper{t: t, dir: t.TempDir(), update: os.Getenv("UPDATE_SCREENSHOTS") == "1"}
 	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
 		Prefix: prefix, DB: sqlDB, Redis: rdb, Logf: t.Logf, HistoryDir: keep.dir, Watch: keep})
@@ -101,10 +107,19 @@ func TestTimelineInChromium(t *testing.T) {
 			if !anyOf(d.Oversold, d.Pause, "OVERSOLD") {
 				t.Errorf("watchdog × pause: no write of the paused process marked as overselling: %v", d.Oversold)
 			}
-		case "dlock":
-			if !anyOf(d.Refused, d.Pause, "REFUSED") && !anyOf(d.Refused, d.Pause, "read refused") || len(d.Oversold) != 0 {
-				t.Errorf("dlock × pause: refused %v, oversold %v: want the paused process's stale operation refused, nothing oversold", d.Refused, d.Oversold)
+		case "fence":
+			if !anyOf(d.Refused, d.Pause, "write of") || len(d.Cancelled) != 0 || len(d.Oversold) != 0 {
+				t.Errorf("fence × pause: refused %v, cancelled %v, oversold %v: want the paused process's write refused by PostgreSQL, nothing cancelled, nothing oversold",
+					d.Refused, d.Cancelled, d.Oversold)
 			}
+		case "dlock":
+			if !anyOf(append(d.Refused, d.Cancelled...), d.Pause, "") || len(d.Oversold) != 0 {
+				t.Errorf("dlock × pause: refused %v, cancelled %v, oversold %v: want the paused process's stale operation refused or cancelled, nothing oversold",
+					d.Refused, d.Cancelled, d.Oversold)
+			}
+		}
+		if c.Lock != "watchdog" && (len(d.Fences) == 0 || !allPrefixed(d.Fences, "fence F₀")) {
+			t.Errorf("%s × pause: fence labels %q; want each counted from the cell's first fence, F₀", c.Lock, d.Fences)
 		}
 		if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
 			png, err := chromedp.Run(browser.Ctx, chromedp.Screenshot(sel))
@@ -152,6 +167,16 @@ func (k *keeper) CellDone(c labrun.Cell) {
 	}
 }
 
+// allPrefixed reports whether every one of texts starts with prefix.
+func allPrefixed(texts []string, prefix string) bool {
+	for _, s := range texts {
+		if !strings.HasPrefix(s, prefix) {
+			return false
+		}
+	}
+	return true
+}
+
 // anyOf reports whether a mark text of one of the processes contains word.
 func anyOf(marks, processes []string, word string) bool {
 	for _, m := range marks {
@@ -164,9 +189,10 @@ func anyOf(marks, processes []string, word string) bool {
 	return false
 }
 
-// checkTimeline checks a pause cell's timeline as Go built it: two holders at once; for
-// watchdog the units its writes oversold are the audit's; for dlock, something refused and
-// nothing oversold.
+// checkTimeline checks a pause cell's timeline as Go built it: two holders at once; the units
+// its writes oversold are the audit's (for watchdog, some); for fence, a write of the paused
+// process refused by the fence and nothing cancelled; for dlock, something refused or
+// cancelled.
 func checkTimeline(t *testing.T, c labrun.Cell) {
 	t.Helper()
 	tl := c.Timeline
@@ -181,15 +207,32 @@ func checkTimeline(t *testing.T, c labrun.Cell) {
 			}
 		}
 	}
-	t.Logf("%s × pause: %s; timeline: %d lanes, %d overlaps, oversold %d, refused %d, paused %q, focus %+v",
-		c.Lock, c, len(tl.Lanes), len(tl.Overlaps), tl.Oversold, tl.Refused, paused, tl.Focus)
+	t.Logf("%s × pause: %s; timeline: %d lanes, %d overlaps, oversold %d, refused %d, cancelled %d, paused %q, focus %+v",
+		c.Lock, c, len(tl.Lanes), len(tl.Overlaps), tl.Oversold, tl.Refused, tl.Cancelled, paused, tl.Focus)
 	if paused == "" || len(tl.Overlaps) == 0 || tl.Focus == nil {
 		t.Errorf("%s × pause: no pause recorded, or no overlap", c.Lock)
 	}
 	if got, want := tl.Oversold, c.Oversold; got != want {
 		t.Errorf("%s × pause: the timeline's writes oversold %d, the audit %d", c.Lock, got, want)
 	}
-	if c.Lock == "dlock" && tl.Refused == 0 {
-		t.Errorf("dlock × pause: nothing refused")
+	switch c.Lock {
+	case "watchdog":
+		if tl.Oversold <= 0 {
+			t.Errorf("watchdog × pause: the timeline's writes oversold %d, want some", tl.Oversold)
+		}
+	case "fence":
+		refusedWrite := false
+		for _, l := range tl.Lanes {
+			for _, m := range l.Marks {
+				refusedWrite = refusedWrite || l.Process == paused && m.Kind == history.Write && m.Refused && m.Reason == history.ReasonFence
+			}
+		}
+		if !refusedWrite || tl.Cancelled != 0 {
+			t.Errorf("fence × pause: a write of the paused process refused by the fence: %v; cancelled %d (want 0)", refusedWrite, tl.Cancelled)
+		}
+	case "dlock":
+		if tl.Refused+tl.Cancelled == 0 {
+			t.Errorf("dlock × pause: nothing refused or cancelled")
+		}
 	}
 }

@@ -107,7 +107,8 @@ func (u *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /assets/cards.js", u.asset("cards.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /assets/lib.js", u.asset("lib.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /assets/style.css", u.asset("style.css", "text/css; charset=utf-8"))
-	mux.HandleFunc("GET /assets/timeline.js", serveTimelineJS)
+	mux.HandleFunc("GET /assets/timeline.js", serveTimeline("text/javascript; charset=utf-8", timeline.JS))
+	mux.HandleFunc("GET /assets/timeline.css", serveTimeline("text/css; charset=utf-8", timeline.CSS))
 	mux.HandleFunc("GET /api/options", u.handleOptions)
 	mux.HandleFunc("GET /api/runs", u.handleList)
 	mux.HandleFunc("POST /api/runs", u.handleStart)
@@ -118,12 +119,14 @@ func (u *Server) Handler() http.Handler {
 	return u.guard(mux)
 }
 
-// serveTimelineJS serves the lock timeline's script, which internal/timeline defines for
-// this page and the lab's report.
-func serveTimelineJS(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	io.WriteString(w, timeline.JS)
+// serveTimeline serves the lock timeline's script or style (body, of contentType), which
+// internal/timeline defines for this page and the lab's report.
+func serveTimeline(contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "no-cache")
+		io.WriteString(w, body)
+	}
 }
 
 // asset serves an embedded file; the page (index.html) gets the per-start token.

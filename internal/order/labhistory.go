@@ -33,7 +33,8 @@ func (g *grant) read(ctx context.Context, invoke time.Time, stock int, err error
 // once the write is over, with the stock PostgreSQL held just before it (SwapStockFenced; nil
 // if it was not applied) and its error. A write the holder never sent, its work stopped
 // before it (the think cancelled by the lock's loss), is recorded as one that failed at once,
-// with the reason: from the picture's point of view, the lock refused it.
+// with the reason (history.ReasonLost), which the timeline draws apart from a write PostgreSQL
+// refused for its fence (history.ReasonFence).
 func (g *grant) writingStock(ctx context.Context, value int) (written func(before *int, err error)) {
 	if g == nil {
 		return func(*int, error) {}

@@ -34,19 +34,22 @@ func overlaps(lanes []Lane) []Span {
 }
 
 // judge sums the marks, and finds the focus: the first overlap (or, with none, the first
-// refused or overselling mark), from the grant of the first of its two holds to the first
-// such mark at or after its start.
+// refused, cancelled or overselling mark), from the grant of the first of its two holds to the
+// first such mark at or after its start.
 func (t *Timeline) judge() {
-	first := -1.0 // the first refused or overselling mark
+	first := -1.0 // the first refused, cancelled or overselling mark
 	for _, l := range t.Lanes {
 		for _, m := range l.Marks {
 			t.Oversold += m.Oversold
 			if m.Refused {
 				t.Refused++
 			}
+			if m.Cancelled {
+				t.Cancelled++
+			}
 		}
 	}
-	bad := func(m Mark) bool { return m.Refused || m.Oversold != 0 }
+	bad := func(m Mark) bool { return m.Refused || m.Cancelled || m.Oversold != 0 }
 	from := -1.0
 	if len(t.Overlaps) > 0 {
 		from = t.Overlaps[0].From

@@ -5,7 +5,8 @@
 // what Kleppmann's fencing diagram shows, drawn from a real run.
 //
 // Build does the judging in Go, where it is tested: where two processes held the lock at once
-// (Overlaps), which writes a stale fence got refused, and which writes broke the stock: a
+// (Overlaps), which reads and writes PostgreSQL refused for a stale fence (Refused), which the
+// holder cancelled itself, told its lock was lost (Cancelled), and which writes broke the stock: a
 // write that overwrote a stock other than the one it read wrote back a value computed from a
 // stale read, and the units it gave back, written − (before − 1), are units sold twice. Over a
 // sale those units sum to the audit's oversold (orders + stock − initial), since each
@@ -34,9 +35,15 @@ type Timeline struct {
 	Overlaps []Span `json:"overlaps"`
 	// Oversold is the sum of the writes' Oversold: units sold twice, by the writes drawn.
 	Oversold int `json:"oversold"`
-	Refused  int `json:"refused"` // reads and writes refused (stale fence, lock lost)
-	// Focus is where the first thing that went wrong is: from the first overlap (or refused or
-	// overselling mark) to the first mark that oversold or was refused in or after it.
+	// Refused counts the reads and writes PostgreSQL refused for a stale fence; Cancelled, those
+	// the holder's own work stopped before they took effect, told its lock was lost.
+	Refused   int `json:"refused"`
+	Cancelled int `json:"cancelled"`
+	// FenceBase is the fence of the first hold that has one: the page labels fences from it
+	// (F₀+n), so that a larger fence reads larger however many digits they share.
+	FenceBase int64 `json:"fence_base,omitempty"`
+	// Focus is where the first thing that went wrong is: from the first overlap (or refused,
+	// cancelled or overselling mark) to the first such mark in or after it.
 	Focus *Span `json:"focus,omitempty"`
 }
 
@@ -78,9 +85,11 @@ type Mark struct {
 	Outcome string  `json:"outcome"`
 	Value   *int    `json:"value,omitempty"`  // read or written
 	Before  *int    `json:"before,omitempty"` // what a write overwrote
-	// Refused: failed for a stale fence or because the lock's loss cancelled it (Reason).
-	Refused bool   `json:"refused,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	// Refused: PostgreSQL refused it, its fence stale (Reason history.ReasonFence). Cancelled:
+	// it never took effect, its holder's work cancelled by the lock's loss (history.ReasonLost).
+	Refused   bool   `json:"refused,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 	// Oversold is, for an applied write, written − (before − 1): above 0, decrements it lost
 	// (units sold twice); below 0, units it took back that an earlier stale write gave away.
 	Oversold int `json:"oversold,omitempty"`
@@ -169,6 +178,7 @@ func Build(key string, ops []history.LockOp) Timeline {
 		t.Lanes = append(t.Lanes, *l)
 	}
 	t.Overlaps = overlaps(t.Lanes)
+	t.FenceBase = fenceBase(t.Lanes)
 	t.judge()
 	return t
 }
@@ -187,9 +197,23 @@ func endHold(l *Lane, token string) *Hold {
 func mark(op history.LockOp, ms func(time.Time) float64) Mark {
 	m := Mark{From: ms(op.Invoke), At: ms(cmp.Or(op.Complete, op.Invoke)), Kind: op.Kind, Fence: op.Fence,
 		Outcome: op.Outcome, Value: op.Value, Before: op.Before, Reason: op.Reason}
-	m.Refused = op.Outcome == history.Fail && (op.Reason == history.ReasonFence || op.Reason == history.ReasonLost)
+	m.Refused = op.Outcome == history.Fail && op.Reason == history.ReasonFence
+	m.Cancelled = op.Outcome == history.Fail && op.Reason == history.ReasonLost
 	if op.Kind == history.Write && op.Outcome == history.OK && op.Value != nil && op.Before != nil {
 		m.Oversold = *op.Value - (*op.Before - 1)
 	}
 	return m
+}
+
+// fenceBase is the fence of the earliest hold that has one, or 0.
+func fenceBase(lanes []Lane) int64 {
+	base, from := int64(0), 0.0
+	for _, l := range lanes {
+		for _, h := range l.Holds {
+			if h.Fence != 0 && (base == 0 || h.From < from) {
+				base, from = h.Fence, h.From
+			}
+		}
+	}
+	return base
 }
