@@ -68,7 +68,8 @@ func TestEtcdLateWriteIsFenced(t *testing.T) {
 		t.Errorf("PostgreSQL's answer to the late sell: order row %v, fenced row %v; want the fenced row only", sold, fenced)
 	}
 	time.Sleep(time.Until(stopped.Add(5 * time.Second))) // the fault: frozen 5s in all
-	g.halt() // its one request in flight is the victim's: no new one may sell after SIGCONT
+	// Its one request in flight is the victim's: no new one may sell after SIGCONT.
+	g.halt()
 	frozen.Signal(syscall.SIGCONT)
 	g.stop()
 

@@ -1,8 +1,8 @@
 package order
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
