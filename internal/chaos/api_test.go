@@ -30,7 +30,7 @@ func apiClient(t testing.TB, p *apiProc) *client.Client {
 		HTTPClient: contract.Client(t, &http.Client{Timeout: client.DefaultTimeout})})
 }
 
-// ready asks p's GET /readyz once, for 5 s at most: nil when every dependency answers.
+// ready asks p's GET /readyz once, for 5 s at most: nil when the process can serve.
 func ready(t testing.TB, p *apiProc) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
