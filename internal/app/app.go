@@ -224,9 +224,6 @@ func (a *App) withLockCheck(cfg Config, checks map[string]health.Check) map[stri
 	return checks
 }
 
-// Ready reports whether this process can serve: nil unless it is draining.
-func (a *App) Ready() error { return a.serving() }
-
 // Drain makes /readyz answer 503 from now on, so that load balancers stop sending new
 // requests before the server shuts down. Requests are still served.
 func (a *App) Drain() { a.draining.Store(true) }
