@@ -25,6 +25,8 @@ const minAdminToken = 16
 // config is everything cmd/api reads from the environment, each field overridable by a flag.
 type config struct {
 	addr            string
+	adminAddr       string            // ADMIN_ADDR: /metrics and the admin routes there, not on addr; empty: on addr
+	accessLog       httpapi.AccessLog // ACCESS_LOG, ACCESS_LOG_SAMPLE
 	databaseURL     string
 	redis           redisNode   // REDIS_ADDR when it names one Redis
 	redisCluster    []redisNode // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
@@ -80,6 +82,10 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	}
 	e := envflag.New(fs, getenv)
 	e.StringVar(&cfg.addr, "addr", "HTTP_ADDR", ":8080", "listen address (env HTTP_ADDR)")
+	e.StringVar(&cfg.adminAddr, "admin-addr", "ADMIN_ADDR", "",
+		"second listen address, for /metrics and the admin routes, which HTTP_ADDR then does not serve; empty: all on HTTP_ADDR (env ADMIN_ADDR)")
+	accessLog := e.String("access-log", "ACCESS_LOG", httpapi.AccessLogAll, "one log line per request: all, errors (status 499 and 5xx only) or off (env ACCESS_LOG)")
+	accessSample := e.String("access-log-sample", "ACCESS_LOG_SAMPLE", "0.01", "share, 0 to 1, of the 409 and 429 answers (sold_out, rate_limited, ...) logged under ACCESS_LOG=all (env ACCESS_LOG_SAMPLE)")
 	// The settings that may hold a password or a token are quiet: -h and a flag error print
 	// every flag's default, which comes from the environment.
 	e.QuietVar(&cfg.databaseURL, "database-url", "DATABASE_URL", "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
@@ -174,6 +180,12 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 		errs = append(errs, fmt.Errorf("QUEUE_ATTEMPTS %d: want an integer from 1 to 100", cfg.queueAttempts))
 	}
 	var err error
+	if cfg.accessLog, err = httpapi.ParseAccessLog(*accessLog, *accessSample); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.adminAddr != "" && cfg.adminAddr == cfg.addr {
+		errs = append(errs, fmt.Errorf("ADMIN_ADDR %q: the same as HTTP_ADDR; give another port, or leave it empty to serve all on HTTP_ADDR", cfg.adminAddr))
+	}
 	if cfg.tracing, err = parseTracing(getenv); err != nil {
 		errs = append(errs, err)
 	}

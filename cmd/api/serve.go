@@ -33,6 +33,7 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 // serve runs the API, which reports build on /metrics and in its "listening" line, until ctx
 // is cancelled, then drains in-flight requests.
 func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logger) error {
+	routeLibraryLogs(log)
 	tp, stopTracing, err := newTracerProvider(ctx, cfg.tracing)
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	defer closeLockHistory()
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
-		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, LockHistory: lockHistory, TracerProvider: tp,
+		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, LockHistory: lockHistory, TracerProvider: tp, AccessLog: cfg.accessLog,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),
@@ -85,6 +86,14 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	})
 	defer a.Close()
 	handler := a.Handler
+	if cfg.adminAddr != "" {
+		handler = a.PublicHandler
+		adminSrv, err := serveAdmin(ctx, cfg, a.Handler, log)
+		if err != nil {
+			return err
+		}
+		defer adminSrv.Close() // after the drain of the public listener
+	}
 	if cfg.pprofAddr != "" {
 		pprofSrv := servePprof(cfg.pprofAddr, log)
 		defer pprofSrv.Close()
@@ -128,6 +137,28 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveAdmin serves h, every route, on ADMIN_ADDR, until the returned server is closed: the
+// listener of /metrics and the admin routes, which no load balancer routes to.
+func serveAdmin(ctx context.Context, cfg config, h http.Handler, log *slog.Logger) (*http.Server, error) {
+	ln, err := net.Listen("tcp", cfg.adminAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on ADMIN_ADDR %s: %w", cfg.adminAddr, err)
+	}
+	srv := &http.Server{
+		Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, WriteTimeout: cfg.writeTimeout,
+		IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("admin listener stopped", "err", err)
+		}
+	}()
+	log.Info("admin listening: /metrics and the admin routes", "addr", ln.Addr().String())
+	return srv, nil
 }
 
 // openDatabase connects to PostgreSQL, waiting up to the start-up timeout for it to answer,

@@ -88,3 +88,13 @@ var statuses = map[string]int{
 
 // Status is the HTTP status the API answers code with, 0 for a code it never answers.
 func Status(code string) int { return statuses[code] }
+
+// LoadBalancerStatuses are the statuses the project's load balancer (deploy/haproxy/haproxy.cfg)
+// answers code with besides Status(code): its 502 and 504 are outcome_unknown, the request
+// reached an API process and its answer was lost or late. The API itself never answers them.
+func LoadBalancerStatuses(code string) []int {
+	if code == CodeOutcomeUnknown {
+		return []int{http.StatusBadGateway, http.StatusGatewayTimeout}
+	}
+	return nil
+}

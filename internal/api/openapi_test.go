@@ -72,7 +72,7 @@ func TestOpenAPICodes(t *testing.T) {
 		}
 		for _, c := range cs {
 			answered[c.(string)] = true
-			if got := Status(c.(string)); got != status {
+			if got := Status(c.(string)); got != status && !slices.Contains(LoadBalancerStatuses(c.(string)), status) {
 				t.Errorf("%s: %s is listed under %d, answered with %d", where, c, status, got)
 			}
 		}

@@ -156,10 +156,12 @@ type Health struct {
 	Status string `json:"status"` // StateOK
 }
 
-// Readiness is the body of GET /readyz: 200 when every dependency answers, 503 otherwise.
+// Readiness is the body of GET /readyz: 200 when this process can serve, 503 while it drains
+// (with ?full=1, also when a shared backend was down at its last check).
 type Readiness struct {
-	// Checks holds the state of each dependency by name: StateOK or StateUnavailable,
-	// never the error, which goes to the server's log.
+	// Checks holds "serving", the process's own state, and each shared backend's state at its
+	// last background check, by name: StateOK or StateUnavailable, never the error, which
+	// goes to the server's log.
 	Checks map[string]string `json:"checks"`
 	Status string            `json:"status"` // StateOK or StateUnavailable
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
+	"github.com/seckill/seckill/internal/health"
 	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
@@ -48,7 +49,7 @@ type Config struct {
 	LockCohort int
 	// Etcd, when set, is an etcd: the oversell lab's etcd lock is taken in it, and with
 	// LocksInEtcd (LOCK_BACKEND=etcd) the dlock strategy's product locks too, instead of in
-	// Redis; /readyz then checks it. App does not close it.
+	// Redis; the background checker then watches it. App does not close it.
 	Etcd        *clientv3.Client
 	LocksInEtcd bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
@@ -62,13 +63,18 @@ type Config struct {
 	// from the pool's tracer, set where cfg.DB is opened (PostgresTracer). Nil or a no-op
 	// provider: no spans and no hooks.
 	TracerProvider trace.TracerProvider
+	// AccessLog says which requests get an access log line; zero: none.
+	AccessLog httpapi.AccessLog
 }
 
 // App is a wired API process.
 type App struct {
-	Handler http.Handler
-	Orders  *order.Service
-	Keys    inventory.Keys
+	Handler http.Handler // every route
+	// PublicHandler is Handler without /metrics and the admin routes: for the listener the
+	// load balancer reaches, when Handler is served on another (ADMIN_ADDR).
+	PublicHandler http.Handler
+	Orders        *order.Service
+	Keys          inventory.Keys
 	// Gate, Queue and SoldOut are the Redis parts of the redis and queue strategies and of the
 	// sold-out mark that Orders uses, for tests and tools that look at them.
 	Gate    *inventory.Gate
@@ -79,6 +85,7 @@ type App struct {
 	etcdLocks     *etcdlock.Client // nil unless cfg.LocksInEtcd
 	lab           *labLocks        // the oversell lab's (internal/lab), built on the first lab purchase
 	draining      atomic.Bool
+	backends      *health.Checker // the shared backends, watched in the background
 	stopListening context.CancelFunc
 	listening     chan struct{}
 }
@@ -116,27 +123,31 @@ func New(cfg Config) *App {
 		Keys: keys, Lab: a.lab, Observer: m, Logger: cfg.Logger,
 		LockHistory: cfg.LockHistory, Tracer: cfg.TracerProvider,
 	}, cfg.Order)
-	a.Handler = httpapi.NewServer(httpapi.Deps{
-		Logger: cfg.Logger,
-		Checks: a.withLockCheck(cfg, map[string]httpapi.Check{
-			"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
-			"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
-			"serving":  func(context.Context) error { return a.serving() },
-		}),
+	a.backends = newBackendChecker(cfg, a.withLockCheck(cfg, map[string]health.Check{
+		"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
+		"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
+	}), m)
+	deps := httpapi.Deps{
+		Logger:     cfg.Logger,
+		Ready:      a.serving,
+		Backends:   a.backends,
+		AccessLog:  cfg.AccessLog,
 		Products:   products,
 		Orders:     a.Orders,
 		AdminToken: cfg.AdminToken,
-		Metrics:    m.Handler(),
+		Metrics:    m.LoggedHandler(cfg.Logger),
 		Requests:   m,
 		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
 			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m, Tracer: cfg.TracerProvider}),
 		NoFair: noFair(cfg),
 		Tracer: cfg.TracerProvider,
-	})
+	}
+	a.Handler, a.PublicHandler = httpapi.NewServer(deps), httpapi.NewPublicServer(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
-	listeners.Add(5)
+	listeners.Add(6)
+	go func() { defer listeners.Done(); a.backends.Run(ctx) }()
 	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
 	go func() { defer listeners.Done(); creations.Listen(ctx) }()
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
@@ -182,10 +193,28 @@ func newLocks(cfg Config, obs dlock.Observer) *dlock.Client {
 	return dlock.New(cfg.Redis, opt)
 }
 
+// newBackendChecker returns the checker of the shared backends, which reports to obs and
+// logs each change of a backend's state, once its first round has run: the gauges and /readyz's
+// list are there from the start.
+func newBackendChecker(cfg Config, checks map[string]health.Check, obs health.Observer) *health.Checker {
+	c := health.NewChecker(checks, health.Options{Interval: BackendCheckInterval, Observer: obs, OnChange: func(r health.Result) {
+		if r.Up {
+			cfg.Logger.Info("backend up", "backend", r.Backend)
+			return
+		}
+		cfg.Logger.Warn("backend down", "backend", r.Backend, "err", r.Err)
+	}})
+	c.Check(context.Background())
+	return c
+}
+
+// BackendCheckInterval is how often each process checks its shared backends.
+const BackendCheckInterval = 2 * time.Second
+
 // withLockCheck adds to checks a check of the product locks' own store when it is not
 // cfg.Redis: under Redlock, "redlock", that a majority of the lock nodes answer; with etcd,
 // "etcd", that it serves a linearizable read (a majority of members and a leader).
-func (a *App) withLockCheck(cfg Config, checks map[string]httpapi.Check) map[string]httpapi.Check {
+func (a *App) withLockCheck(cfg Config, checks map[string]health.Check) map[string]health.Check {
 	if len(cfg.LockNodes) > 0 {
 		checks["redlock"] = a.locks.Ping
 	}

@@ -3,13 +3,12 @@
 package chaos_test
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/testenv/contract"
@@ -30,11 +29,13 @@ func apiClient(t testing.TB, p *apiProc) *client.Client {
 		HTTPClient: contract.Client(t, &http.Client{Timeout: client.DefaultTimeout})})
 }
 
-// ready asks p's GET /readyz once, for 5 s at most: nil when every dependency answers.
+// ready asks p's GET /readyz?full=1 once, for 5 s at most: nil when the process can serve
+// and every backend answered its last check (the background checker runs every 2 s).
 func ready(t testing.TB, p *apiProc) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return apiClient(t, p).Ready(ctx)
+	if status, body := p.Get("/readyz?full=1", ""); status != http.StatusOK {
+		return fmt.Errorf("%s GET /readyz?full=1 = %d %s", p.Name, status, body)
+	}
+	return nil
 }
 
 // apiEnv is the environment of the API processes on b: sensible test defaults, then b's

@@ -85,10 +85,11 @@ func etcdClusterSale(t *testing.T, n, stock int) ([]*servers.Etcd, []*apiProc, *
 	return members, apis, newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: stock, thinkMS: 5})
 }
 
-// readiness is p's GET /readyz: its status (0: no answer within 5 s) and checks.
+// readiness is p's GET /readyz?full=1, the report that names each backend down at the
+// process's last check (every 2 s): its status (0: no answer within 5 s) and checks.
 func readiness(p *apiProc) (int, api.Readiness) {
 	var r api.Readiness
-	status, body := p.Get("/readyz", "")
+	status, body := p.Get("/readyz?full=1", "")
 	_ = json.Unmarshal(body, &r)
 	return status, r
 }

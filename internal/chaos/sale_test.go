@@ -45,6 +45,7 @@ type answer struct {
 	code       string // the problem's code, if any
 	order      int64  // the order a 201 or already_purchased named
 	retryAfter string
+	lb         bool // the load balancer's own problem (its detail begins lbDetail), not the API's
 	err        error
 	sent, done time.Time
 }
@@ -56,6 +57,8 @@ func (a answer) outcome() string {
 		return "no answer"
 	case a.code == "":
 		return strconv.Itoa(a.status)
+	case a.lb:
+		return fmt.Sprintf("%d %s (load balancer)", a.status, a.code)
 	}
 	return fmt.Sprintf("%d %s", a.status, a.code)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,6 +114,7 @@ func (g *group) buy(p *apiProc, c *client.Client) answer {
 		a.status = http.StatusAccepted
 	case errors.As(err, &problem):
 		a.status, a.code, a.retryAfter, a.order = problem.Status, problem.Code, problem.RetryAfter, problem.OrderID
+		a.lb = strings.HasPrefix(problem.Detail, lbDetail)
 	default:
 		a.err = err
 	}

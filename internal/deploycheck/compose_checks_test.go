@@ -168,8 +168,10 @@ func checkComposeReplicas(_ *testing.T, c composeFile) []error {
 	if d, ok := lb.DependsOn["api"]; !ok || d.Condition != types.ServiceConditionHealthy {
 		errs = append(errs, fmt.Errorf("service lb: does not wait for api to be healthy"))
 	}
-	if len(lb.Ports) != 1 || lb.Ports[0].HostIP != "127.0.0.1" || lb.Ports[0].Published != "8080" {
-		errs = append(errs, fmt.Errorf("service lb: ports %+v, want 127.0.0.1:8080 only", lb.Ports))
+	// 8080, the API; 8081, the admin frontend (the replicas' ADMIN_ADDR), for operators.
+	if len(lb.Ports) == 0 || len(lb.Ports) > 2 || lb.Ports[0].HostIP != "127.0.0.1" || lb.Ports[0].Published != "8080" ||
+		len(lb.Ports) == 2 && (lb.Ports[1].HostIP != "127.0.0.1" || lb.Ports[1].Published != "8081") {
+		errs = append(errs, fmt.Errorf("service lb: ports %+v, want 127.0.0.1:8080 and 127.0.0.1:8081 only", lb.Ports))
 	}
 	return errs
 }

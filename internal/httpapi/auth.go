@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"log/slog"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -12,8 +13,9 @@ import (
 
 // requireAdmin lets a request through only with "Authorization: Bearer <token>". With no
 // token configured, admin routes answer 403 and say why. The comparison is constant-time
-// (over SHA-256 digests, so not even the token's length leaks).
-func requireAdmin(token string) gin.HandlerFunc {
+// (over SHA-256 digests, so not even the token's length leaks). A refused request logs a
+// warning (route, client, what was wrong with the header), never the token sent.
+func requireAdmin(token string, log *slog.Logger) gin.HandlerFunc {
 	want := sha256.Sum256([]byte(token))
 	return func(c *gin.Context) {
 		if token == "" {
@@ -21,9 +23,19 @@ func requireAdmin(token string) gin.HandlerFunc {
 				"admin routes are disabled: the server has no ADMIN_TOKEN")
 			return
 		}
-		got, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+		header := c.GetHeader("Authorization")
+		got, ok := strings.CutPrefix(header, "Bearer ")
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			reason := "wrong token"
+			switch {
+			case header == "":
+				reason = "no Authorization header"
+			case !ok:
+				reason = "not a Bearer token"
+			}
+			log.WarnContext(c.Request.Context(), "admin auth failed", "method", c.Request.Method, "route", c.FullPath(),
+				"remote", c.ClientIP(), "reason", reason)
 			c.Header("WWW-Authenticate", `Bearer realm="seckill admin"`)
 			abortProblem(c, api.CodeUnauthorized, "a valid admin bearer token is required")
 			return

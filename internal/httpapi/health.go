@@ -1,19 +1,16 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-	"sort"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/health"
 )
 
-// Check reports whether one dependency answers. It must honour ctx.
-type Check func(ctx context.Context) error
+// servingCheck names the process's own state in a readiness body.
+const servingCheck = "serving"
 
 // handleHealthz answers 200 while the process is alive and serving.
 func handleHealthz() gin.HandlerFunc {
@@ -22,34 +19,34 @@ func handleHealthz() gin.HandlerFunc {
 	}
 }
 
-// handleReadyz runs every check at once, each with the same short timeout, and answers 200
-// only when all pass, 503 otherwise. At once, so that a check that hangs until its timeout
-// (etcd without quorum, a Redlock node) does not leave the others no time and get them
-// reported down too. The body names each dependency and its state, never the error text,
-// which goes to the log (it can hold addresses).
-func handleReadyz(checks map[string]Check, logf func(ctx context.Context, name string, err error)) gin.HandlerFunc {
-	names := make([]string, 0, len(checks))
-	for name := range checks {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+// handleReadyz answers whether this process can serve: 200 unless ready returns an error
+// (draining), 503 then. It does no I/O: the backends every replica shares are listed as
+// backends' last round saw them (nil: none), and decide the status only with ?full=1 (or
+// full=true), a report for people that no probe should use. The body never holds an
+// error's text.
+func handleReadyz(ready func() error, backends *health.Checker) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-		defer cancel()
-		errs := make([]error, len(names))
-		var wg sync.WaitGroup
-		for i, name := range names {
-			wg.Go(func() { errs[i] = checks[name](ctx) })
+		body := api.Readiness{Status: api.StateOK, Checks: map[string]string{servingCheck: api.StateOK}}
+		if ready() != nil {
+			body.Status, body.Checks[servingCheck] = api.StateUnavailable, api.StateUnavailable
 		}
-		wg.Wait()
-		status, body := http.StatusOK, api.Readiness{Status: api.StateOK, Checks: make(map[string]string, len(names))}
-		for i, name := range names {
-			if errs[i] != nil {
-				logf(c.Request.Context(), name, errs[i])
-				status, body.Status, body.Checks[name] = http.StatusServiceUnavailable, api.StateUnavailable, api.StateUnavailable
-				continue
+		full := c.Query("full")
+		full1 := full == "1" || full == "true"
+		if backends != nil {
+			for _, r := range backends.Last() {
+				state := api.StateOK
+				if !r.Up {
+					state = api.StateUnavailable
+					if full1 {
+						body.Status = api.StateUnavailable
+					}
+				}
+				body.Checks[r.Backend] = state
 			}
-			body.Checks[name] = api.StateOK
+		}
+		status := http.StatusOK
+		if body.Status != api.StateOK {
+			status = http.StatusServiceUnavailable
 		}
 		c.JSON(status, body)
 	}

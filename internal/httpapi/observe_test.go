@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -27,10 +26,11 @@ func TestRequestIDAndMetrics(t *testing.T) {
 	var logs testenv.Buffer
 	m := metrics.New(nil, nil, buildinfo.Info{})
 	srv := httptest.NewServer(httpapi.NewServer(httpapi.Deps{
-		Logger:   slog.New(reqid.NewHandler(slog.NewJSONHandler(&logs, nil))),
-		Checks:   map[string]httpapi.Check{"down": func(context.Context) error { return errors.New("no") }},
-		Metrics:  m.Handler(),
-		Requests: m,
+		Logger:    slog.New(reqid.NewHandler(slog.NewJSONHandler(&logs, nil))),
+		Ready:     func() error { return errors.New("draining") },
+		AccessLog: httpapi.AccessLog{Mode: httpapi.AccessLogAll, Sample: 1},
+		Metrics:   m.Handler(),
+		Requests:  m,
 	}))
 	defer srv.Close()
 
@@ -56,8 +56,8 @@ func TestRequestIDAndMetrics(t *testing.T) {
 	if got := resp.Header.Get("X-Request-ID"); resp.StatusCode != 503 || got != "lb-7F000001:0001" {
 		t.Fatalf("GET /readyz: %d, X-Request-ID %q; want 503 and the client's id", resp.StatusCode, got)
 	}
-	if line := logLine(t, logs.String(), "readiness check failed"); line[reqid.Key] != "lb-7F000001:0001" {
-		t.Errorf("readiness log line %v lacks request_id lb-7F000001:0001", line)
+	if line := logLine(t, logs.String(), "request"); line[reqid.Key] != "lb-7F000001:0001" || line["route"] != "/readyz" {
+		t.Errorf("access log line %v lacks route /readyz and request_id lb-7F000001:0001", line)
 	}
 
 	for _, bad := range []string{"", "has space", strings.Repeat("x", reqid.MaxLen+1), "a\"b"} {

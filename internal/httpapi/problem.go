@@ -17,6 +17,9 @@ func abortProblem(c *gin.Context, code, detail string) {
 // (withRequestID) in its request_id, and stops the handler chain.
 func writeProblem(c *gin.Context, p api.Problem) {
 	p.RequestID = reqid.From(c.Request.Context())
+	if _, ok := c.Get(problemKey); ok { // the access log is on
+		c.Set(problemKey, p.Code)
+	}
 	c.Header("Content-Type", api.ContentTypeProblem)
 	c.AbortWithStatusJSON(p.Status, p)
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/api"
+	"github.com/seckill/seckill/internal/health"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/tracing"
@@ -17,8 +18,12 @@ import (
 
 // Deps is everything the HTTP layer needs.
 type Deps struct {
-	Logger     *slog.Logger
-	Checks     map[string]Check // readiness checks by dependency name
+	Logger *slog.Logger
+	// Ready reports whether this process can serve (nil) or not (draining): GET /readyz.
+	Ready func() error
+	// Backends watches the shared backends; /readyz lists their last states. Nil: none.
+	Backends   *health.Checker
+	AccessLog  AccessLog // which requests get an access log line; zero: none
 	Products   *inventory.Store
 	Orders     *order.Service
 	AdminToken string          // empty: admin routes answer 403
@@ -34,11 +39,25 @@ type Deps struct {
 	Tracer trace.TracerProvider
 }
 
-// NewServer returns the HTTP handler of the API: gin in release mode, no trusted proxies, no
-// redirects (a path that is a route but for a trailing slash or its case answers 404
-// not_found). Every request gets an id (X-Request-ID, see withRequestID), is reported to
-// d.Requests and, when tracing is on, has a span (see traced).
-func NewServer(d Deps) http.Handler {
+// NewServer returns the HTTP handler of the API, every route: gin in release mode, no
+// trusted proxies, no redirects (a path that is a route but for a trailing slash or its case
+// answers 404 not_found). Every request gets an id (X-Request-ID, see withRequestID), is
+// reported to d.Requests, gets an access log line as d.AccessLog says and, when tracing is
+// on, has a span (see traced).
+func NewServer(d Deps) http.Handler { return newServer(d, false) }
+
+// NewPublicServer is NewServer without /metrics and the admin routes, which answer 404
+// not_found: the handler of the listener a load balancer reaches when those are served on
+// another (ADMIN_ADDR).
+func NewPublicServer(d Deps) http.Handler { return newServer(d, true) }
+
+func newServer(d Deps, public bool) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Ready == nil {
+		d.Ready = func() error { return nil }
+	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.ContextWithFallback = true
@@ -50,11 +69,14 @@ func NewServer(d Deps) http.Handler {
 		r.Use(traced(t))
 	}
 	r.Use(withRequestID())
+	if d.AccessLog.Mode != AccessLogOff && d.AccessLog.Mode != "" {
+		r.Use(accessLog(d.Logger, d.AccessLog))
+	}
 	if d.Requests != nil {
 		r.Use(observe(d.Requests))
 	}
 	r.Use(recoverer(d.Logger))
-	addRoutes(r, d)
+	addRoutes(r, d, public)
 	return r
 }
 

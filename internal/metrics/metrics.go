@@ -40,6 +40,7 @@ type Metrics struct {
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
 	http       *httpMetrics
+	backends   *backendMetrics
 	db         *sql.DB               // nil: no product stock (WatchSales)
 	rdb        redis.UniversalClient // nil: no queue backlog (WatchSales)
 }
@@ -113,6 +114,7 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 	m.reg.MustRegister(m.purchases, m.purchaseD, m.lockWait, m.lockHold, m.contended, m.renewals, m.lost, m.releaseErr, m.batchSize,
 		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.shed, m.raised, m.dead, m.http.requests, m.http.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
+	m.backends = newBackendMetrics(m.reg)
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
 	}
