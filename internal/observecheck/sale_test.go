@@ -153,7 +153,8 @@ func sale(t *testing.T, base string, apis []*servers.API, token string) {
 	}
 }
 
-// answerOf names a purchase's answer: bought, a problem's code, accepted, or the error.
+// answerOf names a purchase's answer: bought, a problem's code, a status without one,
+// accepted, or the error.
 func answerOf(err error) string {
 	var p *api.Problem
 	var acc *client.AcceptedError
@@ -162,6 +163,8 @@ func answerOf(err error) string {
 		return "bought"
 	case errors.As(err, &acc):
 		return "accepted"
+	case errors.As(err, &p) && p.Code == "":
+		return fmt.Sprintf("%d without a problem (the load balancer's)", p.Status)
 	case errors.As(err, &p):
 		return p.Code
 	}
