@@ -3,6 +3,7 @@ package observecheck_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -70,5 +71,47 @@ func readYAML(t *testing.T, file string, v any) {
 	}
 	if err := yaml.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+// TestRunbooksExist: each alert's runbook annotation names a section of
+// docs/running-a-sale.md (a heading, as GitHub makes its anchor).
+func TestRunbooksExist(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join(deploy, "../docs/running-a-sale.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	for line := range strings.SplitSeq(string(doc), "\n") {
+		if h, ok := strings.CutPrefix(line, "#"); ok {
+			h = strings.ToLower(strings.TrimSpace(strings.TrimLeft(h, "#")))
+			anchors[strings.ReplaceAll(h, " ", "-")] = true
+		}
+	}
+	var rf struct {
+		Groups []struct {
+			Rules []struct {
+				Alert       string
+				Annotations map[string]string
+			}
+		}
+	}
+	readYAML(t, filepath.Join(deploy, "prometheus/rules/seckill.rules.yml"), &rf)
+	n := 0
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			n++
+			book, ok := strings.CutPrefix(r.Annotations["runbook"], "docs/running-a-sale.md#")
+			if !ok || !anchors[book] {
+				t.Errorf("alert %s: runbook %q is not a section of docs/running-a-sale.md", r.Alert, r.Annotations["runbook"])
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no alert read")
 	}
 }
