@@ -117,6 +117,9 @@ scrape_configs:
 	for deadline := time.Now().Add(5 * time.Second); !pulled() && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Replicas that stay: not yet run (no code exports seckill_backend_up here); once the
+	// readiness work is merged, run it and correct this list from what arrives (the latency
+	// alerts may join it, if a purchase takes over 250 ms to find Redis gone).
 	want := []string{"SeckillBackendDown", "SeckillErrorBudgetBurn", "SeckillHTTP5xx", "SeckillLB5xx",
 		"SeckillRateLimiterFailOpen", "SeckillUnavailable"}
 	if pulled() {
