@@ -22,7 +22,7 @@ type SelfAuditConfig struct {
 
 // selfAudit is the audit loop. Each round reads, without a lock, the newest products created
 // or sold within the window, and audits each with internal/audit (one PostgreSQL statement,
-// and a few Redis reads for a redis or queue product). docs/running-a-sale.md#seckillinconsistent
+// and three or four Redis reads for a redis or queue product). docs/running-a-sale.md#seckillinconsistent
 // says what counts as inconsistent and why a Redis disagreement must be seen twice.
 type selfAudit struct {
 	cfg     SelfAuditConfig
