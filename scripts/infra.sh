@@ -205,6 +205,21 @@ ensure_prometheus() {
 	fi
 }
 
+# ensure_alertmanager installs Debian's prometheus-alertmanager for internal/observecheck's
+# alert test, which starts an Alertmanager of its own behind a real fault. Where the package
+# starts its service, it is stopped: nothing should listen on :9093 on its behalf.
+ensure_alertmanager() {
+	{ command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null; } && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: prometheus-alertmanager not installed (the alert test needs it): sudo apt-get install prometheus-alertmanager"
+		return 0
+	fi
+	apt_install prometheus-alertmanager
+	if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus-alertmanager 2>/dev/null; then
+		systemctl disable --now prometheus-alertmanager >/dev/null 2>&1 || true
+	fi
+}
+
 up() {
 	local pg=reuse redis=reuse etcd=reuse missing=()
 	pg_answers || { pg=start; missing+=(postgres); }
@@ -224,6 +239,7 @@ up() {
 	ensure_haproxy
 	ensure_fault_tools
 	ensure_prometheus
+	ensure_alertmanager
 	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT" \
 		"ETCD_ENDPOINTS=http://127.0.0.1:$ETCD_PORT"
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/envflag"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
@@ -50,6 +51,7 @@ type config struct {
 	queueAttempts   int
 	sweepInterval   time.Duration
 	sweepBatch      int
+	selfAudit       app.SelfAuditConfig      // SELF_AUDIT_INTERVAL, SELF_AUDIT_PRODUCTS
 	soldOut         inventory.SoldOutOptions // SOLDOUT_LEASE, SOLDOUT_HOLD
 	pprofAddr       string
 	lockHistory     string // LOCK_HISTORY: a test and lab tool (see lockhistory.go)
@@ -124,6 +126,8 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	e.IntVar(&cfg.queueAttempts, "queue-attempts", "QUEUE_ATTEMPTS", 3, "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
 	e.DurationVar(&cfg.sweepInterval, "sweep-interval", "SWEEP_INTERVAL", time.Second, "how often this process's sweeper expires the reservations past their pay_by, giving their units back (env SWEEP_INTERVAL)")
 	e.IntVar(&cfg.sweepBatch, "sweep-batch", "SWEEP_BATCH", 100, "most products one sweep takes, and reservations it expires of each (env SWEEP_BATCH)")
+	e.DurationVar(&cfg.selfAudit.Every, "self-audit-interval", "SELF_AUDIT_INTERVAL", 30*time.Second, "how often this process audits the products sold within the last hour and exports what it found (seckill_audit_inconsistent_products); 0s: off (env SELF_AUDIT_INTERVAL)")
+	e.IntVar(&cfg.selfAudit.Products, "self-audit-products", "SELF_AUDIT_PRODUCTS", 50, "most products one self-audit round reads, the newest first (env SELF_AUDIT_PRODUCTS)")
 	e.DurationVar(&cfg.purchaseTimeout, "purchase-timeout", "PURCHASE_TIMEOUT", 10*time.Second, "server-side deadline of one purchase, at most 15s (env PURCHASE_TIMEOUT)")
 	// Empty means derived: these two stay strings, and their usage names their type.
 	writeTimeoutText := e.String("write-timeout", "WRITE_TIMEOUT", "", "the HTTP server's limit on answering a request, a `duration` counted from the end of its headers; empty: "+
@@ -173,6 +177,9 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	if cfg.batchMax < 1 || cfg.batchMax > 10000 {
 		errs = append(errs, fmt.Errorf("BATCH_MAX %d: want an integer from 1 to 10000", cfg.batchMax))
 	}
+	if cfg.selfAudit.Products < 1 || cfg.selfAudit.Products > 1000 {
+		errs = append(errs, fmt.Errorf("SELF_AUDIT_PRODUCTS %d: want an integer from 1 to 1000", cfg.selfAudit.Products))
+	}
 	if cfg.sweepBatch < 1 || cfg.sweepBatch > 10_000 {
 		errs = append(errs, fmt.Errorf("SWEEP_BATCH %d: want an integer from 1 to 10000", cfg.sweepBatch))
 	}
@@ -211,6 +218,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 		{"SOLDOUT_HOLD", cfg.soldOut.Hold, time.Second},
 		{"SHUTDOWN_DELAY", cfg.shutdownDelay, 0},
 		{"STARTUP_TIMEOUT", cfg.startupTimeout, time.Millisecond},
+		{"SELF_AUDIT_INTERVAL", cfg.selfAudit.Every, 0},
 	}
 	for _, d := range durations {
 		if d.d < d.min {

@@ -77,6 +77,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
 		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, LockHistory: lockHistory, TracerProvider: tp, AccessLog: cfg.accessLog,
+		SelfAudit: cfg.selfAudit,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
+	"github.com/seckill/seckill/internal/audit"
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
@@ -65,6 +66,9 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// AccessLog says which requests get an access log line; zero: none.
 	AccessLog httpapi.AccessLog
+	// SelfAudit, when its Every is set, audits the products on sale periodically and exports
+	// what it found (selfaudit.go); zero: off.
+	SelfAudit SelfAuditConfig
 }
 
 // App is a wired API process.
@@ -153,6 +157,11 @@ func New(cfg Config) *App {
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
 	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
 	go func() { defer listeners.Done(); a.Orders.RunSweeper(ctx) }() // reservations past their pay_by
+	if cfg.SelfAudit.Every > 0 {
+		sa := newSelfAudit(cfg.SelfAudit, sqlDB, audit.New(sqlDB, cfg.Redis, keys), m.SelfAudit(), cfg.Logger)
+		listeners.Add(1)
+		go func() { defer listeners.Done(); sa.run(ctx) }()
+	}
 	go func() { listeners.Wait(); close(a.listening) }()
 	return a
 }

@@ -198,9 +198,10 @@ func checkComposeRedisAOF(_ *testing.T, c composeFile) []error {
 
 func checkComposeObservability(_ *testing.T, c composeFile) []error {
 	want := map[string][]string{
-		"lb":         {"deploy/haproxy/haproxy.cfg"},
-		"prometheus": {"deploy/prometheus/prometheus.yml", "deploy/prometheus/rules"},
-		"grafana":    {"deploy/grafana/provisioning", "deploy/grafana/dashboards"},
+		"lb":           {"deploy/haproxy/haproxy.cfg"},
+		"prometheus":   {"deploy/prometheus/prometheus.yml", "deploy/prometheus/rules"},
+		"alertmanager": {"deploy/alertmanager/alertmanager.yml"},
+		"grafana":      {"deploy/grafana/provisioning", "deploy/grafana/dashboards"},
 	}
 	var errs []error
 	for svc, sources := range want {

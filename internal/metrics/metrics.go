@@ -45,8 +45,11 @@ type Metrics struct {
 	rdb        redis.UniversalClient // nil: no queue backlog (WatchSales)
 }
 
-// latency buckets from 100µs to ~6.5s.
-var buckets = prometheus.ExponentialBuckets(0.0001, 2, 17)
+// buckets are the latency buckets, in seconds: from 100µs, with a bound at 0.25, the purchase
+// latency objective (docs/running-a-sale.md#the-slos), and past 45, above the longest a
+// purchase can take (WRITE_TIMEOUT, 40 s at most), so that no answer lands in +Inf alone.
+var buckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+	0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45}
 
 // New registers the collectors, plus Go runtime, process, PostgreSQL pool and Redis pool
 // statistics when db and rdb are not nil, and seckill_build_info, a constant 1 labelled with
@@ -115,6 +118,7 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.shed, m.raised, m.dead, m.http.requests, m.http.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	m.backends = newBackendMetrics(m.reg)
+	m.initLabels()
 	if db != nil {
 		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
 	}

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -30,6 +29,9 @@ var (
 	backlogDesc = prometheus.NewDesc("seckill_queue_backlog",
 		"Purchases admitted and not yet written, read at scrape time, of each queue product with purchases queued within the last minute or still pending (the same on every replica: aggregate with max).",
 		[]string{"product_id"}, nil)
+	drainedDesc = prometheus.NewDesc("seckill_queue_drained_total",
+		"Purchases that left the stream of each queue product listed by seckill_queue_backlog, read at scrape time: written to PostgreSQL, or dead-lettered (Redis's entries-added less the stream's length; the same on every replica: aggregate with max).",
+		[]string{"product_id"}, nil)
 	deadDesc = prometheus.NewDesc("seckill_queue_dead_letters",
 		"Entries in the dead-letter stream of each queue product listed by seckill_queue_backlog, read at scrape time.",
 		[]string{"product_id"}, nil)
@@ -37,7 +39,8 @@ var (
 
 // WatchSales adds the state of the sales under way, read at each scrape, to the metrics:
 // seckill_product_stock from the PostgreSQL pool given to New (one indexed read of the
-// newest products), and seckill_queue_backlog and seckill_queue_dead_letters from the Redis
+// newest products), and seckill_queue_backlog, seckill_queue_drained_total and
+// seckill_queue_dead_letters from the Redis
 // client given to New under keys (the registry of live queue products and one round trip for
 // their streams). A read that fails or takes more than 2 s leaves its series out of that
 // scrape. Call it once, before serving.
@@ -53,6 +56,7 @@ type salesCollector struct {
 func (s *salesCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stockDesc
 	ch <- backlogDesc
+	ch <- drainedDesc
 	ch <- deadDesc
 }
 
@@ -92,6 +96,7 @@ func (s *salesCollector) collectQueues(ctx context.Context, ch chan<- prometheus
 	pipe := s.m.rdb.Pipeline()
 	ids := make([]int64, 0, len(members))
 	var queued, dead []*redis.IntCmd
+	var infos []*redis.XInfoStreamCmd
 	for _, mb := range members {
 		id, err := strconv.ParseInt(mb, 10, 64)
 		if err != nil {
@@ -100,13 +105,20 @@ func (s *salesCollector) collectQueues(ctx context.Context, ch chan<- prometheus
 		ids = append(ids, id)
 		queued = append(queued, pipe.XLen(ctx, s.keys.QueueStream(id)))
 		dead = append(dead, pipe.XLen(ctx, s.keys.QueueDead(id)))
+		infos = append(infos, pipe.XInfoStream(ctx, s.keys.QueueStream(id)))
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return
-	}
+	// XINFO STREAM fails for a stream not made yet: that product has no drained series.
+	_, _ = pipe.Exec(ctx)
 	for i, id := range ids {
+		if queued[i].Err() != nil || dead[i].Err() != nil {
+			continue
+		}
 		label := strconv.FormatInt(id, 10)
 		ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(queued[i].Val()), label)
 		ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(dead[i].Val()), label)
+		// Redis before 7.0 reports no entries-added (0): no drained series then.
+		if info, err := infos[i].Result(); err == nil && info.EntriesAdded >= info.Length && info.EntriesAdded > 0 {
+			ch <- prometheus.MustNewConstMetric(drainedDesc, prometheus.CounterValue, float64(info.EntriesAdded-info.Length), label)
+		}
 	}
 }

@@ -31,5 +31,4 @@ func (p *process) wait(d time.Duration) bool { return p.Wait(d) }
 
 func (p *process) stop(sig syscall.Signal, d time.Duration) bool { return p.Stop(sig, d) }
 
-//lint:ignore U1000 for a launcher that pauses its process (prometheus.go, another branch's)
 func (p *process) signal(sig syscall.Signal) error { return p.Signal(sig) }

@@ -31,7 +31,13 @@ type Prometheus struct {
 	URL string  // http://127.0.0.1:port: the HTTP API is under URL + "/api/v1/"
 	Dir string  // the directory of its configuration file (files given to StartPrometheus)
 	Log *Buffer // what it printed
+
+	proc *process
 }
+
+// Reload makes the server read its configuration and rule files again (SIGHUP), as an
+// operator's reload does; it returns at once. A test that rewrites a rule file in Dir calls it.
+func (p *Prometheus) Reload() error { return p.proc.signal(syscall.SIGHUP) }
 
 // StartPrometheus writes files (name: content; "prometheus.yml" among them, whose relative
 // paths, rule_files among them, are relative to that directory) into a directory of the
@@ -62,6 +68,7 @@ func StartPrometheus(t testing.TB, files map[string]string) *Prometheus {
 		if err != nil {
 			t.Fatalf("start prometheus: %v", err)
 		}
+		p.proc = proc
 		t.Cleanup(func() {
 			proc.stop(syscall.SIGTERM, 10*time.Second)
 			if t.Failed() {
