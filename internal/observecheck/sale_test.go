@@ -34,8 +34,6 @@ var mayBeEmpty = map[string]string{
 	"Replicas up and ready/not ready {{instance}}": "every /readyz answers 200 in a healthy sale",
 	"annotation/Alerts":                            "no alert fires in a short healthy sale",
 	"SeckillHTTP5xx":                               "no answer is 5xx in a healthy sale",
-	"SeckillBackendDown": "seckill_backend_up comes with the readiness work (issue #45, item 1); " +
-		"until it is merged no replica exports it",
 }
 
 // TestDashboardAndRulesDuringASale starts three API processes behind HAProxy and a Prometheus
