@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
+	"github.com/seckill/seckill/internal/authn"
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
@@ -65,6 +66,9 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// AccessLog says which requests get an access log line; zero: none.
 	AccessLog httpapi.AccessLog
+	// Buyers, when set, turns buyer identity on (httpapi.Deps.Buyers); App rereads its keys
+	// in the background (authn.Verifier.Run) until Close. Nil: off.
+	Buyers *authn.Verifier
 }
 
 // App is a wired API process.
@@ -142,6 +146,9 @@ func New(cfg Config) *App {
 		NoFair: noFair(cfg),
 		Tracer: cfg.TracerProvider,
 	}
+	if cfg.Buyers != nil { // never a typed nil in the interface: nil means off
+		deps.Buyers = cfg.Buyers
+	}
 	a.Handler, a.PublicHandler = httpapi.NewServer(deps), httpapi.NewPublicServer(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
@@ -153,6 +160,10 @@ func New(cfg Config) *App {
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
 	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
 	go func() { defer listeners.Done(); a.Orders.RunSweeper(ctx) }() // reservations past their pay_by
+	if cfg.Buyers != nil {
+		listeners.Add(1)
+		go func() { defer listeners.Done(); cfg.Buyers.Run(ctx) }()
+	}
 	go func() { listeners.Wait(); close(a.listening) }()
 	return a
 }
