@@ -37,7 +37,9 @@ func TestTargeterSigns(t *testing.T) {
 		if err := tr(&tgt); err != nil {
 			t.Fatal(err)
 		}
-		var body struct{ UserID int64 }
+		var body struct {
+			UserID int64 `json:"user_id"`
+		}
 		_ = json.Unmarshal(tgt.Body, &body)
 		tok, ok := strings.CutPrefix(tgt.Header.Get("Authorization"), "Bearer ")
 		user, err := v.Verify(tok)
