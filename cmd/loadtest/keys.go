@@ -51,8 +51,11 @@ func cmdKeys(_ context.Context, args []string, _ func(string) string, stdout, st
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		return err
 	}
-	// The JWKS is public, and read by containers that run as other users: 0644.
-	if err := errors.Join(writeFile(privFile, priv, 0o600), writeFile(jwksFile, authn.JWKS(keys...), 0o644)); err != nil {
+	// The JWKS is public, and read by containers that run as other users: 0644. It is
+	// written in place, not renamed over: Compose bind-mounts a secret's file, and a rename
+	// would leave the containers the old one. A reader that catches it half written keeps its
+	// keys and reads it again at its next reload.
+	if err := errors.Join(writeFile(privFile, priv, 0o600), os.WriteFile(jwksFile, authn.JWKS(keys...), 0o644), os.Chmod(jwksFile, 0o644)); err != nil {
 		return err
 	}
 	var k struct{ Kid string }
