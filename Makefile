@@ -73,6 +73,12 @@ clean: ## remove bin/
 
 # The API reference page (internal/apidoc): one HTML file, CSS inline, no script, that opens
 # from disk with no network.
+.PHONY: buyer-keys
+# SECRETS_DIR is compose.yaml's directory of secret files (docs/deployment.md#docker-compose).
+SECRETS_DIR ?= secrets
+buyer-keys: ## the buyer-token key pair in $(SECRETS_DIR): buyer-jwks.json for the API, buyer-signing-key.pem for loadtest -sign-key
+	$(GO) run ./cmd/loadtest keys -dir $(SECRETS_DIR)
+
 .PHONY: docs-api
 docs-api: ## docs/api.html, the API reference page, from the OpenAPI description internal/api/openapi.yaml
 	@test -f internal/api/openapi.yaml || { echo "docs-api: internal/api/openapi.yaml does not exist; the page is written from it" >&2; exit 1; }

@@ -62,6 +62,7 @@ type config struct {
 	rateLimits      httpapi.RateLimits
 	version         bool          // -version, no variable: print the build and exit
 	tracing         tracingConfig // the OTEL_* variables of traces (see tracing.go)
+	authn           authnConfig   // the AUTH_* variables of buyer identity (see authn.go)
 }
 
 // secrets are the settings that may hold a password or a token. Each may be given in a file
@@ -138,6 +139,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	rateUser := e.String("rate-limit-user", "RATE_LIMIT_USER", "10/s", "purchase attempts per user and product: N/s, N/m, N/h or off (env RATE_LIMIT_USER)")
 	rateAddr := e.String("rate-limit-addr", "RATE_LIMIT_ADDR", "off", "purchase attempts per client address: N/s, N/m, N/h or off (env RATE_LIMIT_ADDR)")
 	e.BoolVar(&cfg.migrate, "migrate", "MIGRATE_ON_START", true, "apply migrations at start (env MIGRATE_ON_START: true or false, as Go's strconv.ParseBool reads them)")
+	addAuthnFlags(e, &cfg.authn)
 	fs.BoolVar(&cfg.version, "version", false, "print the build (version, VCS revision and time, modified, Go version) and exit")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -152,6 +154,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	// REDIS_PASSWORD has no flag: arguments are visible to ps.
 	rs.password, rs.sentinelPassword = getenv("REDIS_PASSWORD"), getenv("REDIS_SENTINEL_PASSWORD")
 	errs = append(errs, cfg.parseRedisTopology(rs)...)
+	errs = append(errs, cfg.authn.check()...)
 	explicit := getenv("ETCD_ENDPOINTS") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "etcd-endpoints" })
 	errs = append(errs, cfg.parseLockBackend(*lockBackend, *etcdEndpoints, explicit, *etcdUser, getenv("ETCD_PASSWORD"))...)

@@ -69,6 +69,10 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 		log.Warn("SHUTDOWN_TIMEOUT is shorter than WRITE_TIMEOUT: a purchase in flight at shutdown may commit and lose its answer",
 			"shutdown_timeout", cfg.shutdownTimeout.String(), "write_timeout", cfg.writeTimeout.String())
 	}
+	buyers, err := cfg.authn.verifier(log)
+	if err != nil {
+		return err
+	}
 	lockHistory, closeLockHistory, err := openLockHistory(cfg.lockHistory, log)
 	if err != nil {
 		return err
@@ -78,6 +82,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
 		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, LockHistory: lockHistory, TracerProvider: tp, AccessLog: cfg.accessLog,
 		SelfAudit: cfg.selfAudit,
+		Buyers:    buyers,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),

@@ -10,6 +10,7 @@
 //	loadtest merge [flags] JSON...   one report from the runs of several load machines
 //	loadtest record [flags] JSON...  a bench record's markdown from JSON reports
 //	loadtest ceiling [flags]         serve the bare gin ceiling (what baseline starts)
+//	loadtest keys [flags]            make a key pair for buyer tokens: a private key and a JWKS
 //	loadtest version                 print the build (also -version)
 //
 // loadtest CMD -h lists a command's flags. A secret may be read from the file its _FILE form
@@ -72,6 +73,7 @@ var commands = []command{
 	{"merge", cmdMerge, "combine the JSON reports of runs from several load machines: merged histograms, summed counts"},
 	{"record", cmdRecord, "write a bench record's markdown from JSON reports (make bench, make bench-hot)"},
 	{ceilingCommand, cmdCeiling, "serve the bare gin ceiling (what baseline starts, one per target)"},
+	{"keys", cmdKeys, "make a key pair for buyer tokens: a private key for -sign-key and a JWKS for the API (AUTH_JWKS_FILE)"},
 	{"version", cmdVersion, "print the build: version, VCS revision and time, modified, Go version"},
 }
 

@@ -25,6 +25,7 @@ func (c *attackConfig) gateFlags(cmd string, fs *flag.FlagSet) {
 	fs.StringVar(&c.gate.tls.Cert, "tls-cert", "", "PEM file of the client certificate loadtest presents (with -tls-key)")
 	fs.StringVar(&c.gate.tls.Key, "tls-key", "", "PEM file of the client certificate's private key (with -tls-cert)")
 	fs.StringVar(&c.gate.tls.ServerName, "tls-server-name", "", "name the APIs' certificates must hold, sent as SNI; default: each target's host")
+	c.gate.sign.signFlags(fs)
 	if cmd == "run" {
 		fs.Int64Var(&c.Deploy.Product, "product", 0,
 			"buy this existing product (read through the API; its strategy, think_ms and stock are its own) instead of creating one")
@@ -42,6 +43,7 @@ func (c *attackConfig) gateFlags(cmd string, fs *flag.FlagSet) {
 type gateArgs struct {
 	headers headerFlag
 	tls     loadgen.TLSFiles
+	sign    signArgs
 }
 
 // finishGate reads the headers and the TLS files into c.Deploy, and refuses the flags
@@ -57,6 +59,9 @@ func (c *attackConfig) finishGate(fs *flag.FlagSet) error {
 		return loadgen.UsageError{Err: err}
 	}
 	c.Deploy.TLS = tlsConfig
+	if c.Deploy.Tokens, err = c.gate.sign.tokens(); err != nil {
+		return err
+	}
 	if c.Deploy.Product != 0 {
 		var shaping []string
 		fs.Visit(func(f *flag.Flag) {

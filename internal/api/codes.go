@@ -9,16 +9,23 @@ const (
 	// repeated or case-variant key, a missing or invalid field, or a path id or user id
 	// that is not a positive 64-bit integer.
 	CodeInvalidRequest = "invalid_request"
-	// CodeUnauthorized (401): an admin route without the right bearer token.
+	// CodeUnauthorized (401): an admin route without the right bearer token; with buyer
+	// identity on, a buyer route (purchase, bundle, order lookup, pay, cancel) without a
+	// bearer token, or with one that is forged, expired, not yet valid, or for another
+	// audience or issuer. WWW-Authenticate says which (RFC 6750).
 	CodeUnauthorized = "unauthorized"
 	// CodeAdminDisabled (403): an admin route while the server has no admin token.
 	CodeAdminDisabled = "admin_disabled"
+	// CodeUserMismatch (403): with buyer identity on, a purchase or bundle whose body's
+	// user_id is not the bearer token's user. Nothing was written.
+	CodeUserMismatch = "user_mismatch"
 	// CodeNotFound (404): no such route.
 	CodeNotFound = "not_found"
 	// CodeProductNotFound (404): no product with the id in the path.
 	CodeProductNotFound = "product_not_found"
 	// CodeOrderNotFound (404): the order lookup, a payment or a cancel found no order of this
-	// user for this product.
+	// user for this product; with buyer identity on, also for another user than the bearer
+	// token's, whether that user has an order or not.
 	CodeOrderNotFound = "order_not_found"
 	// CodeMethodNotAllowed (405): a method the route does not serve.
 	CodeMethodNotAllowed = "method_not_allowed"
@@ -68,6 +75,7 @@ var statuses = map[string]int{
 	CodeInvalidRequest:      http.StatusBadRequest,
 	CodeUnauthorized:        http.StatusUnauthorized,
 	CodeAdminDisabled:       http.StatusForbidden,
+	CodeUserMismatch:        http.StatusForbidden,
 	CodeNotFound:            http.StatusNotFound,
 	CodeProductNotFound:     http.StatusNotFound,
 	CodeOrderNotFound:       http.StatusNotFound,

@@ -52,11 +52,14 @@ type Product struct {
 // Purchase is the body of POST /api/v1/products/{id}/purchase.
 type Purchase struct {
 	// UserID is the buyer, a positive 64-bit integer; missing reads as 0, which is refused.
+	// With buyer identity on (docs/api.md#buyer-identity) the buyer is the bearer token's
+	// user: UserID may be 0, and is refused (CodeUserMismatch) if it is another user.
 	UserID int64 `json:"user_id"`
 }
 
 // BundlePurchase is the body of POST /api/v1/bundles/purchase: one unit of each product to
 // the user, all or nothing. ProductIDs are 1 to 10 distinct dlock products, not fair.
+// UserID is as in Purchase.
 type BundlePurchase struct {
 	UserID     int64   `json:"user_id"`
 	ProductIDs []int64 `json:"product_ids"`

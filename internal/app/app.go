@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/authn"
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
@@ -69,6 +70,9 @@ type Config struct {
 	// SelfAudit, when its Every is set, audits the products on sale periodically and exports
 	// what it found (selfaudit.go); zero: off.
 	SelfAudit SelfAuditConfig
+	// Buyers, when set, turns buyer identity on (httpapi.Deps.Buyers); App rereads its keys
+	// in the background (authn.Verifier.Run) until Close. Nil: off.
+	Buyers *authn.Verifier
 }
 
 // App is a wired API process.
@@ -146,6 +150,9 @@ func New(cfg Config) *App {
 		NoFair: noFair(cfg),
 		Tracer: cfg.TracerProvider,
 	}
+	if cfg.Buyers != nil { // never a typed nil in the interface: nil means off
+		deps.Buyers = cfg.Buyers
+	}
 	a.Handler, a.PublicHandler = httpapi.NewServer(deps), httpapi.NewPublicServer(deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
@@ -161,6 +168,10 @@ func New(cfg Config) *App {
 		sa := newSelfAudit(cfg.SelfAudit, sqlDB, audit.New(sqlDB, cfg.Redis, keys), m.SelfAudit(), cfg.Logger)
 		listeners.Add(1)
 		go func() { defer listeners.Done(); sa.run(ctx) }()
+	}
+	if cfg.Buyers != nil {
+		listeners.Add(1)
+		go func() { defer listeners.Done(); cfg.Buyers.Run(ctx) }()
 	}
 	go func() { listeners.Wait(); close(a.listening) }()
 	return a

@@ -56,6 +56,12 @@ func TestComposeControls(t *testing.T) {
 		{"_FILE not mounted", "no secret default", "ADMIN_TOKEN_FILE does not name a secret", func(m map[string]any) {
 			service(m, "api")["secrets"] = []any{"database_url"}
 		}},
+		{"buyer identity off", "buyer identity on", "AUTH_JWKS_FILE is not set", func(m map[string]any) {
+			delete(env(m, "api"), "AUTH_JWKS_FILE")
+		}},
+		{"buyer identity without an issuer", "buyer identity on", "AUTH_ISSUER is empty", func(m map[string]any) {
+			env(m, "api")["AUTH_ISSUER"] = ""
+		}},
 		{"grace of 30s", "grace above drain", "stop_grace_period 30s", func(m map[string]any) {
 			service(m, "api")["stop_grace_period"] = "30s"
 		}},

@@ -60,6 +60,7 @@ var composeChecks = map[string]composeCheck{
 	"loopback ports":        checkComposeLoopback,
 	"redis appendfsync":     checkComposeRedisAOF,
 	"observability mounted": checkComposeObservability,
+	"buyer identity on":     checkComposeBuyerIdentity,
 }
 
 // oneShot reports whether service name runs to completion: another service waits for it with

@@ -19,10 +19,12 @@ func handleBundlePurchase(d Deps) gin.HandlerFunc {
 			writeError(c, d, err)
 			return
 		}
-		switch {
-		case req.UserID <= 0:
-			writeError(c, d, errBadUser)
+		user, err := buyer(c, req.UserID)
+		if err != nil {
+			writeError(c, d, err)
 			return
+		}
+		switch {
 		case len(req.ProductIDs) == 0 || len(req.ProductIDs) > order.MaxBundle:
 			writeError(c, d, detailed{fmt.Sprintf("product_ids must name 1 to %d products", order.MaxBundle)})
 			return
@@ -33,11 +35,11 @@ func handleBundlePurchase(d Deps) gin.HandlerFunc {
 				return
 			}
 		}
-		if err := d.Limiter.AllowBundle(c.Request.Context(), req.ProductIDs, req.UserID, c.ClientIP()); err != nil {
+		if err := d.Limiter.AllowBundle(c.Request.Context(), req.ProductIDs, user, c.ClientIP()); err != nil {
 			writeError(c, d, err)
 			return
 		}
-		orders, err := d.Orders.PurchaseBundle(c.Request.Context(), req.ProductIDs, req.UserID)
+		orders, err := d.Orders.PurchaseBundle(c.Request.Context(), req.ProductIDs, user)
 		if err != nil {
 			writeError(c, d, err)
 			return

@@ -23,6 +23,8 @@ var errTooLarge = errors.New("request body too large")
 // only, never to the client.
 func writeError(c *gin.Context, d Deps, err error) {
 	switch {
+	case errors.Is(err, errUserMismatch):
+		abortProblem(c, api.CodeUserMismatch, "user_id is not the user of the bearer token: leave it out, or send the same")
 	case errors.Is(err, errTooLarge):
 		abortProblem(c, api.CodeRequestTooLarge, err.Error())
 	case errors.Is(err, errBadRequest), errors.Is(err, inventory.ErrInvalid):

@@ -84,18 +84,19 @@ func handlePurchase(d Deps) gin.HandlerFunc {
 			writeError(c, d, err)
 			return
 		}
-		if req.UserID <= 0 { // missing and null read as 0
-			writeError(c, d, errBadUser)
-			return
-		}
-		if err := d.Limiter.Allow(c.Request.Context(), id, req.UserID, c.ClientIP()); err != nil {
+		user, err := buyer(c, req.UserID)
+		if err != nil {
 			writeError(c, d, err)
 			return
 		}
-		o, err := d.Orders.Purchase(c.Request.Context(), id, req.UserID)
+		if err := d.Limiter.Allow(c.Request.Context(), id, user, c.ClientIP()); err != nil {
+			writeError(c, d, err)
+			return
+		}
+		o, err := d.Orders.Purchase(c.Request.Context(), id, user)
 		switch {
 		case errors.Is(err, order.ErrAccepted):
-			writeAccepted(c, id, req.UserID)
+			writeAccepted(c, id, user)
 		case err != nil:
 			writeError(c, d, err)
 		default:
@@ -118,10 +119,10 @@ func writeAccepted(c *gin.Context, id, user int64) {
 func handleOrderOf(d Deps) gin.HandlerFunc { return handleReservation(d, d.Orders.OrderOf) }
 
 // handleReservation answers a call on the order at /api/v1/products/:id/orders/:user_id:
-// the lookup, or POST .../pay and .../cancel (Service.Pay, Service.Cancel), which anyone who
-// may look the order up may call, as anyone may buy for a user id (authentication is the
-// gateway's, in front of this service: docs/api.md). 200 with the order, or the error's
-// problem.
+// the lookup, or POST .../pay and .../cancel (Service.Pay, Service.Cancel). With buyer
+// identity on, another user's order answers 404 order_not_found, as a missing one does,
+// without being read; off, anyone may call them for any user id (docs/api.md#buyer-identity).
+// 200 with the order, or the error's problem.
 func handleReservation(d Deps, call func(ctx context.Context, productID, userID int64) (order.Order, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := pathID(c)
@@ -132,6 +133,10 @@ func handleReservation(d Deps, call func(ctx context.Context, productID, userID 
 		user, err := strconv.ParseInt(c.Param("user_id"), 10, 64)
 		if err != nil || user <= 0 {
 			writeError(c, d, errBadUser)
+			return
+		}
+		if !ownOrder(c, user) {
+			writeError(c, d, order.ErrOrderNotFound)
 			return
 		}
 		o, err := call(c.Request.Context(), id, user)

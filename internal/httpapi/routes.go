@@ -22,11 +22,12 @@ func addRoutes(r *gin.Engine, d Deps, public bool) {
 		v1.GET("/products/:id/audit", admin, handleAudit(d))
 	}
 	v1.GET("/products/:id", handleGetProduct(d))
-	v1.POST("/products/:id/purchase", handlePurchase(d))
-	v1.POST("/bundles/purchase", handleBundlePurchase(d))
-	v1.GET("/products/:id/orders/:user_id", handleOrderOf(d))
-	v1.POST("/products/:id/orders/:user_id/pay", handleReservation(d, d.Orders.Pay))
-	v1.POST("/products/:id/orders/:user_id/cancel", handleReservation(d, d.Orders.Cancel))
+	buyer := requireBuyer(d.Buyers, d) // pass-through unless buyer identity is on
+	v1.POST("/products/:id/purchase", buyer, handlePurchase(d))
+	v1.POST("/bundles/purchase", buyer, handleBundlePurchase(d))
+	v1.GET("/products/:id/orders/:user_id", buyer, handleOrderOf(d))
+	v1.POST("/products/:id/orders/:user_id/pay", buyer, handleReservation(d, d.Orders.Pay))
+	v1.POST("/products/:id/orders/:user_id/cancel", buyer, handleReservation(d, d.Orders.Cancel))
 	r.GET(api.OpenAPIPath, handleOpenAPI())
 
 	r.NoRoute(func(c *gin.Context) {

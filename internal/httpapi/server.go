@@ -26,10 +26,14 @@ type Deps struct {
 	AccessLog  AccessLog // which requests get an access log line; zero: none
 	Products   *inventory.Store
 	Orders     *order.Service
-	AdminToken string          // empty: admin routes answer 403
-	Metrics    http.Handler    // GET /metrics; nil: not served
-	Limiter    *Limiter        // purchase rate limits; nil: none
-	Requests   RequestObserver // per-route request metrics; nil: none
+	AdminToken string // empty: admin routes answer 403
+	// Buyers, when set, turns buyer identity on: the purchase, bundle, order lookup, pay and
+	// cancel routes need a bearer token it accepts, and act for its user only. Nil: off, the
+	// user is the request's user_id.
+	Buyers   BuyerVerifier
+	Metrics  http.Handler    // GET /metrics; nil: not served
+	Limiter  *Limiter        // purchase rate limits; nil: none
+	Requests RequestObserver // per-route request metrics; nil: none
 	// NoFair, when set, is why this deployment cannot sell fair products (its locks are
 	// Redlock: dlock.ErrFairRedlock): creating one is refused, 400, with a
 	// sentence for the API's users that says so.

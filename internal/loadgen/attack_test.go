@@ -39,7 +39,7 @@ func TestAttackBoundedByRequests(t *testing.T) {
 	urls := fakeProductURLs(t, base, "dlock", 10)
 	var results bytes.Buffer
 	live := &liveCounts{}
-	res, err := attack(context.Background(), testSpec(newTargeter(urls, newBuyers(1, 0, 1))), live, nil, vegeta.NewEncoder(&results))
+	res, err := attack(context.Background(), testSpec(newTargeter(urls, newBuyers(1, 0, 1), nil)), live, nil, vegeta.NewEncoder(&results))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestAttackStopsAfterSoldOut(t *testing.T) {
 	t.Parallel()
 	_, base := fakeapi.New(t)
 	urls := fakeProductURLs(t, base, "dlock", 5)
-	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
+	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1), nil))
 	spec.requests, spec.duration, spec.afterSold = 1_000_000, 20*time.Second, 100*time.Millisecond
 	began := time.Now()
 	res, err := attack(context.Background(), spec, &liveCounts{}, nil, nil)
@@ -98,7 +98,7 @@ func TestAttackStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	_, base := fakeapi.New(t)
 	urls := fakeProductURLs(t, base, "dlock", 5)
-	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
+	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1), nil))
 	spec.requests, spec.duration, spec.rate = 1_000_000, 20*time.Second, 50
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -117,7 +117,7 @@ func TestAttackExcludesNoTargets(t *testing.T) {
 	t.Parallel()
 	_, base := fakeapi.New(t)
 	urls := fakeProductURLs(t, base, "dlock", 5)
-	inner := newTargeter(urls, newBuyers(1, 0, 1))
+	inner := newTargeter(urls, newBuyers(1, 0, 1), nil)
 	var n atomic.Int64
 	dry := func(tgt *vegeta.Target) error {
 		if n.Add(1) > 50 {
@@ -188,7 +188,7 @@ func near(a, b float64) bool { return a > b*0.999 && a < b*1.001 }
 func TestAttackKeepsTransportErrors(t *testing.T) {
 	t.Parallel()
 	urls := purchaseURLs([]string{"http://" + servers.FreeAddr(t)}, 1)
-	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1)))
+	spec := testSpec(newTargeter(urls, newBuyers(1, 0, 1), nil))
 	spec.requests = 20
 	res, err := attack(context.Background(), spec, &liveCounts{}, nil, nil)
 	if err != nil {

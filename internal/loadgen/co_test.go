@@ -32,7 +32,7 @@ func saturable(t *testing.T, slots int, hold time.Duration) []string {
 
 // saturatingSpec is an attack at 5 times what saturable(2, 5ms) serves (400/s).
 func saturatingSpec(urls []string, model string) attackSpec {
-	return attackSpec{name: "sat", targeter: newTargeter(urls, newBuyers(1, 0, 1)), model: model, rate: 2000, workers: 4,
+	return attackSpec{name: "sat", targeter: newTargeter(urls, newBuyers(1, 0, 1), nil), model: model, rate: 2000, workers: 4,
 		maxWorkers: 4, duration: time.Minute, requests: 400, timeout: 30 * time.Second}
 }
 

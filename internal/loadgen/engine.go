@@ -214,7 +214,7 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 			locks: newLockMeter(ctx, cfg.Deploy, it.Targets), lc: lc, emit: s.obs.ItemSampled})
 	}
 	log := newPurchaseLog(p.ID, cfg.Check) // each buyer's answers; every purchase with -check
-	res, err := s.attack(atkCtx, name, newTargeter(purchaseURLs(it.Targets, p.ID), b), live, lats, log, lc)
+	res, err := s.attack(atkCtx, name, newTargeter(purchaseURLs(it.Targets, p.ID), b, cfg.Deploy.Tokens), live, lats, log, lc)
 	lcReport := stopLifecycle(res)
 	stopWatch()
 	stopProgress()

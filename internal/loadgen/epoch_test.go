@@ -116,7 +116,7 @@ func quantile(sorted []time.Duration, q float64) float64 {
 
 // openSpec is an open attack of rate arrivals a second on urls for d, at most 1024 in flight.
 func openSpec(urls []string, rate int, d time.Duration) attackSpec {
-	return attackSpec{name: "open", targeter: newTargeter(urls, newBuyers(1, 0, 1)), model: ModelOpen, rate: rate,
+	return attackSpec{name: "open", targeter: newTargeter(urls, newBuyers(1, 0, 1), nil), model: ModelOpen, rate: rate,
 		workers: 8, maxWorkers: 1024, duration: d, requests: 1_000_000, timeout: 30 * time.Second}
 }
 

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -65,9 +66,10 @@ func purchaseURLs(bases []string, productID int64) []string {
 }
 
 // newTargeter returns a vegeta Targeter of purchase requests that go round-robin to urls,
-// each with the next user id from b. It never runs dry: the attack is bounded by its pacer
-// and duration. It is safe for concurrent use, as vegeta requires.
-func newTargeter(urls []string, b *buyers) vegeta.Targeter {
+// each with the next user id from b and, when tokens is not nil, that buyer's bearer token.
+// It never runs dry: the attack is bounded by its pacer and duration. It is safe for
+// concurrent use, as vegeta requires.
+func newTargeter(urls []string, b *buyers, tokens *Tokens) vegeta.Targeter {
 	var n atomic.Uint64
 	header := http.Header{"Content-Type": []string{"application/json"}} // read-only: Request copies it
 	return func(t *vegeta.Target) error {
@@ -82,6 +84,13 @@ func newTargeter(urls []string, b *buyers) vegeta.Targeter {
 		body = strconv.AppendInt(body, id, 10)
 		t.Body = append(body, '}')
 		t.Header = header
+		if tokens != nil {
+			jwt, err := tokens.Token(context.Background(), id)
+			if err != nil {
+				return err
+			}
+			t.Header = http.Header{"Content-Type": header["Content-Type"], "Authorization": []string{"Bearer " + jwt}}
+		}
 		return nil
 	}
 }

@@ -88,7 +88,7 @@ func TestTargeterRoundRobin(t *testing.T) {
 	if got, want := urls[0], "http://127.0.0.1:8081/api/v1/products/42/purchase"; got != want {
 		t.Fatalf("url = %q, want %q", got, want)
 	}
-	tr := newTargeter(urls, newBuyers(5, 0, 1))
+	tr := newTargeter(urls, newBuyers(5, 0, 1), nil)
 	for i := range 4 {
 		var tgt vegeta.Target
 		if err := tr(&tgt); err != nil {

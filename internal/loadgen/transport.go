@@ -27,6 +27,9 @@ type Deployment struct {
 	TLS *tls.Config
 	// Product, when not 0, is the product run buys instead of creating one (see product).
 	Product int64
+	// Tokens, when set, gives each buyer's bearer token, sent on every request made for a
+	// buyer (purchases, payments, cancels, lookups): for an API with buyer identity on.
+	Tokens *Tokens
 }
 
 // TLSFiles names the files of the client's TLS: -tls-ca, -tls-cert and -tls-key, and the
@@ -126,7 +129,11 @@ func (d Deployment) HTTPClient(conns int, timeout time.Duration, wrap func(http.
 // apiClient returns the typed client of the API at base, sending through d's HTTP client
 // with the admin token on the admin routes.
 func (d Deployment) apiClient(base, adminToken string) *client.Client {
-	return client.New(base, &client.Options{AdminToken: adminToken, HTTPClient: d.HTTPClient(0, client.DefaultTimeout, nil)})
+	opts := &client.Options{AdminToken: adminToken, HTTPClient: d.HTTPClient(0, client.DefaultTimeout, nil)}
+	if d.Tokens != nil {
+		opts.BuyerToken = d.Tokens.Token
+	}
+	return client.New(base, opts)
 }
 
 // attackClient is the client of an attack's purchases, with conns idle connections per host

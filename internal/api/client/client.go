@@ -36,6 +36,11 @@ type Options struct {
 	AdminToken string
 	// HTTPClient sends the requests. Default: a client with a 10 s timeout per request.
 	HTTPClient *http.Client
+	// BuyerToken, when set, gives the bearer token of a user, sent as "Authorization: Bearer
+	// <token>" on the buyer routes (purchase, bundle, order lookup, pay, cancel) for the user
+	// the call names: for an API with buyer identity on (docs/api.md#buyer-identity). An
+	// error it returns is the call's, and nothing is sent. Default: no token.
+	BuyerToken func(ctx context.Context, userID int64) (string, error)
 }
 
 // DefaultTimeout is the timeout of the default HTTPClient.
@@ -48,6 +53,7 @@ const maxAnswer = 1 << 20
 type Client struct {
 	base  string
 	token string
+	buyer func(ctx context.Context, userID int64) (string, error)
 	hc    *http.Client
 }
 
@@ -60,20 +66,20 @@ func New(baseURL string, opts *Options) *Client {
 	if hc == nil {
 		hc = &http.Client{Timeout: DefaultTimeout}
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: opts.AdminToken, hc: hc}
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: opts.AdminToken, buyer: opts.BuyerToken, hc: hc}
 }
 
 // CreateProduct creates a product (admin): POST /api/v1/products.
 func (c *Client) CreateProduct(ctx context.Context, np api.NewProduct) (api.Product, error) {
 	var p api.Product
-	err := c.do(ctx, http.MethodPost, "/api/v1/products", true, np, &p)
+	err := c.do(ctx, http.MethodPost, "/api/v1/products", admin, np, &p)
 	return p, err
 }
 
 // Product reads product id: GET /api/v1/products/{id}.
 func (c *Client) Product(ctx context.Context, id int64) (api.Product, error) {
 	var p api.Product
-	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d", id), false, nil, &p)
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d", id), anyone, nil, &p)
 	return p, err
 }
 
@@ -84,7 +90,7 @@ func (c *Client) Product(ctx context.Context, id int64) (api.Product, error) {
 // purchase not written within the API's QUEUE_WAIT is an *AcceptedError (202): poll OrderOf.
 func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
-	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", productID), false,
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", productID), userID,
 		api.Purchase{UserID: userID}, &o)
 	return o, err
 }
@@ -94,7 +100,7 @@ func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Ord
 // purchased, not found) is an *api.Problem whose ProductID names it.
 func (c *Client) PurchaseBundle(ctx context.Context, userID int64, productIDs ...int64) (api.Bundle, error) {
 	var b api.Bundle
-	err := c.do(ctx, http.MethodPost, "/api/v1/bundles/purchase", false,
+	err := c.do(ctx, http.MethodPost, "/api/v1/bundles/purchase", userID,
 		api.BundlePurchase{UserID: userID, ProductIDs: productIDs}, &b)
 	return b, err
 }
@@ -104,7 +110,7 @@ func (c *Client) PurchaseBundle(ctx context.Context, userID int64, productIDs ..
 // api.CodeOrderNotFound.
 func (c *Client) OrderOf(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
-	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/%d", productID, userID), false, nil, &o)
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/%d", productID, userID), userID, nil, &o)
 	return o, err
 }
 
@@ -115,7 +121,7 @@ func (c *Client) OrderOf(ctx context.Context, productID, userID int64) (api.Orde
 // api.CodeOrderNotFound.
 func (c *Client) Pay(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
-	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/pay", productID, userID), false, nil, &o)
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/pay", productID, userID), userID, nil, &o)
 	return o, err
 }
 
@@ -125,14 +131,14 @@ func (c *Client) Pay(ctx context.Context, productID, userID int64) (api.Order, e
 // api.CodeOrderPaid, an expired one api.CodeOrderExpired, none api.CodeOrderNotFound.
 func (c *Client) Cancel(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
-	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/cancel", productID, userID), false, nil, &o)
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/cancel", productID, userID), userID, nil, &o)
 	return o, err
 }
 
 // Audit computes the audit of product id (admin): GET /api/v1/products/{id}/audit.
 func (c *Client) Audit(ctx context.Context, id int64) (api.Audit, error) {
 	var a api.Audit
-	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/audit", id), true, nil, &a)
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/audit", id), admin, nil, &a)
 	return a, err
 }
 
@@ -148,6 +154,6 @@ func (c *Client) Ready(ctx context.Context) error {
 // state (a check named "etcd" or "redlock" says where the product locks live).
 func (c *Client) Readiness(ctx context.Context) (api.Readiness, error) {
 	var r api.Readiness
-	err := c.do(ctx, http.MethodGet, "/readyz", false, nil, &r)
+	err := c.do(ctx, http.MethodGet, "/readyz", anyone, nil, &r)
 	return r, err
 }

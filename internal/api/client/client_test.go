@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -106,7 +107,9 @@ func TestNoAnswer(t *testing.T) {
 	}
 }
 
-// TestRequests: each method's request, and the admin token on admin routes only.
+// TestRequests: each method's request, the admin token on admin routes only, and with
+// BuyerToken the named user's token on the buyer routes only; a token that cannot be had
+// sends nothing.
 func TestRequests(t *testing.T) {
 	var (
 		mu  sync.Mutex
@@ -122,7 +125,17 @@ func TestRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := client.New(srv.URL, &client.Options{AdminToken: "tok"})
+	errNoKey := errors.New("no key")
+	b := client.New(srv.URL, &client.Options{AdminToken: "tok", BuyerToken: func(_ context.Context, user int64) (string, error) {
+		if user == 13 {
+			return "", errNoKey
+		}
+		return fmt.Sprintf("user-%d", user), nil
+	}})
 	ctx := context.Background()
+	if _, err := b.Purchase(ctx, 3, 13); !errors.Is(err, errNoKey) {
+		t.Errorf("Purchase with no token to be had = %v, want its error", err)
+	}
 	for _, err := range []error{
 		first(c.CreateProduct(ctx, api.NewProduct{Name: "w", Stock: new(0)})),
 		first(c.Product(ctx, 3)),
@@ -130,6 +143,13 @@ func TestRequests(t *testing.T) {
 		first(c.OrderOf(ctx, 3, 9)),
 		first(c.Audit(ctx, 3)),
 		c.Ready(ctx),
+		first(b.Product(ctx, 3)),
+		first(b.Purchase(ctx, 3, 9)),
+		first(b.PurchaseBundle(ctx, 8, 3, 4)),
+		first(b.OrderOf(ctx, 3, 9)),
+		first(b.Pay(ctx, 3, 9)),
+		first(b.Cancel(ctx, 3, 9)),
+		first(b.Audit(ctx, 3)),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -142,6 +162,13 @@ func TestRequests(t *testing.T) {
 		`GET /api/v1/products/3/orders/9`,
 		`GET /api/v1/products/3/audit Bearer tok`,
 		`GET /readyz`,
+		`GET /api/v1/products/3`,
+		`POST /api/v1/products/3/purchase Bearer user-9 {"user_id":9}`,
+		`POST /api/v1/bundles/purchase Bearer user-8 {"user_id":8,"product_ids":[3,4]}`,
+		`GET /api/v1/products/3/orders/9 Bearer user-9`,
+		`POST /api/v1/products/3/orders/9/pay Bearer user-9`,
+		`POST /api/v1/products/3/orders/9/cancel Bearer user-9`,
+		`GET /api/v1/products/3/audit Bearer tok`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

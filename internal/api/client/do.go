@@ -15,18 +15,25 @@ import (
 	"github.com/seckill/seckill/internal/api"
 )
 
-// do sends one request, with body in encoded as JSON unless nil and the admin token if
-// admin, and decodes a 2xx answer into out. Any other answer is returned as an *api.Problem,
+// Who a request is sent as: a user id (> 0) sends that buyer's token, when the client has
+// Options.BuyerToken.
+const (
+	anyone int64 = 0
+	admin  int64 = -1 // the admin token
+)
+
+// do sends one request as who (anyone, admin, or a user id), with body in encoded as JSON
+// unless nil, and decodes a 2xx answer into out. Any other answer is returned as an *api.Problem,
 // anything that kept an answer from being read as a wrapped error; both are prefixed with
 // the method and path.
-func (c *Client) do(ctx context.Context, method, path string, admin bool, in, out any) error {
-	if err := c.roundTrip(ctx, method, path, admin, in, out); err != nil {
+func (c *Client) do(ctx context.Context, method, path string, who int64, in, out any) error {
+	if err := c.roundTrip(ctx, method, path, who, in, out); err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	return nil
 }
 
-func (c *Client) roundTrip(ctx context.Context, method, path string, admin bool, in, out any) error {
+func (c *Client) roundTrip(ctx context.Context, method, path string, who int64, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -43,8 +50,15 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, admin bool,
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if admin && c.token != "" {
+	switch {
+	case who == admin && c.token != "":
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	case who > 0 && c.buyer != nil:
+		token, err := c.buyer(ctx, who)
+		if err != nil {
+			return fmt.Errorf("buyer token: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
