@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,8 +22,7 @@ import (
 // apiJob is the scrape job deploy/prometheus's rules and the Grafana dashboard select.
 const apiJob = "seckill-api"
 
-// postgresPort is PostgreSQL's: the DATABASE_URL that would name another is a secret, which
-// the render holds as a placeholder.
+// postgresPort is PostgreSQL's, for a DATABASE_URL that names none.
 const postgresPort = 5432
 
 // addrPort is the port of a listen address or host:port (":8080"), or of a URL.
@@ -108,10 +108,13 @@ func checkK8sScrape(t *testing.T, r rendered) []error {
 	return errs
 }
 
-// backendPorts are the ports the API reaches: PostgreSQL's, and those of the ConfigMap's
-// Redis and etcd addresses.
+// backendPorts are the ports the API's pods reach: each container's PostgreSQL (or
+// PgBouncer), and the ports of the ConfigMap's Redis and etcd addresses.
 func (r rendered) backendPorts() (map[int32]string, error) {
-	ports := map[int32]string{postgresPort: "PostgreSQL"}
+	ports := map[int32]string{}
+	for _, c := range r.allContainers() {
+		ports[r.databasePort(&c)] = "DATABASE_URL of " + c.Name
+	}
 	env := r.env(r.api())
 	for _, name := range []string{"REDIS_ADDR", "REDIS_CLUSTER_ADDRS", "REDIS_SENTINEL_ADDRS", "REDLOCK_ADDRS", "ETCD_ENDPOINTS"} {
 		for a := range strings.SplitSeq(env[name], ",") {
@@ -126,6 +129,33 @@ func (r rendered) backendPorts() (map[int32]string, error) {
 		}
 	}
 	return ports, nil
+}
+
+// databasePort is the port of the URL in the Secret key that container c's DATABASE_URL_FILE
+// names, or PostgreSQL's when that holds no URL with a port (the test's placeholders).
+func (r rendered) databasePort(c *corev1.Container) int32 {
+	var file string
+	for _, e := range c.Env {
+		if e.Name == "DATABASE_URL_FILE" {
+			file = e.Value
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		if file == "" || path.Dir(file) != path.Clean(m.MountPath) {
+			continue
+		}
+		for _, v := range r.deployment().Spec.Template.Spec.Volumes {
+			for _, s := range r.secrets {
+				if v.Name != m.Name || v.Secret == nil || v.Secret.SecretName != s.Name {
+					continue
+				}
+				if p, err := addrPort(strings.TrimSpace(string(s.Data[path.Base(file)]))); err == nil {
+					return p
+				}
+			}
+		}
+	}
+	return postgresPort
 }
 
 func checkK8sNetworkPolicy(t *testing.T, r rendered) []error {
