@@ -2,6 +2,7 @@ package deploycheck_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,13 @@ func (r rendered) publicPorts(path string) ([]int32, []error) {
 	return ports, errs
 }
 
+func ruleHTTPPaths(rule networkingv1.IngressRule) []networkingv1.HTTPIngressPath {
+	if rule.HTTP == nil {
+		return nil
+	}
+	return rule.HTTP.Paths
+}
+
 func (r rendered) service(name string) *corev1.Service {
 	for _, s := range r.services {
 		if s.Name == name {
@@ -73,8 +81,8 @@ func (r rendered) service(name string) *corev1.Service {
 // checkK8sPublicPath: clients reach the API through the Ingress, which routes its routes and
 // not /metrics, /healthz or /readyz; no Service puts the pods on a node's or a cloud's port.
 // The admin routes share the public listener unless ADMIN_ADDR moves them and /metrics to a
-// port of their own, which no Service then exposes: once cmd/api reads ADMIN_ADDR, it must
-// be set.
+// port of their own, which no Ingress then reaches: once cmd/api reads ADMIN_ADDR, it must be
+// set.
 func checkK8sPublicPath(t *testing.T, r rendered) []error {
 	public, metrics, err := r.ports(t)
 	if err != nil {
@@ -85,9 +93,15 @@ func checkK8sPublicPath(t *testing.T, r rendered) []error {
 		if s.Spec.Type != "" && s.Spec.Type != corev1.ServiceTypeClusterIP {
 			errs = append(errs, fmt.Errorf("Service %s: type %s puts every route of the API, /metrics too, on the public path; want ClusterIP behind the Ingress", s.Name, s.Spec.Type))
 		}
-		for _, sp := range s.Spec.Ports {
-			if cp, ok := r.containerPort(sp.TargetPort); ok && metrics != public && cp == metrics {
-				errs = append(errs, fmt.Errorf("Service %s: port %s reaches the metrics and admin port %d", s.Name, sp.Name, metrics))
+	}
+	if metrics != public {
+		for _, ing := range r.ingresses {
+			for _, rule := range ing.Spec.Rules {
+				for _, p := range ruleHTTPPaths(rule) {
+					if ports, _ := r.publicPorts(p.Path); slices.Contains(ports, metrics) {
+						errs = append(errs, fmt.Errorf("Ingress %s: %s reaches the metrics and admin port %d", ing.Name, p.Path, metrics))
+					}
+				}
 			}
 		}
 	}
@@ -118,11 +132,23 @@ func checkK8sPublicPath(t *testing.T, r rendered) []error {
 }
 
 // TestKustomizeAdminListener renders the overlay with the PodMonitor and the admin listener
-// components: /metrics and the admin routes on ADMIN_ADDR, a port no Service exposes and
-// only Prometheus reaches. Every check must pass, but that a cmd/api without a second
-// listener does not know ADMIN_ADDR.
+// components: /metrics and the admin routes on ADMIN_ADDR, a port no Ingress reaches and
+// only Prometheus may. Every check must pass, but that a cmd/api without a second listener
+// does not know ADMIN_ADDR. The control: the Ingress sent to that port through the Service.
 func TestKustomizeAdminListener(t *testing.T) {
-	r, err := renderK8s(withComponents(k8sFiles(t), podMonitorComponent, adminListenerComponent))
+	files := withComponents(k8sFiles(t), podMonitorComponent, adminListenerComponent)
+	control := map[string]string{}
+	for k, v := range files {
+		control[k] = v
+	}
+	control["base/service.yaml"] += "    - name: admin\n      port: 9091\n      targetPort: admin\n"
+	control[overlay+"/ingress.yaml"] = strings.Replace(control[overlay+"/ingress.yaml"], "name: http", "name: admin", 1)
+	if r, err := renderK8s(control); err != nil {
+		t.Fatal(err)
+	} else if errs := checkK8sPublicPath(t, r); !slices.ContainsFunc(errs, func(e error) bool { return strings.Contains(e.Error(), "reaches the metrics and admin port 9091") }) {
+		t.Errorf("public path with the Ingress sent to the admin port: %v, want it to say so", errs)
+	}
+	r, err := renderK8s(files)
 	if err != nil {
 		t.Fatal(err)
 	}

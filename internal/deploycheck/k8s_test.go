@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -52,15 +53,22 @@ type podMonitor struct {
 	} `json:"spec"`
 }
 
-// withComponents returns files with the overlay rendering the components named too, in order.
+// withComponents returns files with the overlay rendering the components named too, in order,
+// before those it lists already.
 func withComponents(files map[string]string, components ...string) map[string]string {
 	out := make(map[string]string, len(files))
 	for k, v := range files {
 		out[k] = v
 	}
-	out[overlay+"/kustomization.yaml"] += "components:\n"
+	var list strings.Builder
 	for _, c := range components {
-		out[overlay+"/kustomization.yaml"] += "  - ../../" + c + "\n"
+		list.WriteString("  - ../../" + c + "\n")
+	}
+	k := overlay + "/kustomization.yaml"
+	if strings.HasPrefix(out[k], "components:\n") || strings.Contains(out[k], "\ncomponents:\n") {
+		out[k] = strings.Replace(out[k], "components:\n", "components:\n"+list.String(), 1)
+	} else {
+		out[k] += "components:\n" + list.String()
 	}
 	return out
 }
