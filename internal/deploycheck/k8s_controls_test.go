@@ -18,7 +18,10 @@ func TestKustomizeControls(t *testing.T) {
 		spreadSelector = "          labelSelector:\n            matchLabels:\n              app.kubernetes.io/name: seckill-api\n"
 		startupProbe   = "          startupProbe:\n            httpGet:\n              path: /healthz\n              port: http\n            periodSeconds: 2\n            timeoutSeconds: 2\n            failureThreshold: 40\n"
 		dnsEgress      = "    - to:\n"
-		ingressPeers   = "    - from:\n        - namespaceSelector:\n            matchLabels:\n              kubernetes.io/metadata.name: ingress-nginx\n        - namespaceSelector:\n            matchLabels:\n              kubernetes.io/metadata.name: monitoring\n      ports:\n"
+		// The overlay's last patch, and one after it that opens the pods' port to every peer
+		// (a patch of the overlay's own, so that it holds whatever components it lists).
+		etcdPatch   = "        value: http://etcd.seckill-data.svc:2379\n"
+		openIngress = "  - target:\n      kind: NetworkPolicy\n      name: seckill-api\n    patch: |-\n      - op: add\n        path: /spec/ingress/-\n        value:\n          ports:\n            - port: http\n"
 	)
 	cases := []struct {
 		name, file, old, new string
@@ -61,12 +64,12 @@ func TestKustomizeControls(t *testing.T) {
 		{"more replicas", dep, "replicas: 3", "replicas: 5", "connection budget", "more than max_connections 200"},
 		{"bigger pools", cm, `DB_MAX_CONNS: "20"`, `DB_MAX_CONNS: "30"`, "connection budget", "223 connections, more than max_connections 200"},
 		{"budget undeclared", dep, "    seckill/postgres-max-connections: \"200\"\n", "", "connection budget", "seckill/postgres-max-connections"},
-		{"scrape on another port", dep, `prometheus.io/port: "8080"`, `prometheus.io/port: "9090"`, "scrape", `port "9090"`},
+		{"scrape on another path", dep, "prometheus.io/path: /metrics", "prometheus.io/path: /stats", "scrape", `path "/stats"`},
 		{"PodMonitor selects nothing", monitor, "  selector:\n    matchLabels:\n      app.kubernetes.io/name: seckill-api\n", "  selector:\n    matchLabels:\n      app.kubernetes.io/name: seckill\n", "scrape", "does not select the API's pods"},
 		{"PodMonitor's job", monitor, "jobLabel: app.kubernetes.io/name", "jobLabel: app.kubernetes.io/part-of", "scrape", `gives the job "seckill"`},
-		{"PodMonitor's port", monitor, "    - port: http", "    - port: metrics", "scrape", `endpoint port "metrics"`},
+		{"PodMonitor's path", monitor, "      path: /metrics", "      path: /stats", "scrape", `path "/stats"`},
 		{"policy selects nothing", netpol, "  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: seckill-api\n", "  podSelector:\n    matchLabels:\n      app: seckill\n", "network policy", "0 NetworkPolicies select"},
-		{"ingress from everywhere", netpol, ingressPeers, "    - ports:\n", "network policy", "allows every peer or every port"},
+		{"ingress from everywhere", overlay + "/kustomization.yaml", etcdPatch, etcdPatch + openIngress, "network policy", "allows every peer or every port"},
 		{"egress to 443", netpol, "    - ports:\n        - port: 5432", "    - ports:\n        - port: 443\n          protocol: TCP\n        - port: 5432", "network policy", "egress to TCP 443"},
 		{"egress to every port", netpol, "    - ports:\n        - port: 5432", "    - to: []\n    - ports:\n        - port: 5432", "network policy", "allows every port"},
 		{"no DNS", netpol, "        - port: 53\n          protocol: UDP\n", "", "network policy", "no egress to DNS (UDP 53)"},

@@ -24,8 +24,8 @@ const podIP = "192.0.2.10"
 // its Kubernetes discovery replaced by the targets it would discover (Debian's Prometheus is
 // built without Kubernetes discovery): each port of an API pod annotated as the render
 // annotates it, a port of another of its containers, and a pod of another app annotated alike. Exactly one target must be kept,
-// in job seckill-api, at the pod's IP, the annotated port and path; and two without the
-// rule that keeps the annotated port.
+// in job seckill-api, at the pod's IP, the annotated port and path; and one per port of the
+// pod without the rule that keeps the annotated port.
 func TestKubernetesScrapeJob(t *testing.T) {
 	servers.PrometheusBin(t) // skip before rendering anything
 	r, err := renderK8s(k8sFiles(t))
@@ -73,6 +73,7 @@ func TestKubernetesScrapeJob(t *testing.T) {
 		t.Fatalf("active targets %+v, want one: %s in job %s, pod seckill-api-1", got, want, apiJob)
 	}
 	// The control: without its keepequal rule, the job scrapes each port of the pod.
+	wantAll := len(ports) + 1
 	var rules []any
 	for _, r := range job["relabel_configs"].([]any) {
 		if r.(map[string]any)["action"] != "keepequal" {
@@ -80,8 +81,8 @@ func TestKubernetesScrapeJob(t *testing.T) {
 		}
 	}
 	job["relabel_configs"] = rules
-	if got := activeTargets(t, job, len(targets)); len(got) != 2 {
-		t.Fatalf("without keepequal: active targets %+v, want the two ports of the pod", got)
+	if got := activeTargets(t, job, len(targets)); len(got) != wantAll {
+		t.Fatalf("without keepequal: active targets %+v, want the %d ports of the pod", got, wantAll)
 	}
 }
 
