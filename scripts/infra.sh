@@ -11,7 +11,8 @@
 #          only grow (history older than an hour is compacted), with its log in .run/etcd.log.
 #          Then create the role and database the service uses, and install Chromium (Debian's
 #          chromium) for the lab report's browser test, HAProxy (Debian's haproxy) for make demo
-#          and the rolling-restart test, the fault tests' tools (iproute2, nftables, iptables,
+#          and the rolling-restart test, PgBouncer (Debian's pgbouncer) for the tests of the API
+#          behind a transaction pool, the fault tests' tools (iproute2, nftables, iptables,
 #          faketime), and Debian's prometheus (prometheus and promtool, for the tests of
 #          deploy/prometheus and deploy/grafana; only the binaries are used: the package's own
 #          service is left stopped). Idempotent.
@@ -170,6 +171,22 @@ ensure_haproxy() {
 	apt_install haproxy
 }
 
+# ensure_pgbouncer: Debian's pgbouncer, for the tests that run the API behind a transaction pool
+# (deploy/pgbouncer/seckill.ini); they run pgbouncer processes of their own, as the postgres
+# user, on ports of their own. Where an init system starts the package's service, it is
+# stopped: nothing should listen on :6432 on its behalf.
+ensure_pgbouncer() {
+	{ command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ]; } && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: pgbouncer is not installed (the tests behind a transaction pool need it): sudo apt-get install pgbouncer"
+		return 0
+	fi
+	apt_install pgbouncer
+	if command -v systemctl >/dev/null && systemctl is-active --quiet pgbouncer 2>/dev/null; then
+		systemctl disable --now pgbouncer >/dev/null 2>&1 || true
+	fi
+}
+
 # The fault tests (internal/chaos, internal/labrun) cut an API process off in a network namespace
 # of its own (iproute2's ip netns, veth) with silent drop rules (nftables, or iptables where nft
 # is missing), and step the Redis host's clock with libfaketime (Debian's faketime). Sentinel
@@ -237,6 +254,7 @@ up() {
 	ensure_database
 	ensure_chromium
 	ensure_haproxy
+	ensure_pgbouncer
 	ensure_fault_tools
 	ensure_prometheus
 	ensure_alertmanager

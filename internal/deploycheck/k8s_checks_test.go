@@ -23,6 +23,14 @@ var k8sChecks = map[string]k8sCheck{
 	"secrets from files":     checkK8sSecrets,
 	"migrations":             checkK8sMigrations,
 	"service and budget":     checkK8sServiceBudget,
+	"settings known":         checkK8sSettingsKnown,
+	"spread":                 checkK8sSpread,
+	"startup":                checkK8sStartup,
+	"memory limit":           checkK8sMemoryLimit,
+	"connection budget":      checkK8sConnections,
+	"scrape":                 checkK8sScrape,
+	"network policy":         checkK8sNetworkPolicy,
+	"public path":            checkK8sPublicPath,
 }
 
 func (r rendered) deployment() *appsv1.Deployment { return r.deployments[0] }

@@ -85,6 +85,7 @@ scrape_configs:
 	for _, e := range dashboardExprs(t) {
 		q.check(e.name, substitute(e.expr), true)
 	}
+	q.checkVariables()
 	for _, r := range q.rules() {
 		if r.Health == "err" {
 			t.Errorf("rule %s: Prometheus reports %s", r.Name, r.LastError)
@@ -208,9 +209,11 @@ func dashboardExprs(t *testing.T) []namedExpr {
 }
 
 // substitute replaces Grafana's variables by what Grafana would use with this test's 1 s
-// scrape interval: $__rate_interval is at least four scrape intervals.
+// scrape interval: $__rate_interval is at least four scrape intervals; the dashboard's
+// instance and product_id, at All, are their allValue, .*.
 func substitute(expr string) string {
-	return strings.NewReplacer("$__rate_interval", "5s", "$__interval", "1s", "$__range", "1m").Replace(expr)
+	return strings.NewReplacer("$__rate_interval", "5s", "$__interval", "1s", "$__range", "1m",
+		"$instance", ".*", "$product_id", ".*").Replace(expr)
 }
 
 // querier evaluates expressions over the sale through Prometheus's HTTP API.
