@@ -31,6 +31,7 @@ var k8sChecks = map[string]k8sCheck{
 	"scrape":                 checkK8sScrape,
 	"network policy":         checkK8sNetworkPolicy,
 	"public path":            checkK8sPublicPath,
+	"buyer identity":         checkK8sBuyerIdentity,
 }
 
 func (r rendered) deployment() *appsv1.Deployment { return r.deployments[0] }

@@ -28,6 +28,10 @@ func TestKustomizeControls(t *testing.T) {
 		check, want          string // check "" means the render or the strict decoding fails
 	}{
 		{"unknown field", dep, "  replicas: 3\n", "  replicas: 3\n  replica: 3\n", "", `unknown field "replica"`},
+		{"identity off", dep, "            - name: AUTH_JWKS_FILE\n              value: /run/auth/buyer-jwks.json\n", "", "buyer identity", "AUTH_JWKS_FILE is not set"},
+		{"no issuer", dep, "              value: https://id.example.com/\n", "              value: \"\"\n", "buyer identity", "AUTH_ISSUER is empty"},
+		{"JWKS by subPath", dep, "            - name: buyer-jwks\n              mountPath: /run/auth\n", "            - name: buyer-jwks\n              mountPath: /run/auth/buyer-jwks.json\n              subPath: buyer-jwks.json\n", "buyer identity", "subPath"},
+		{"JWKS not mounted", dep, "            - name: buyer-jwks\n              mountPath: /run/auth\n              readOnly: true\n", "", "secrets from files", "AUTH_JWKS_FILE"},
 		{"misplaced field", dep, "            periodSeconds: 10\n", "            periodSeconds: 10\n            path: /healthz\n", "", "unknown field"},
 		{"latest image", overlay + "/kustomization.yaml", `newTag: "1.0.0"`, `newTag: latest`, "images pinned", "seckill-api:latest"},
 		{"one replica", dep, "replicas: 3", "replicas: 1", "replicas and probes", "1 replicas"},

@@ -96,7 +96,7 @@ func k8sFiles(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"admin-token", "database-url", "redis-password"} {
+	for _, name := range []string{"admin-token", "database-url", "redis-password", "buyer-jwks.json"} {
 		files[overlay+"/secrets/"+name] = "placeholder-" + name + "\n"
 	}
 	return files
@@ -178,10 +178,10 @@ func TestKustomize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(r.deployments) != 1 || len(r.services) != 1 || len(r.pdbs) != 1 || len(r.configMaps) != 1 || len(r.secrets) != 1 ||
+			if len(r.deployments) != 1 || len(r.services) != 1 || len(r.pdbs) != 1 || len(r.configMaps) != 1 || len(r.secrets) != 2 ||
 				len(r.networkPolicies) != 1 || len(r.ingresses) != 1 || len(r.podMonitors) != tc.podMonitors {
 				t.Fatalf("rendered %d Deployments, %d Services, %d PodDisruptionBudgets, %d ConfigMaps, %d Secrets, %d NetworkPolicies, %d Ingresses, %d PodMonitors; "+
-					"want one of each, and %d PodMonitors", len(r.deployments), len(r.services), len(r.pdbs), len(r.configMaps), len(r.secrets),
+					"want one of each but two Secrets (the API's, the buyers' JWKS), and %d PodMonitors", len(r.deployments), len(r.services), len(r.pdbs), len(r.configMaps), len(r.secrets),
 					len(r.networkPolicies), len(r.ingresses), len(r.podMonitors), tc.podMonitors)
 			}
 			for name, check := range k8sChecks {
