@@ -139,5 +139,5 @@ func logRedisTopology(log *slog.Logger, cfg config) {
 type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, "redis client", "msg", fmt.Sprintf(format, v...))
+	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
