@@ -24,16 +24,16 @@ import (
 // sale, and why. Keys are a rule's name (record or alert; an alert's signals get "#1", "#2"
 // in order) or a dashboard panel's title and legend. Any other expression must have data.
 var mayBeEmpty = map[string]string{
-	"SeckillReplicaNotReady":                       "no replica answers /readyz with an error in a healthy sale",
-	"SeckillOutcomeUnknown":                        "no COMMIT goes unanswered in a healthy sale",
-	"SeckillSettleUnknown":                         "no COMMIT goes unanswered, so none is settled",
-	"SeckillDeadLetters":                           "no queued purchase is dead-lettered in a healthy sale",
-	"Lock contention and losses/not obtained/s":    "every lock is obtained in a healthy sale",
-	"503s and unknown outcomes/outcome_unknown/s":  "no COMMIT goes unanswered in a healthy sale",
-	"503s and unknown outcomes/settles unknown/s":  "no COMMIT goes unanswered, so none is settled",
-	"Replicas up and ready/not ready {{instance}}": "every /readyz answers 200 in a healthy sale",
-	"annotation/Alerts":                            "no alert fires in a short healthy sale",
-	"SeckillHTTP5xx":                               "no answer is 5xx in a healthy sale",
+	"SeckillReplicaNotReady":                                      "no replica answers /readyz with an error in a healthy sale",
+	"SeckillOutcomeUnknown":                                       "no COMMIT goes unanswered in a healthy sale",
+	"SeckillSettleUnknown":                                        "no COMMIT goes unanswered, so none is settled",
+	"SeckillDeadLetters":                                          "no queued purchase is dead-lettered in a healthy sale",
+	"Lock contention and losses/not obtained/s":                   "every lock is obtained in a healthy sale",
+	"503s and unknown outcomes/outcome_unknown/s":                 "no COMMIT goes unanswered in a healthy sale",
+	"503s and unknown outcomes/settles unknown/s":                 "no COMMIT goes unanswered, so none is settled",
+	"Replicas up and ready, backends down/not ready {{instance}}": "every /readyz answers 200 in a healthy sale",
+	"annotation/Alerts":                                           "no alert fires in a short healthy sale",
+	"SeckillHTTP5xx":                                              "no answer is 5xx in a healthy sale",
 }
 
 // TestDashboardAndRulesDuringASale starts three API processes behind HAProxy and a Prometheus
