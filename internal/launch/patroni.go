@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -211,7 +212,10 @@ func (c *Patroni) WaitPrimary(d time.Duration, not *PatroniNode) (*PatroniNode, 
 }
 
 // WaitReplicating waits up to d until the primary has a standby streaming from it for every
-// other node that runs: in synchronous_mode, one of them synchronous.
+// other node that runs: in synchronous_mode, one of them synchronous, in PostgreSQL and in
+// etcd. Patroni promotes only a standby that etcd records as synchronous (its /sync key),
+// which it writes a second or two after PostgreSQL made the standby synchronous: a primary
+// lost in between leaves the cluster without one.
 func (c *Patroni) WaitReplicating(d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
@@ -247,8 +251,31 @@ func (c *Patroni) replicating() error {
 		return fmt.Errorf("%d of %d standbys stream from %s", streaming, want, p.Name)
 	case !c.Async && want > 0 && sync == 0:
 		return fmt.Errorf("no standby of %s is synchronous yet", p.Name)
+	case !c.Async && want > 0:
+		return p.syncRecorded()
 	}
 	return nil
+}
+
+// syncRecorded checks that the cluster, as the node's REST API reads it from etcd (GET
+// /cluster), has a synchronous standby that runs.
+func (n *PatroniNode) syncRecorded() error {
+	status, body, err := n.rest("GET", "/cluster", "", 2*time.Second)
+	if err != nil || status != 200 {
+		return fmt.Errorf("GET %s/cluster: %d %v", n.API, status, err)
+	}
+	var cluster struct {
+		Members []struct{ Name, Role, State string }
+	}
+	if err := json.Unmarshal([]byte(body), &cluster); err != nil {
+		return fmt.Errorf("GET %s/cluster: %w", n.API, err)
+	}
+	for _, m := range cluster.Members {
+		if m.Role == "sync_standby" && (m.State == "running" || m.State == "streaming") {
+			return nil
+		}
+	}
+	return fmt.Errorf("etcd records no synchronous standby of %s yet: %s", n.Name, body)
 }
 
 // Switchover asks the primary's REST API for a planned switchover to the standby to
