@@ -2,11 +2,14 @@ package servers_test
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
@@ -116,4 +119,54 @@ func TestPatroniIsolatedPrimary(t *testing.T) {
 	if p := c.Primary(); p != promoted {
 		t.Errorf("primary after the old one rejoined = %s, want %s", p.Name, promoted.Name)
 	}
+}
+
+// TestPatroniCancelledCommitIsLost shows why nothing may cancel a COMMIT that waits for the
+// synchronous standby (docs/deployment.md, "PostgreSQL high availability"): cancelled
+// (pg_cancel_backend, as a client's cancel request does), it returns success with
+// PostgreSQL's warning, though the standby never got it, and the failover that follows loses
+// the row.
+func TestPatroniCancelledCommitIsLost(t *testing.T) {
+	testenv.SkipShort(t, "a Patroni cluster of its own")
+	t.Parallel()
+	c := servers.StartPatroni(t, servers.PatroniOptions{})
+	old := c.Primary()
+	exec(t, c.DSN(), `CREATE TABLE lost (id int PRIMARY KEY)`)
+
+	old.PauseWALSenders()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg, err := pgx.ParseConfig(c.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := make(chan string, 1)
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { warned <- n.Message }
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	pid := conn.PgConn().PID()
+	committed := make(chan error, 1)
+	go func() {
+		_, err := conn.Exec(ctx, `BEGIN; INSERT INTO lost VALUES (1); COMMIT`)
+		committed <- err
+	}()
+	testenv.Eventually(t, 10*time.Second, "the COMMIT waiting for the standby", func() bool {
+		return count(t, old.DSN(), fmt.Sprintf(`SELECT count(*) FROM pg_stat_activity WHERE pid = %d AND wait_event = 'SyncRep'`, pid)) == 1
+	})
+	exec(t, old.DSN(), fmt.Sprintf(`SELECT pg_cancel_backend(%d)`, pid))
+	if err := <-committed; err != nil {
+		t.Fatalf("the cancelled COMMIT: %v, want success", err)
+	}
+	if w := <-warned; !strings.Contains(w, "canceling wait for synchronous replication") {
+		t.Errorf("the COMMIT's warning = %q, want PostgreSQL's canceling wait for synchronous replication", w)
+	}
+	old.Kill()
+	c.WaitPrimary(60*time.Second, old)
+	if got := count(t, c.DSN(), `SELECT count(*) FROM lost`); got != 0 {
+		t.Fatalf("rows on the new primary = %d: the cancelled COMMIT reached the standby after all", got)
+	}
+	t.Log("the cancelled COMMIT returned success; the new primary has no row")
 }
