@@ -134,6 +134,21 @@ test-cluster: up ## only the multi-node tests (part of `make test` already)
 	$(GO) test -race -count=1 -run 'TestTopology' -v ./cmd/loadtest/
 	$(GO) test -race -count=1 -run 'Sentinel' -v ./internal/testenv/servers/ ./cmd/api/ ./internal/chaos/
 
+# PostgreSQL with failover (docs/deployment.md, "PostgreSQL high availability"): two nodes managed by
+# Debian's patroni (deploy/patroni/patroni.yml) on the etcd of `make up`, PostgreSQL on 5441 and
+# 5442 (PATRONI_PG_PORTS), Patroni's REST API on 8011 and 8012 (PATRONI_API_PORTS). The tests start
+# clusters of their own (internal/testenv/servers StartPatroni).
+.PHONY: patroni-up patroni-down patroni-status
+
+patroni-up: up ## start (or reuse) a two-node Patroni cluster (primary + synchronous standby) on loopback; prints its DATABASE_URL
+	@scripts/patroni.sh up
+
+patroni-down: ## stop what `make patroni-up` started; its data and etcd keys are removed
+	@scripts/patroni.sh down
+
+patroni-status: ## each Patroni node's role and state
+	@scripts/patroni.sh status
+
 # Fault tests (internal/chaos): real API processes, faults injected mid-sale, audited in
 # PostgreSQL. They run in `make test` too (about 30-60 s); this runs only them, verbosely.
 .PHONY: chaos

@@ -207,6 +207,19 @@ ensure_fault_tools() {
 	apt_install "${missing[@]}"
 }
 
+# ensure_patroni installs Debian's patroni (3.0 on Debian 12, python3) for the PostgreSQL failover
+# tests (internal/launch StartPatroni, internal/chaos failover_*_test.go) and `make patroni-up`,
+# which run Patroni processes of their own. The package's service has no configuration
+# (/etc/patroni/config.yml) and starts nothing.
+ensure_patroni() {
+	command -v patroni >/dev/null && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: patroni is not installed (the PostgreSQL failover tests need it): sudo apt-get install patroni"
+		return 0
+	fi
+	apt_install patroni
+}
+
 # ensure_prometheus installs Debian's prometheus package (prometheus and promtool) for
 # internal/observecheck's tests, which start a Prometheus of their own. Where the package
 # starts its service, it is stopped: nothing should listen on :9090 on its behalf.
@@ -256,6 +269,7 @@ up() {
 	ensure_haproxy
 	ensure_pgbouncer
 	ensure_fault_tools
+	ensure_patroni
 	ensure_prometheus
 	ensure_alertmanager
 	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT" \

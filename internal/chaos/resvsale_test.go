@@ -67,6 +67,7 @@ type resvSale struct {
 	rdb      redis.UniversalClient
 	b        backend
 	clients  map[string]*client.Client
+	timeout  time.Duration // one request, client side; 0: requestTimeout
 
 	mu    sync.Mutex
 	procs []*apiProc
@@ -169,7 +170,11 @@ func (s *resvSale) call(rng *rand.Rand, kind string, user int64, atDeadline bool
 	p := s.pick(rng)
 	c := s.clients[p.Name]
 	op := resvOp{kind: kind, user: user, target: p.Name, sent: time.Now(), atDeadline: atDeadline}
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	timeout := requestTimeout
+	if s.timeout > 0 {
+		timeout = s.timeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var o api.Order
 	var err error

@@ -1,10 +1,11 @@
 // Package launch starts the processes the service runs with, for programs and tests alike:
 // cmd/api built from source (BuildAPI, StartAPI), redis-server (StartRedis; a Redis Cluster,
 // StartRedisCluster; a Sentinel deployment, StartSentinels; a server whose wall clock its
-// caller steps, StartRedisFakeClock), a PostgreSQL cluster (StartPostgres), a PgBouncer in
-// front of a database (StartPgBouncer), etcd members
-// (StartEtcd, StartEtcdCluster), and network namespaces that an API process runs in and that
-// its caller partitions from PostgreSQL or Redis (StartNetns, StartAPIIn). Each listens on a
+// caller steps, StartRedisFakeClock), a PostgreSQL cluster (StartPostgres), PostgreSQL with
+// failover, two nodes managed by Patroni (StartPatroni), a PgBouncer in front of a database
+// (StartPgBouncer), etcd members (StartEtcd, StartEtcdCluster), and network namespaces that an
+// API process runs in and that its caller partitions from PostgreSQL or Redis (StartNetns,
+// StartAPIIn), or that a Patroni node runs in and its caller cuts off whole (Isolate). Each listens on a
 // free loopback port (FreeAddr) and dies with the program that started it (Pdeathsig).
 //
 // Every function returns its error; nothing here knows of package testing. Each thing started
@@ -32,7 +33,7 @@ import (
 )
 
 // ErrUnavailable is wrapped by the errors of launchers that cannot run here: a binary is
-// missing (redis-server, etcd, PostgreSQL's, pgbouncer, libfaketime, ip, nft) or they need root.
+// missing (redis-server, etcd, PostgreSQL's, patroni, pgbouncer, libfaketime, ip, nft) or they need root.
 var ErrUnavailable = errors.New("launch: unavailable here")
 
 // unavailable is an error that wraps ErrUnavailable and says why.

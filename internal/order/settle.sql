@@ -5,7 +5,11 @@
 -- rolls back (which it does when its COMMIT arrives or its connection closes), so the
 -- statement after this one sees the final outcome.
 -- Parameters: id, the product; users, the buyers whose orders were inserted, as an array
--- literal.
+-- literal. It returns the ids of the orders it inserted itself: after a failover the new
+-- primary may hand out again the ids the old one handed out last (a sequence's state
+-- reaches the standby in the WAL the old primary may not have sent), so the probe's own
+-- order may have the very id of the order it looks for (settleOnce leaves them out).
 INSERT INTO orders (product_id, user_id)
 SELECT @id, u FROM unnest(CAST(@users AS bigint[])) AS t(u)
 ON CONFLICT (product_id, user_id) WHERE status IN ('pending', 'paid') DO NOTHING
+RETURNING id

@@ -1,7 +1,8 @@
 // Package servers is internal/launch for tests: it starts redis-server, a Redis Cluster and a
 // Redis Sentinel deployment (StartRedis, StartRedisCluster, StartSentinels;
 // StartRedisFakeClock for a redis-server whose wall clock the test steps, under libfaketime),
-// a PostgreSQL cluster (StartPostgres), an etcd member or an etcd cluster (StartEtcd,
+// a PostgreSQL cluster (StartPostgres), PostgreSQL with failover managed by Patroni
+// (StartPatroni), an etcd member or an etcd cluster (StartEtcd,
 // StartEtcdCluster), cmd/api built for the test binary (BuildAPI, StartAPI), each on a free
 // loopback port, and headless Chromium (StartBrowser); an API process may run in a network
 // namespace of the test's own, which the test can partition silently from PostgreSQL or Redis
