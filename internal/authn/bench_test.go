@@ -1,7 +1,13 @@
 package authn_test
 
 import (
+	"crypto/ed25519"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	josejwt "github.com/go-jose/go-jose/v4/jwt"
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/seckill/seckill/internal/authn"
 )
@@ -38,4 +44,39 @@ func BenchmarkVerify(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkTokenLibraries: the same Ed25519 token parsed, verified and its claims checked by
+// golang-jwt (which authn uses) and by go-jose's jwt package (docs/dependencies.md).
+func BenchmarkTokenLibraries(b *testing.B) {
+	pub, priv, _ := ed25519.GenerateKey(nil)
+	now := time.Now()
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.RegisteredClaims{Subject: "42", Audience: jwt.ClaimStrings{aud},
+		Issuer: iss, ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), NotBefore: jwt.NewNumericDate(now)})
+	t.Header["kid"] = "k"
+	tok, _ := t.SignedString(priv)
+	p := jwt.NewParser(jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithAudience(aud), jwt.WithIssuer(iss), jwt.WithExpirationRequired())
+	b.Run("golang-jwt", func(b *testing.B) {
+		for b.Loop() {
+			var c jwt.RegisteredClaims
+			if _, err := p.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return pub, nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("go-jose", func(b *testing.B) {
+		for b.Loop() {
+			t, err := josejwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.EdDSA})
+			var c josejwt.Claims
+			if err == nil {
+				err = t.Claims(pub, &c)
+			}
+			if err == nil {
+				err = c.Validate(josejwt.Expected{AnyAudience: josejwt.Audience{aud}, Issuer: iss, Time: time.Now()})
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
