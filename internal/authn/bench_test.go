@@ -2,6 +2,7 @@ package authn_test
 
 import (
 	"crypto/ed25519"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // BenchmarkVerify: one token verified, per algorithm, with its signature checked every time
-// (nocache) and remembered (cache).
+// (nocache) and remembered (cache), and an expired token refused (expired).
 func BenchmarkVerify(b *testing.B) {
 	for _, alg := range []string{authn.AlgEdDSA, authn.AlgES256, authn.AlgRS256} {
 		priv, pub, err := authn.GenerateKey(alg)
@@ -27,6 +28,8 @@ func BenchmarkVerify(b *testing.B) {
 			b.Fatal(err)
 		}
 		tok, _, _ := s.Token(7)
+		expired, _, _ := s.Mint(jwt.RegisteredClaims{Subject: "7", Audience: jwt.ClaimStrings{aud}, Issuer: iss,
+			ExpiresAt: jwt.NewNumericDate(time.Now().Add(-time.Hour))})
 		for _, c := range []struct {
 			name string
 			size int
@@ -42,6 +45,15 @@ func BenchmarkVerify(b *testing.B) {
 					}
 				}
 			})
+			if c.size < 0 {
+				b.Run(alg+"/expired", func(b *testing.B) { // a refusal, never cached
+					for b.Loop() {
+						if _, err := v.Verify(expired); err == nil {
+							b.Fatal("accepted")
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -75,6 +87,41 @@ func BenchmarkTokenLibraries(b *testing.B) {
 				err = c.Validate(josejwt.Expected{AnyAudience: josejwt.Audience{aud}, Issuer: iss, Time: time.Now()})
 			}
 			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkCacheHitParallel: 4096 remembered tokens verified from every core at once, which
+// shows whether the cache's locks make cores wait (run with -cpu 1,2).
+func BenchmarkCacheHitParallel(b *testing.B) {
+	priv, pub, err := authn.GenerateKey(authn.AlgEdDSA)
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := b.TempDir() + "/jwks.json"
+	writeJWKS(b, file, pub)
+	s, err := authn.NewSigner(authn.SignerConfig{Key: priv, Audience: aud, Issuer: iss})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := authn.New(authn.Config{JWKSFile: file, Audience: aud, Issuer: iss})
+	if err != nil {
+		b.Fatal(err)
+	}
+	toks := make([]string, 4096)
+	for i := range toks {
+		toks[i], _, _ = s.Token(int64(i + 1))
+		if _, err := v.Verify(toks[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var n atomic.Uint64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := v.Verify(toks[n.Add(1)%uint64(len(toks))]); err != nil {
 				b.Fatal(err)
 			}
 		}
