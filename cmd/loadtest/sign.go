@@ -20,7 +20,7 @@ type signArgs struct {
 
 // signFlags adds -sign-key, -sign-kid, -sign-aud, -sign-iss and -sign-ttl to fs.
 func (a *signArgs) signFlags(fs *flag.FlagSet) {
-	fs.StringVar(&a.key, "sign-key", "", "private key `file` (PKCS#8 PEM or a private JWK) to sign each buyer's bearer token with, "+
+	fs.StringVar(&a.key, "sign-key", "", "private key `file` (PKCS#8 PEM or a private JWK) to sign each buyer's bearer token with, before each attack, "+
 		"for an API with buyer identity on (AUTH_JWKS_FILE); empty: no token")
 	fs.StringVar(&a.kid, "sign-kid", "", "the tokens' kid; default: the JWK's kid, else the key's RFC 7638 thumbprint (what `loadtest keys` names it)")
 	fs.StringVar(&a.aud, "sign-aud", "seckill", "the tokens' aud: the API's AUTH_AUDIENCE")

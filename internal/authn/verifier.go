@@ -58,7 +58,8 @@ type Config struct {
 // use.
 type Verifier struct {
 	cfg    Config
-	parser *jwt.Parser
+	parser *jwt.Parser    // the token's form and alg; its signature with the key verifyKey returns
+	claims *jwt.Validator // exp, nbf, aud, iss: checked before the signature (verifyKey)
 	set    atomic.Pointer[keySet]
 }
 
@@ -94,11 +95,11 @@ func New(cfg Config) (*Verifier, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	v := &Verifier{cfg: cfg, parser: jwt.NewParser(
-		jwt.WithValidMethods([]string{AlgEdDSA, AlgES256, AlgRS256}),
-		jwt.WithAudience(cfg.Audience), jwt.WithIssuer(cfg.Issuer),
-		jwt.WithLeeway(cfg.Leeway), jwt.WithExpirationRequired(), jwt.WithTimeFunc(cfg.Now),
-	)}
+	v := &Verifier{cfg: cfg,
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{AlgEdDSA, AlgES256, AlgRS256}), jwt.WithoutClaimsValidation()),
+		claims: jwt.NewValidator(jwt.WithAudience(cfg.Audience), jwt.WithIssuer(cfg.Issuer),
+			jwt.WithLeeway(cfg.Leeway), jwt.WithExpirationRequired(), jwt.WithTimeFunc(cfg.Now)),
+	}
 	if _, err := v.Reload(); err != nil {
 		return nil, err
 	}
@@ -168,28 +169,12 @@ func (v *Verifier) Verify(token string) (int64, error) {
 		}
 	}
 	var claims jwt.RegisteredClaims
+	var user int64
 	_, err := v.parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		k, ok := set.keys[kid]
-		if !ok && kid == "" && len(set.keys) == 1 {
-			for _, only := range set.keys {
-				k, ok = only, true
-			}
-		}
-		switch {
-		case !ok:
-			return nil, errUnknownKey
-		case t.Method.Alg() != k.alg:
-			return nil, errWrongAlg
-		}
-		return k.pub, nil
+		return v.verifyKey(set, t, &claims, &user)
 	})
 	if err != nil {
 		return 0, reason(err)
-	}
-	user, err := strconv.ParseInt(claims.Subject, 10, 64)
-	if err != nil || user <= 0 || strconv.FormatInt(user, 10) != claims.Subject {
-		return 0, invalid("sub is not a user id (a positive integer)")
 	}
 	if set.cache != nil && (claims.NotBefore == nil || !now.Before(claims.NotBefore.Time)) {
 		set.cache.put(sum, user, claims.ExpiresAt.Time)
@@ -197,7 +182,36 @@ func (v *Verifier) Verify(token string) (int64, error) {
 	return user, nil
 }
 
+// verifyKey is the Keyfunc of Verify: it checks the claims golang-jwt decoded, then sub,
+// which it reads into user, before it returns the key whose signature check follows, so
+// that a token refused for its claims costs no signature check.
+func (v *Verifier) verifyKey(set *keySet, t *jwt.Token, claims *jwt.RegisteredClaims, user *int64) (any, error) {
+	if err := v.claims.Validate(claims); err != nil {
+		return nil, err
+	}
+	var err error
+	*user, err = strconv.ParseInt(claims.Subject, 10, 64)
+	if err != nil || *user <= 0 || strconv.FormatInt(*user, 10) != claims.Subject {
+		return nil, errBadSubject
+	}
+	kid, _ := t.Header["kid"].(string)
+	k, ok := set.keys[kid]
+	if !ok && kid == "" && len(set.keys) == 1 {
+		for _, only := range set.keys {
+			k, ok = only, true
+		}
+	}
+	switch {
+	case !ok:
+		return nil, errUnknownKey
+	case t.Method.Alg() != k.alg:
+		return nil, errWrongAlg
+	}
+	return k.pub, nil
+}
+
 var (
+	errBadSubject = errors.New("sub is not a user id (a positive integer)")
 	errUnknownKey = errors.New("no key with the token's kid")
 	errWrongAlg   = errors.New("the token's alg is not its key's")
 )
@@ -209,6 +223,7 @@ func reason(err error) error {
 		why string
 	}{
 		{jwt.ErrTokenMalformed, "malformed"},
+		{errBadSubject, errBadSubject.Error()},
 		{errUnknownKey, "signed by an unknown key"},
 		{errWrongAlg, "its alg does not match its key"},
 		{jwt.ErrTokenExpired, "expired"},

@@ -181,3 +181,37 @@ func TestBearerToken(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimsBeforeSignature: a token whose claims are refused is refused for them before its
+// signature is checked (so it costs no signature check): forged and expired reads "expired",
+// not "bad signature"; the negative control, forged with good claims, reads "bad signature".
+func TestClaimsBeforeSignature(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	clk := newClock(t0)
+	file := t.TempDir() + "/jwks.json"
+	priv, pub := keyFile(t, authn.AlgEdDSA)
+	otherPriv, _ := keyFile(t, authn.AlgEdDSA)
+	writeJWKS(t, file, pub)
+	v, err := authn.New(authn.Config{JWKSFile: file, Audience: aud, Issuer: iss, Now: clk.now, CacheSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forger, err := authn.NewSigner(authn.SignerConfig{Key: otherPriv, Kid: signer(t, priv, nil).Kid(), Audience: aud, Issuer: iss})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := jwt.RegisteredClaims{Subject: "42", Audience: jwt.ClaimStrings{aud}, Issuer: iss, ExpiresAt: jwt.NewNumericDate(t0.Add(time.Minute))}
+	for why, c := range map[string]func(c *jwt.RegisteredClaims){
+		"bad signature":     func(*jwt.RegisteredClaims) {},
+		"expired":           func(c *jwt.RegisteredClaims) { c.ExpiresAt = jwt.NewNumericDate(t0.Add(-time.Minute)) },
+		"another audience":  func(c *jwt.RegisteredClaims) { c.Audience = jwt.ClaimStrings{"other"} },
+		"another issuer":    func(c *jwt.RegisteredClaims) { c.Issuer = "https://other.test" },
+		"sub is not a user": func(c *jwt.RegisteredClaims) { c.Subject = "bob" },
+	} {
+		claims := good
+		c(&claims)
+		if _, err := v.Verify(mint(t, forger, claims)); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("forged, %s: %v", why, err)
+		}
+	}
+}

@@ -25,6 +25,9 @@ type RunReport struct {
 	Buyers    struct {
 		Distinct int64 `json:"distinct"`
 		Repeats  int64 `json:"repeats"`
+		// LateTokens is how many buyers' tokens were minted during the attack, outside the
+		// pool minted before it (-sign-key: Tokens.Premint).
+		LateTokens int64 `json:"late_tokens,omitempty"`
 	} `json:"buyers"`
 	Stats RunStats     `json:"stats"`
 	Audit *auditReport `json:"audit,omitempty"`
@@ -197,6 +200,10 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 	if err != nil {
 		return RunReport{}, err
 	}
+	lateTokens, err := s.premint(ctx, name)
+	if err != nil {
+		return RunReport{}, err
+	}
 	b := newBuyers(cfg.FirstUser, cfg.RepeatShare, cfg.Seed)
 	live := &liveCounts{}
 	stockLeft := func(ctx context.Context) (int64, error) {
@@ -223,6 +230,7 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 	}
 	r := RunReport{Name: name, Strategy: strategy, Backend: it.Backend, ProductID: p.ID, Stats: summarize(res), Lifecycle: lcReport}
 	r.Buyers.Distinct, r.Buyers.Repeats = b.issued()
+	r.Buyers.LateTokens = lateTokens()
 
 	// The audit runs even after an interrupt, so that a stopped run still says what it did.
 	// A queue product's orders are written in the background: the audit waits (bounded) for
