@@ -61,19 +61,19 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 	}
 }
 
-// rueidisPeer is rueidislock with one key (KeyMajority 1) and NOLOOP tracking (Redis 7.0.5 or
-// later), as its documentation advises for a single Redis, on a client of its own. Its
-// acquire call times out after TryNextAfter, 20 ms by default: on this loaded machine one did
-// now and then, and the Obtain then waited for an invalidation that never came (the key was
-// free: rueidislock deleted it itself, which NOLOOP does not report back), and the run hung.
-// With 1 s, none timed out.
+// rueidisPeer is rueidislock with one key (KeyMajority 1), on a rueidis client of its own.
+// Two settings differ from what its README shows, both because the run hung without them:
+// with NoLoopTracking (NOLOOP), 64 goroutines of one Locker missed wake-ups (a waiter is woken
+// by an invalidation, and NOLOOP keeps from the connection those of its own deletes) and a
+// contended round never finished; and its acquire call times out after TryNextAfter, 20 ms by
+// default, which on this loaded machine left an uncontended Obtain waiting for a wake-up that
+// never came (3 runs in 13, with NOLOOP). With 1 s and without NOLOOP, neither hung.
 func rueidisPeer(b *testing.B, ttl time.Duration) peer {
 	lk, err := rueidislock.NewLocker(rueidislock.LockerOption{
-		ClientOption:   rueidis.ClientOption{InitAddress: []string{redisAddr(b)}},
-		KeyMajority:    1,
-		KeyValidity:    ttl,
-		TryNextAfter:   time.Second,
-		NoLoopTracking: true,
+		ClientOption: rueidis.ClientOption{InitAddress: []string{redisAddr(b)}},
+		KeyMajority:  1,
+		KeyValidity:  ttl,
+		TryNextAfter: time.Second,
 	})
 	if err != nil {
 		b.Fatal(err)
