@@ -10,8 +10,8 @@
 # the new *_test.go files of PKG), so a benchmark added with the change measures the old code
 # too; COPY_TESTS=0 keeps the old revision's own (when the new tests need new code). METRIC
 # names the unit to compare (default ns/op; any the benchmark reports, such as
-# dlock-redis-us/op). Needs the servers the benchmark needs (make up) and DATABASE_URL etc.
-# set as make sets them.
+# dlock-redis-us/op), or several, separated by spaces. Needs the servers the benchmark needs
+# (make up) and DATABASE_URL etc. set as make sets them.
 #
 #   COPY_TESTS=0 METRIC=dlock/redislock-redis-us scripts/ab-bench.sh 6872922 ./internal/dlock/ 'Peers$' 5 1x
 set -euo pipefail
@@ -31,10 +31,11 @@ for i in $(seq "$rounds"); do
 	for build in old new; do
 		(cd "$root/${pkg#./}" && "$tmp/$build.test" -test.run '^$' -test.bench "$bench" \
 			-test.benchtime "$benchtime" -test.count 1) |
-			awk -v b="$build" -v r="$i" -v m="$metric" '/^Benchmark/ { for (f = 3; f <= NF; f++) if ($f == m) print b, r, $1, $(f - 1) }'
+			awk -v b="$build" -v r="$i" -v ms="$metric" 'BEGIN { n = split(ms, want, " "); for (i = 1; i <= n; i++) w[want[i]] = 1 }
+				/^Benchmark/ { for (f = 3; f <= NF; f++) if ($f in w) print b, r, $1 ":" $f, $(f - 1) }'
 	done
 done | tee "$tmp/rounds"
 awk '{ v[$1 " " $3] = v[$1 " " $3] " " $4 } END {
 	for (k in v) { n = split(substr(v[k], 2), a, " "); asort(a); m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2; med[k] = m }
-	for (k in med) { split(k, p, " "); if (p[1] == "new") printf "%s %s: old %.4g, new %.4g, new/old %.2fx\n", p[2], unit, med["old " p[2]], m = med[k], m / med["old " p[2]] }
-}' unit="$metric" "$tmp/rounds"
+	for (k in med) { split(k, p, " "); if (p[1] == "new") printf "%s: old %.4g, new %.4g, new/old %.2fx\n", p[2], med["old " p[2]], m = med[k], m / med["old " p[2]] }
+}' "$tmp/rounds" | sort

@@ -3,7 +3,6 @@ package dlock_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,24 +36,12 @@ func BenchmarkBareScripts(b *testing.B) {
 	ctx := context.Background()
 	rdb := newRedis(b)
 	key := testKey(b, rdb, "bare")
-	load := func(names ...string) *redis.Script {
-		var src []byte
-		for _, name := range names {
-			data, err := os.ReadFile("scripts/" + name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			src = append(src, data...)
-		}
-		return redis.NewScript(string(src))
-	}
-	acquire, release := load("mint.lua", "acquire.lua"), load("release.lua") // as scripts.go loads them
-	keys := []string{key, "{" + key + "}:fence"}
+	keys := []string{key, dlock.ReleaseChannel(key), dlock.FenceKey(key)}
 	benchWithFloor(b, rdb, func() error {
-		if err := acquire.Run(ctx, rdb, keys, "token", 1000, 604800000).Err(); err != nil {
+		if err := dlock.AcquireScript.Run(ctx, rdb, keys, "token", 1000).Err(); err != nil {
 			return err
 		}
-		return release.Run(ctx, rdb, keys[:1], "token", "{"+key+"}:rel").Err()
+		return dlock.ReleaseScript.Run(ctx, rdb, keys[:2], "token").Err()
 	})
 }
 

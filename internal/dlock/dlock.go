@@ -51,11 +51,12 @@ const (
 	// the waiter to its backoff.
 	waitMarkTTL = time.Minute
 
-	// releaseMarkTTL is how long the marker a release leaves lasts (release.lua): a
-	// retried release call, whose first reply was lost, finds it and answers released
-	// instead of not held. go-redis retries a call after a broken connection within its
-	// backoff (at most 1 s each by default, 3 retries), after a hung one within its read
-	// timeout (3 s by default).
+	// releaseMarkTTL is how long the marker that a fair lock's or a reader's release leaves
+	// lasts (fairrelease.lua, rwreader.lua): a retried release call, whose first reply was
+	// lost, finds it and answers released instead of not held. go-redis retries a call after a
+	// broken connection within its backoff (at most 1 s each by default, 3 retries), after a
+	// hung one within its read timeout (3 s by default). A plain lock's release leaves none
+	// (scripts.go, releaseOn).
 	releaseMarkTTL = 5 * time.Second
 
 	// cleanupTimeout bounds the releases that run after the caller's context
@@ -137,6 +138,7 @@ type Client struct {
 	rl     *redlock              // the Redlock nodes; nil for a single Redis
 	obs    Observer
 	queue  keyed.Mutexes
+	turns  turns // who holds each key's turn in queue (see turn.go)
 	notify *notifier
 	cohort int // ClientOptions.Cohort
 

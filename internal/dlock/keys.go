@@ -11,7 +11,8 @@ import (
 const (
 	fenceSuffix   = ":fence" // string: the last fencing token minted for the key
 	channelSuffix = ":rel"   // pub/sub channel: a release of the key was published
-	// releasedSuffix, followed by a token, names a release's marker (release.lua).
+	// releasedSuffix, followed by a token, names the marker that the release of a fair
+	// lock or of a reader leaves (fairrelease.lua, rwreader.lua).
 	releasedSuffix = ":released:"
 )
 
@@ -61,8 +62,8 @@ func companions(key string) (fenceKey, channel string) {
 	return both[:cut], both[cut:]
 }
 
-// releasedKey returns the marker that the release of token leaves (release.lua), in key's
-// hash slot.
+// releasedKey returns the marker that the release of token leaves (fairrelease.lua,
+// rwreader.lua), in key's hash slot.
 func releasedKey(key, token string) string { return derive(key, releasedSuffix+token) }
 
 // FenceKey returns the key where the fencing tokens of lock key are minted (a string: the

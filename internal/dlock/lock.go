@@ -30,7 +30,8 @@ type Lock struct {
 
 	refreshMu sync.Mutex // serializes renewals: the last to finish is the last applied
 
-	turnTimer *time.Timer // calls passTurn at the deadline until Watch
+	turnTimer *time.Timer // calls passTurn at the deadline, once a local goroutine queues; guarded by Client.turns.mu
+	watched   bool        // Watch was called: the watchdog passes the turn; guarded by Client.turns.mu
 	holdsTurn atomic.Bool // the key's turn in the Client's local queue, until passTurn
 	streak    int         // handoffs in a row that led to this lock (ClientOptions.Cohort)
 
@@ -62,6 +63,7 @@ func newLock(c *Client, r *request, fence int64, sent time.Time) *Lock {
 // has nothing to give back.
 func (l *Lock) passTurn() {
 	if l.holdsTurn.CompareAndSwap(true, false) {
+		l.c.turns.drop(l)
 		l.c.queue.Unlock(l.r.key)
 	}
 }
@@ -162,7 +164,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if handOff {
 		ok, err = l.c.handOff(ctx, l)
 	} else {
-		ok, err = l.c.releaseCall(ctx, l.r)
+		ok, err = l.c.releaseCall(ctx, l)
 	}
 	l.stopWatch()
 	switch {
@@ -177,7 +179,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	if wasLost {
 		err = ErrNotHeld // even if the key still held the token, the holder was told
 	}
-	l.r.obs.Released(l.r.key, time.Since(l.acquired), err)
+	if l.r.timed() {
+		l.r.obs.Released(l.r.key, time.Since(l.acquired), err)
+	}
 	return err
 }
 
@@ -200,9 +204,6 @@ func (l *Lock) stopWatch() {
 	l.mu.Lock()
 	cancel, done, timer := l.cancel, l.done, l.timer
 	l.mu.Unlock()
-	if l.turnTimer != nil {
-		l.turnTimer.Stop()
-	}
 	if timer != nil {
 		timer.Stop()
 	}

@@ -3,6 +3,7 @@ package dlock_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -129,6 +130,45 @@ func TestReleaseRetriedAfterLostReply(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReleaseRetriedSecondsLater: a release sent again 6 s after its first run deleted the key
+// still reports the release. Until 2026-12-02 the first run left a marker for 5 s, and a call
+// sent again later reported a loss; now the call sent again counts as the first run's doing
+// when that was sent before the lock's safe deadline.
+func TestReleaseRetriedSecondsLater(t *testing.T) {
+	skipRedlockSuite(t) // a Redlock release waits for a node at most four node timeouts
+	t.Parallel()
+	p, rdb := lostReplyRedis(t, 6*time.Second)
+	key := testKey(t, rdb, "late-release")
+	c := newClient(t, rdb, nil)
+	mustRelease(t, mustObtain(t, c, key, 30*time.Second, nil)) // Redis has the script
+	holder := mustObtain(t, c, key, 30*time.Second, nil)
+	cut := p.CutReply(carries(holder.Token()))
+	if err := holder.Release(context.Background()); err != nil {
+		t.Fatalf("Release sent again 6 s after its reply was lost = %v, want nil", err)
+	}
+	cut.Await(t, time.Second)
+}
+
+// TestReleaseRetriedPastDeadlineIsNotHeld: the control of the rule above. A release sent
+// after the lock's safe deadline, to a key that expired, whose reply is lost and which
+// go-redis sends again, reports the loss: the key's absence may be its expiry.
+func TestReleaseRetriedPastDeadlineIsNotHeld(t *testing.T) {
+	t.Parallel()
+	p, rdb := lostReplyRedis(t, 10*time.Millisecond)
+	key := testKey(t, rdb, "late-expired-release")
+	c := newClient(t, rdb, nil)
+	mustRelease(t, mustObtain(t, c, key, time.Second, nil)) // Redis has the script
+	holder := mustObtain(t, c, key, 200*time.Millisecond, nil)
+	testenv.Eventually(t, 5*time.Second, "the key to expire", func() bool {
+		return rdb.Exists(context.Background(), key).Val() == 0
+	})
+	cut := p.CutReply(carries(holder.Token()))
+	if err := holder.Release(context.Background()); !errors.Is(err, dlock.ErrNotHeld) {
+		t.Fatalf("Release of an expired lock, sent again after its reply was lost = %v, want ErrNotHeld", err)
+	}
+	cut.Await(t, time.Second)
 }
 
 // TestReleaseOfExpiredLockIsNotHeld: the marker is the release's own; a lock that expired

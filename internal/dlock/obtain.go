@@ -35,6 +35,13 @@ type request struct {
 	ownToken bool // the caller chose the token (Options.Token): a handed-over lock would change it
 }
 
+// timed reports whether r's Observer is told how long things took: not when it is the
+// NopObserver, which spares an Obtain and a Release reading the clock.
+func (r *request) timed() bool {
+	_, nop := r.obs.(NopObserver)
+	return !nop
+}
+
 // direct reports whether r's waiters skip the Client's local queue and are woken one by one
 // (see notifier.joinFair): fair and read-write requests.
 func (r *request) direct() bool { return r.fair || r.rw != 0 }
@@ -130,10 +137,13 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 func (c *Client) obtainWith(ctx context.Context, key string, ttl time.Duration, opt *Options,
 	setup func(r *request), obtain func(ctx context.Context, r *request) (*Lock, error),
 ) (*Lock, error) {
-	start := time.Now()
 	r, err := c.newRequest(key, ttl, opt)
 	if err != nil {
 		return nil, err
+	}
+	var start time.Time
+	if r.timed() {
+		start = time.Now()
 	}
 	if setup != nil {
 		setup(r)
@@ -143,10 +153,14 @@ func (c *Client) obtainWith(ctx context.Context, key string, ttl time.Duration, 
 	}
 	l, err := obtain(ctx, r)
 	if err != nil {
-		r.obs.NotObtained(key, time.Since(start), err)
+		if r.timed() {
+			r.obs.NotObtained(key, time.Since(start), err)
+		}
 		return nil, err
 	}
-	r.obs.Obtained(key, time.Since(start))
+	if r.timed() {
+		r.obs.Obtained(key, time.Since(start))
+	}
 	return l, nil
 }
 
@@ -200,7 +214,7 @@ func (c *Client) cleanup(r *request) {
 		_, _ = c.readerCall(ctx, r, "release", r.channel())
 		return
 	}
-	_, _ = r.releaseOn(ctx, c.rdb)
+	_, _, _ = r.releaseOn(ctx, c.rdb)
 }
 
 // notObtained is the error of an Obtain whose ctx ended while waiting.

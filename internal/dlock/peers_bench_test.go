@@ -13,6 +13,8 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/testenv/lockbench"
@@ -22,11 +24,12 @@ import (
 // key and returns the lock's release.
 type peer = lockbench.Lock
 
-// peers returns dlock, bsm/redislock and go-redsync/redsync on rdb, each retrying every
-// millisecond (redislock's LinearBackoff(1ms), redsync's WithRetryDelay(1ms); dlock polls
-// 2-64 ms and is woken by its release notification), with a 5 s lease, and dlock-cohort:
-// dlock handing the lock to a waiter of its own Client up to peerCohort times in a row
-// (ClientOptions.Cohort).
+// peers returns dlock, bsm/redislock, go-redsync/redsync and redis/rueidis's rueidislock on
+// rdb (rueidislock on a rueidis client of its own, to the same Redis), each retrying every
+// millisecond (redislock's LinearBackoff(1ms), redsync's WithRetryDelay(1ms)) or woken by the
+// release (dlock: a release notification, with polling at 2-64 ms; rueidislock: a client-side
+// caching invalidation), with a 5 s lease, and dlock-cohort: dlock handing the lock to a
+// waiter of its own Client up to peerCohort times in a row (ClientOptions.Cohort).
 func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 	dl := newClient(b, rdb, nil)
 	dc := newClient(b, rdb, &dlock.ClientOptions{Cohort: peerCohort})
@@ -35,6 +38,8 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 	const ttl = 5 * time.Second
 	return []peer{
 		{Name: "redislock", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
+			// redislock bounds its retries by its context's deadline, a ttl from now when
+			// the context has none (a timer per Obtain, as here).
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
 			l, err := rl.Obtain(ctx, key, ttl, &redislock.Options{RetryStrategy: redislock.LinearBackoff(time.Millisecond)})
@@ -50,9 +55,37 @@ func peers(b *testing.B, rdb redis.UniversalClient) []peer {
 			}
 			return func(ctx context.Context) error { _, err := m.UnlockContext(ctx); return err }, nil
 		}},
+		rueidisPeer(b, ttl),
 		{Name: "dlock", Obtain: dlockObtain(dl, ttl)},
 		{Name: "dlock-cohort", Obtain: dlockObtain(dc, ttl)},
 	}
+}
+
+// rueidisPeer is rueidislock with one key (KeyMajority 1), on a rueidis client of its own.
+// Two settings differ from what its README shows, both because the run hung without them:
+// with NoLoopTracking (NOLOOP), 64 goroutines of one Locker missed wake-ups (a waiter is woken
+// by an invalidation, and NOLOOP keeps from the connection those of its own deletes) and a
+// contended round never finished; and its acquire call times out after TryNextAfter, 20 ms by
+// default, which on this loaded machine left an uncontended Obtain waiting for a wake-up that
+// never came (3 runs in 13, with NOLOOP). With 1 s and without NOLOOP, neither hung.
+func rueidisPeer(b *testing.B, ttl time.Duration) peer {
+	lk, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption: rueidis.ClientOption{InitAddress: []string{redisAddr(b)}},
+		KeyMajority:  1,
+		KeyValidity:  ttl,
+		TryNextAfter: time.Second,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(lk.Close)
+	return peer{Name: "rueidislock", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
+		_, release, err := lk.WithContext(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		return func(context.Context) error { release(); return nil }, nil // returns once the key is deleted
+	}}
 }
 
 // dlockObtain is a peer's Obtain on c.
@@ -68,7 +101,7 @@ func dlockObtain(c *dlock.Client, ttl time.Duration) func(context.Context, strin
 
 // peerRounds and peerOps: each measurement is peerRounds rounds, each running every library
 // for peerOps operations, the libraries taking turns (every 10 operations uncontended, see
-// lockbench.Uncontended), so that the machine's drift hits all three alike; the figures are
+// lockbench.Uncontended), so that the machine's drift hits all of them alike; the figures are
 // the medians over the rounds.
 const (
 	peerRounds = 5
@@ -76,18 +109,22 @@ const (
 	peerCohort = 8
 )
 
-// BenchmarkPeers compares dlock with bsm/redislock and go-redsync/redsync in one run (make
-// bench-locks; run it with -benchtime 1x): an uncontended Obtain + Release, and 64 goroutines
-// handing one key around through 1 client of each library, or through 4 standing for four
-// processes. It reports each library's median (us/op uncontended, handoffs/s contended) and
-// dlock's ratio to each peer (below 1 is faster uncontended; above 1 is faster contended).
+// BenchmarkPeers compares dlock with bsm/redislock, go-redsync/redsync and rueidislock in one
+// run (make bench-locks; run it with -benchtime 1x): an uncontended Obtain + Release, and 64
+// goroutines handing one key around through 1 client of each library, or through 4 standing
+// for four processes. It reports each library's median (us/op uncontended, handoffs/s
+// contended) and dlock's ratio to each peer: uncontended, the median over the steps of the
+// ratio of the times of 10 cycles each run back to back (Timing.Ratio; below 1 is faster);
+// contended, the median over the rounds of the ratio of the rates (above 1 is faster). Each
+// round is bounded (lockbench.Bound): a peer that hangs fails the run.
 func BenchmarkPeers(b *testing.B) {
 	b.Run("uncontended", func(b *testing.B) {
 		rdb := newRedis(b)
 		key := testKey(b, rdb, "peers")
 		ps := peers(b, rdb)
 		for b.Loop() {
-			reportRatios(b, ps, lockbench.Uncontended(b, ps, key, peerRounds, peerOps, 0))
+			t := lockbench.UncontendedTiming(b, ps, key, peerRounds, peerOps, 0)
+			reportRatios(b, ps, t.Ratio, t.Medians)
 		}
 		reportWork(b, rdb, ps, key)
 	})
@@ -101,12 +138,13 @@ func BenchmarkPeers(b *testing.B) {
 			}
 			longest := map[string]time.Duration{} // each library's longest wait over the rounds
 			for b.Loop() {
-				reportPeers(b, clients[0], "handoffs/s", func(p peer) float64 {
+				rs := lockbench.Measure(b, clients[0], peerRounds, "handoffs/s", func(p peer) float64 {
 					j := slices.IndexFunc(clients[0], func(q peer) bool { return q.Name == p.Name })
 					rate, wait := lockbench.HandoffsWait(b, clients, j, key, peerOps, 0)
 					longest[p.Name] = max(longest[p.Name], wait)
 					return rate
 				})
+				reportRatios(b, clients[0], rs.Ratio, rs.Medians)
 			}
 			for name, wait := range longest {
 				b.ReportMetric(float64(wait.Microseconds())/1000, name+"-max-wait-ms")
@@ -115,19 +153,14 @@ func BenchmarkPeers(b *testing.B) {
 	}
 }
 
-// reportPeers measures each peer peerRounds times, interleaved, and reports the medians in
-// unit and the ratio of dlock and dlock-cohort to each of the other libraries.
-func reportPeers(b *testing.B, ps []peer, unit string, measure func(peer) float64) {
-	reportRatios(b, ps, lockbench.Medians(b, ps, peerRounds, unit, measure))
-}
-
-// reportRatios reports the ratio of the medians of dlock and dlock-cohort to each of the other
-// libraries'.
-func reportRatios(b *testing.B, ps []peer, med map[string]float64) {
+// reportRatios reports the ratio of dlock and dlock-cohort to each of the other libraries
+// ("dlock/redislock"), and, for the record, the ratio of their medians ("dlock/redislock-med").
+func reportRatios(b *testing.B, ps []peer, ratio func(a, b string) float64, med map[string]float64) {
 	for _, ours := range []string{"dlock", "dlock-cohort"} {
 		for _, p := range ps {
 			if !strings.HasPrefix(p.Name, "dlock") {
-				b.ReportMetric(med[ours]/med[p.Name], ours+"/"+p.Name)
+				b.ReportMetric(ratio(ours, p.Name), ours+"/"+p.Name)
+				b.ReportMetric(med[ours]/med[p.Name], ours+"/"+p.Name+"-med")
 			}
 		}
 	}
@@ -139,7 +172,9 @@ func reportRatios(b *testing.B, ps []peer, med map[string]float64) {
 // the commands the library sent ("<name>-redis-us/op": the median of peerRounds interleaved
 // rounds), with dlock's ratios to redislock.
 func reportWork(b *testing.B, rdb redis.UniversalClient, ps []peer, key string) {
-	cycle := func(p peer) { lockbench.Cycle(b, p, key) }
+	ctx, stop := lockbench.Bound(b, "the work of an uncontended cycle")
+	defer stop()
+	cycle := func(p peer) { lockbench.Cycle(ctx, b, p, key) }
 	allocs := map[string]float64{}
 	for _, p := range ps {
 		allocs[p.Name] = testing.AllocsPerRun(peerOps, func() { cycle(p) })
@@ -150,6 +185,9 @@ func reportWork(b *testing.B, rdb redis.UniversalClient, ps []peer, key string) 
 	usec := lockbench.Medians(b, ps, peerRounds, "redis-us/op", func(p peer) float64 {
 		cycle(p) // learn the commands p sends
 		names := sent.take()
+		if p.Name == "rueidislock" { // its own client, which the hook does not see: two scripts
+			names = map[string]bool{"evalsha": true, "eval": true}
+		}
 		before := commandUsec(b, rdb, names)
 		for range peerOps {
 			cycle(p)

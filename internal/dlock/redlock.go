@@ -202,7 +202,8 @@ func (q *redlock) releaseFailed(ctx context.Context, r *request, v votes) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	q.each(ctx, q.slowTimeout(r.ttl), dirty, v.granted, func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-		return r.releaseOn(ctx, rdb)
+		n, _, err := r.releaseOn(ctx, rdb)
+		return n, err
 	}, judgeOK)
 }
 

@@ -192,9 +192,10 @@ func (q *redlock) refresh(ctx context.Context, r *request, ttl time.Duration) (i
 }
 
 // release runs release.lua on every node; see Client.releaseCall.
-func (q *redlock) release(ctx context.Context, r *request) (int64, error) {
+func (q *redlock) release(ctx context.Context, l *Lock) (int64, error) {
+	r := l.r
 	replies := q.each(ctx, q.slowTimeout(r.ttl), nil, q.quorum, func(ctx context.Context, rdb redis.UniversalClient) (any, error) {
-		return r.releaseOn(ctx, rdb)
+		return l.resentInTime(r.releaseOn(ctx, rdb))
 	}, judgeInt)
 	return q.decide(replies, judgeInt)
 }

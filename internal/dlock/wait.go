@@ -19,9 +19,17 @@ func (c *Client) enterQueue(ctx context.Context, key string, w *waitClock) error
 	if c.queue.TryLock(key) {
 		return nil
 	}
+	if h := c.turns.overdue(key); h != nil {
+		h.passTurn()
+		if c.queue.TryLock(key) {
+			return nil
+		}
+	}
 	if !w.on() {
 		return ErrNotObtained
 	}
+	c.turns.queue(key, 1)
+	defer c.turns.queue(key, -1)
 	switch err := c.queue.LockBefore(ctx, key, w.C()); {
 	case err == nil:
 		return nil
@@ -58,7 +66,7 @@ func (c *Client) obtain(ctx context.Context, r *request) (*Lock, error) {
 		}
 	}
 	l.holdsTurn.Store(true)
-	l.turnTimer = time.AfterFunc(time.Until(l.deadline), l.passTurn)
+	c.turns.hold(l)
 	return l, nil
 }
 
@@ -155,33 +163,29 @@ func drainSignal(c <-chan struct{}) {
 	}
 }
 
-// waitClock is the deadline of an Obtain's Wait. Its timer starts only when the Obtain has to
-// wait (for the key's turn, or after a try found the key held), so an Obtain that finds the
-// key free arms none: arming a timer can wake an idle thread, on another core, at every Obtain.
+// waitClock is the deadline of an Obtain's Wait. It starts only when the Obtain has to wait
+// (for the key's turn, or after a try found the key held), and so does its timer: an Obtain
+// that finds the key free reads no clock and arms no timer (arming a timer can wake an idle
+// thread, on another core, at every Obtain).
 type waitClock struct {
-	end   time.Time // zero: no Wait, one try
+	wait  time.Duration // zero: no Wait, one try
 	timer *time.Timer
 }
 
-// waitClock returns the clock of r's Wait, from now.
-func (r *request) waitClock() waitClock {
-	if r.wait <= 0 {
-		return waitClock{}
-	}
-	return waitClock{end: time.Now().Add(r.wait)}
-}
+// waitClock returns the clock of r's Wait.
+func (r *request) waitClock() waitClock { return waitClock{wait: r.wait} }
 
 // on reports whether there is a Wait.
-func (w *waitClock) on() bool { return !w.end.IsZero() }
+func (w *waitClock) on() bool { return w.wait > 0 }
 
-// C returns the channel that delivers when the Wait runs out, starting the timer on its first
-// call; nil (never delivers) without a Wait.
+// C returns the channel that delivers when the Wait runs out, starting it on its first call;
+// nil (never delivers) without a Wait.
 func (w *waitClock) C() <-chan time.Time {
 	if !w.on() {
 		return nil
 	}
 	if w.timer == nil {
-		w.timer = time.NewTimer(time.Until(w.end))
+		w.timer = time.NewTimer(w.wait)
 	}
 	return w.timer.C
 }

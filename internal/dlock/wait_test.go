@@ -113,9 +113,9 @@ func (h *inflight) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 func (h *inflight) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
-		// acquire.lua: 3 keys (lock, wait mark, fence) and 4 arguments; release.lua has 3
-		// keys and 2 arguments.
-		isAcquire := strings.HasPrefix(cmd.Name(), "eval") && len(args) == 10 && args[3] == h.key && fmt.Sprint(args[2]) == "3"
+		// acquire.lua: 3 keys (lock, wait mark, fence) and 2 arguments; release.lua has 2
+		// keys and 1 argument.
+		isAcquire := strings.HasPrefix(cmd.Name(), "eval") && len(args) == 8 && args[3] == h.key && fmt.Sprint(args[2]) == "3"
 		if !isAcquire {
 			return next(ctx, cmd)
 		}

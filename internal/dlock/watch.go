@@ -28,6 +28,7 @@ import (
 // call's context and ignore their ctx. On a released or lost lock it returns
 // a context that is already cancelled.
 func (l *Lock) Watch(ctx context.Context) context.Context {
+	l.c.turns.keep(l) // keep the turn while watched; the watchdog passes it
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.wctx != nil {
@@ -42,9 +43,6 @@ func (l *Lock) Watch(ctx context.Context) context.Context {
 	case lost:
 		cancel(l.cause)
 		return wctx
-	}
-	if l.turnTimer != nil {
-		l.turnTimer.Stop() // keep the turn while watched; the watchdog passes it
 	}
 	l.cancel = cancel
 	l.done = make(chan struct{})

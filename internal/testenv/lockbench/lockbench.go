@@ -7,6 +7,7 @@ package lockbench
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
 	"sync"
@@ -27,15 +28,46 @@ type Lock struct {
 // left behind (garbage to collect, a warm or cold connection), and measured in a fixed order
 // the last one was 10-30 % slower than the same lock measured first.
 func Medians(b *testing.B, locks []Lock, rounds int, unit string, measure func(Lock) float64) map[string]float64 {
-	runs := make([][]float64, len(locks))
+	return Measure(b, locks, rounds, unit, measure).Medians
+}
+
+// Rounds is what Measure measured: each lock's figure in every round.
+type Rounds struct {
+	Medians map[string]float64
+	names   []string
+	runs    [][]float64 // runs[j][r]: lock j's figure in round r
+}
+
+// Ratio returns the median over the rounds of a's figure over b's in the same round.
+func (rs *Rounds) Ratio(a, b string) float64 {
+	i, j := slices.Index(rs.names, a), slices.Index(rs.names, b)
+	r := make([]float64, len(rs.runs[i]))
+	for k := range r {
+		r[k] = rs.runs[i][k] / rs.runs[j][k]
+	}
+	slices.Sort(r)
+	return r[len(r)/2]
+}
+
+// Measure is Medians, also keeping each round's figures for Rounds.Ratio.
+func Measure(b *testing.B, locks []Lock, rounds int, unit string, measure func(Lock) float64) *Rounds {
+	rs := &Rounds{runs: make([][]float64, len(locks))}
 	for r := range rounds {
 		for k := range locks {
 			j := (r + k) % len(locks)
 			runtime.GC() // the garbage of the lock measured before is not this one's to collect
-			runs[j] = append(runs[j], measure(locks[j]))
+			rs.runs[j] = append(rs.runs[j], measure(locks[j]))
 		}
 	}
-	return report(b, locks, runs, unit)
+	for _, l := range locks {
+		rs.names = append(rs.names, l.Name)
+	}
+	sorted := make([][]float64, len(locks))
+	for j := range locks {
+		sorted[j] = slices.Clone(rs.runs[j])
+	}
+	rs.Medians = report(b, locks, sorted, unit)
+	return rs
 }
 
 // report reports the median of each lock's runs as the metric "<name>-<unit>" and returns
@@ -56,16 +88,56 @@ func report(b *testing.B, locks []Lock, runs [][]float64, unit string) map[strin
 // along, so that a swing of the machine hits them alike: run 2,000 cycles at a time, a
 // quarter of a second, the same code measured 0.84-1.22x redislock's time from one run to the
 // next here. It reports each lock's median over the rounds in microseconds a cycle
-// ("<name>-us/op") and returns the medians by name.
+// ("<name>-us/op") and returns the medians by name; Timing.Ratio pairs two locks step by step.
 func Uncontended(b *testing.B, locks []Lock, key string, rounds, ops int, window time.Duration) map[string]float64 {
+	return UncontendedTiming(b, locks, key, rounds, ops, window).Medians
+}
+
+// Timing is what UncontendedTiming measured.
+type Timing struct {
+	Medians map[string]float64 // each lock's median over the rounds, in microseconds a cycle
+	names   []string
+	steps   [][]float64 // steps[s][j]: lock j's microseconds a cycle in step s; 0 if it did not run
+}
+
+// Ratio returns the median, over the steps in which both ran, of a's time a cycle over b's in
+// the same step: the two ran chunk cycles each back to back, so that what the machine does
+// meanwhile (other work, a vCPU asleep or awake) weighs on both alike. A ratio of the rounds'
+// medians moves with every swing that falls on one lock's part of a round and not the
+// other's: on this 2-core machine, shared and loaded, 0.94-1.27 for the same code in four
+// runs, where the paired ratio moved 1.00-1.04 (docs/dlock.md, "Benchmarks").
+func (t *Timing) Ratio(a, b string) float64 {
+	i, j := slices.Index(t.names, a), slices.Index(t.names, b)
+	var r []float64
+	for _, st := range t.steps {
+		if st[i] > 0 && st[j] > 0 {
+			r = append(r, st[i]/st[j])
+		}
+	}
+	if len(r) == 0 {
+		return 0
+	}
+	slices.Sort(r)
+	return r[len(r)/2]
+}
+
+// UncontendedTiming is Uncontended, also keeping each step's times for Timing.Ratio. Each
+// round is bounded (see Bound).
+func UncontendedTiming(b *testing.B, locks []Lock, key string, rounds, ops int, window time.Duration) *Timing {
 	const chunk = 10
+	t := &Timing{}
 	runs := make([][]float64, len(locks))
+	for _, l := range locks {
+		t.names = append(t.names, l.Name)
+	}
 	for range rounds {
 		runtime.GC()
+		ctx, stop := Bound(b, "an uncontended round")
 		spent := make([]time.Duration, len(locks))
 		done := make([]int, len(locks))
 		for step, busy := 0, true; busy; step++ {
 			busy = false
+			st := make([]float64, len(locks))
 			for k := range locks {
 				j := (step + k) % len(locks)
 				if done[j] >= ops || (window > 0 && spent[j] >= window) {
@@ -75,27 +147,37 @@ func Uncontended(b *testing.B, locks []Lock, key string, rounds, ops int, window
 				n := min(chunk, ops-done[j])
 				start := time.Now()
 				for range n {
-					Cycle(b, locks[j], key)
+					cycle(ctx, b, locks[j], key)
 				}
-				spent[j] += time.Since(start)
+				d := time.Since(start)
+				spent[j] += d
 				done[j] += n
+				st[j] = float64(d.Microseconds()) / float64(n)
+			}
+			if busy {
+				t.steps = append(t.steps, st)
 			}
 		}
+		stop()
 		for j := range locks {
 			runs[j] = append(runs[j], float64(spent[j].Microseconds())/float64(done[j]))
 		}
 	}
-	return report(b, locks, runs, "us/op")
+	t.Medians = report(b, locks, runs, "us/op")
+	return t
 }
 
-// Cycle obtains key with l and releases it, failing the benchmark on an error.
-func Cycle(b *testing.B, l Lock, key string) {
-	release, err := l.Obtain(context.Background(), key)
+// Cycle obtains key with l and releases it, on ctx (a round's, see Bound), failing the
+// benchmark on an error.
+func Cycle(ctx context.Context, b *testing.B, l Lock, key string) { cycle(ctx, b, l, key) }
+
+func cycle(ctx context.Context, b *testing.B, l Lock, key string) {
+	release, err := l.Obtain(ctx, key)
 	if err != nil {
-		b.Fatal(l.Name, err)
+		b.Fatal(l.Name, err, context.Cause(ctx))
 	}
-	if err := release(context.Background()); err != nil {
-		b.Fatal(l.Name, err)
+	if err := release(ctx); err != nil {
+		b.Fatal(l.Name, err, context.Cause(ctx))
 	}
 }
 
@@ -122,7 +204,9 @@ func HandoffsWait(b *testing.B, clients [][]Lock, j int, key string, ops int64, 
 		wg         sync.WaitGroup
 		failures   failures
 	)
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	ctx, stop := Bound(b, "a contended round of "+clients[0][j].Name)
+	defer stop()
+	cancel := context.CancelFunc(func() {})
 	if window > 0 {
 		ctx, cancel = context.WithTimeout(ctx, window)
 	}
@@ -140,7 +224,7 @@ func HandoffsWait(b *testing.B, clients [][]Lock, j int, key string, ops int64, 
 						break
 					}
 				}
-				if ctx.Err() != nil && err != nil { // the window ended during the wait
+				if ctx.Err() != nil && err != nil { // the window or the bound ended during the wait
 					return
 				}
 				if err != nil {
@@ -156,6 +240,9 @@ func HandoffsWait(b *testing.B, clients [][]Lock, j int, key string, ops int64, 
 		})
 	}
 	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, errBound) {
+		b.Fatalf("%s: %v", clients[0][j].Name, cause)
+	}
 	failures.report(b, ops)
 	return float64(done.Load()) / time.Since(start).Seconds(), time.Duration(longest.Load())
 }

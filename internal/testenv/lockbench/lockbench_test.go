@@ -98,3 +98,50 @@ func TestUncontendedTakesTurns(t *testing.T) {
 		t.Errorf("slow lock measured %.0f us a cycle, want at least 1000", med["slow"])
 	}
 }
+
+// pausing is a lock whose Obtain pauses for pause, or until ctx ends when pause is 0.
+func pausing(name string, pause time.Duration) Lock {
+	return Lock{Name: name, Obtain: func(ctx context.Context, _ string) (func(context.Context) error, error) {
+		if pause == 0 {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		time.Sleep(pause)
+		return func(context.Context) error { return nil }, nil
+	}}
+}
+
+// TestRatioPairsSteps: Timing.Ratio is the median of the two locks' times in the same steps:
+// a lock that pauses 2 ms a cycle against one that pauses 4 ms comes out about half.
+func TestRatioPairsSteps(t *testing.T) {
+	var tm *Timing
+	testing.Benchmark(func(b *testing.B) {
+		tm = UncontendedTiming(b, []Lock{pausing("a", 2*time.Millisecond), pausing("b", 4*time.Millisecond)}, "k", 1, 50, 0)
+	})
+	if r := tm.Ratio("a", "b"); r < 0.3 || r > 0.8 {
+		t.Errorf("Ratio(a, b) = %.2f for pauses of 2 and 4 ms, want about 0.5", r)
+	}
+	if r := tm.Ratio("b", "a"); r < 1.25 || r > 3.5 {
+		t.Errorf("Ratio(b, a) = %.2f, want about 2", r)
+	}
+}
+
+// TestBoundFailsAHungLock: a lock that never obtains fails the round at RoundLimit, in the
+// uncontended and in the contended benchmark, instead of stalling it.
+func TestBoundFailsAHungLock(t *testing.T) {
+	defer func(d time.Duration) { RoundLimit = d }(RoundLimit)
+	RoundLimit = 200 * time.Millisecond
+	for name, run := range map[string]func(b *testing.B){
+		"uncontended": func(b *testing.B) { Uncontended(b, []Lock{pausing("hung", 0)}, "k", 1, 10, 0) },
+		"contended":   func(b *testing.B) { Handoffs(b, [][]Lock{{pausing("hung", 0)}}, 0, "k", 100, 0) },
+	} {
+		start := time.Now()
+		res := testing.Benchmark(run)
+		if res.N != 0 {
+			t.Errorf("%s: a hung lock passed the benchmark", name)
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("%s: the hung round took %v, want about its bound", name, took)
+		}
+	}
+}
