@@ -134,7 +134,10 @@ func ParsePrivateKey(data []byte) (priv crypto.Signer, alg, kid string, err erro
 	case ed25519.PrivateKey: // go-jose checked that x is d's
 		priv = p
 	case *ecdsa.PrivateKey: // go-jose does not check that x and y are d's
-		priv, err = ecdsa.ParseRawPrivateKey(elliptic.P256(), p.D.FillBytes(make([]byte, 32)))
+		var raw []byte
+		if raw, err = p.Bytes(); err == nil {
+			priv, err = ecdsa.ParseRawPrivateKey(elliptic.P256(), raw)
+		}
 		if err == nil && !priv.Public().(*ecdsa.PublicKey).Equal(k.pub) {
 			err = errors.New("d does not belong to the public part")
 		}
