@@ -160,10 +160,10 @@ func TestZooKeeperLeaderKilled(t *testing.T) {
 	if after <= before {
 		t.Errorf("orders %d after the kill, %d before: the sale did not go on", after, before)
 	}
-	gap, from := s.longestGap(killed.Add(-time.Second), killed.Add(10*time.Second))
-	log("time without sales: %v, from %v after the kill", gap.Round(time.Millisecond), from.Sub(killed).Round(time.Millisecond))
 	window := killed.Add(10 * time.Second)
 	s.finish(t, apis...)
+	gap, from := s.longestGap(killed.Add(-time.Second), window)
+	log("time without sales: %v, from %v after the kill", gap.Round(time.Millisecond), from.Sub(killed).Round(time.Millisecond))
 	log("sold out; answers to purchases sent within 10s of the kill: %s", formatCounts(s.countsOf(func(a answer) bool {
 		return !a.sent.Before(killed) && a.sent.Before(window)
 	})))
