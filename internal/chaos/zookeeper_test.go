@@ -81,7 +81,7 @@ func (l zkLock) fence(t *testing.T) int64 {
 func (l zkLock) waitExpired(t *testing.T, log func(string, ...any), fence int64, stopped time.Time) {
 	t.Helper()
 	testenv.Eventually(t, 10*time.Second, "the frozen holder's session to expire", func() bool { return l.fence(t) != fence })
-	log("its session expired %v after SIGSTOP", time.Since(stopped).Round(time.Millisecond))
+	log("its session expired %v after the fault", time.Since(stopped).Round(time.Millisecond))
 }
 
 // TestZooKeeperPausedHolderIsFenced is TestEtcdPausedHolderIsFenced with the product locks in
