@@ -85,3 +85,60 @@ func TestZooKeeperHolderCutOff(t *testing.T) {
 	s.finish(t, apis...)
 	s.verify(t, other, noneUnanswered)
 }
+
+// TestZooKeeperMemberCutOff: the product locks of three API processes live in a ZooKeeper
+// ensemble of the test's own, member 1 of which runs in a network namespace; mid-sale member 1
+// is cut off silently (every packet through its namespace dropped: its peers and its clients
+// hear nothing, no RST) for 8 s, then rejoins. A client connected to it hears no answer to its
+// pings and suspends (its locks are lost) after two thirds of its session, then reconnects to
+// another member; if member 1 led, the two others elect a leader. The sale goes on and sells
+// out without an oversell; buyers meanwhile get 503 busy or unavailable, never a 500. The
+// test logs the time without sales.
+func TestZooKeeperMemberCutOff(t *testing.T) {
+	log := faultTest(t)
+	ns := servers.StartNetns(t)
+	members := servers.StartZooKeeperIn(t, 3, ns)
+	b, _ := sharedBackend(t)
+	apis := b.startAPIs(t, 3, zkEnv(members, map[string]string{"LOCK_WAIT": "1s"}))
+	// Each process's client picks a member at random: restart the first until some process is
+	// on member 1, so that the cut reaches clients (its session comes from /readyz's check).
+	for try := 0; members[0].Sessions() == 0; try++ {
+		if try == 8 {
+			t.Fatal("no API process connected to member 1 in 8 starts")
+		}
+		apis[0].Stop()
+		apis[0].Restart()
+		apis[0].WaitReady("/readyz")
+	}
+	log("%d sessions on member 1", members[0].Sessions())
+	s := newSale(t, apis[0], b.dsn, product{strategy: "dlock", stock: 300, thinkMS: 5})
+	s.start(9, apis...)
+	s.waitBought(t, 30)
+
+	role := members[0].Mode()
+	before := s.auditPG(t).Orders
+	if err := ns.Isolate(); err != nil {
+		t.Fatal(err)
+	}
+	cutAt := time.Now()
+	log("cut off zookeeper member 1 (%s, the %s) silently; %d orders in PostgreSQL", members[0].Addr, role, before)
+	leader := servers.ZooKeeperLeader(t, members[1:])
+	log("member %d leads the two others %v after the cut", leader.ID, time.Since(cutAt).Round(time.Millisecond))
+	s.waitBought(t, s.bought.Load()+30) // the sale goes on
+	time.Sleep(time.Until(cutAt.Add(partitionFor)))
+	if err := ns.Rejoin(); err != nil {
+		t.Fatal(err)
+	}
+	healed := time.Now()
+	log("member 1 rejoined after %v; orders in PostgreSQL: %d", healed.Sub(cutAt).Round(time.Millisecond), s.auditPG(t).Orders)
+	s.finish(t, apis...)
+	gap, from := s.longestGap(cutAt.Add(-time.Second), healed)
+	log("time without sales: %v, from %v after the cut", gap.Round(time.Millisecond), from.Sub(cutAt).Round(time.Millisecond))
+	log("sold out; answers to purchases sent during the cut: %s", formatCounts(s.countsOf(func(a answer) bool {
+		return !a.sent.Before(cutAt) && a.sent.Before(healed)
+	})))
+	for _, p := range apis {
+		log("%s seckill_lock_lost_total %v", p.Name, p.Metric("seckill_lock_lost_total", ""))
+	}
+	s.verify(t, apis[1], noneUnanswered)
+}
