@@ -103,7 +103,7 @@ bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers
 	@GO=$(GO) scripts/bench-hot.sh
 
 # bench-locks runs one package at a time (-p 1): two benchmarks at once would skew each other.
-bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and beside etcd (1 and 3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
+bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and beside etcd (1 and 3 members) and ZooKeeper (3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
 	@set -o pipefail; mkdir -p bench; f=bench/locks-$$(date -u +%Y-%m-%dT%H%M%SZ)-$$(hostname).txt; \
 		$(GO) test -p 1 -run '^$$' -bench 'Peers|Backends' -benchtime 1x ./internal/dlock/ ./internal/etcdlock/ | tee $$f && \
 		echo "recorded in $$f"
