@@ -30,19 +30,9 @@ func (r *request) placeTimeout() time.Duration { return max(minQueueTimeout, 8*r
 // masters has no single order, so a fair lock needs one Redis (or one Redis Cluster).
 var ErrFairRedlock = errors.New("dlock: fair locks need a single Redis or Redis Cluster, not Redlock")
 
-// ObtainFair is Obtain for a fair lock: the waiters of key, in this Client and every other
-// one, are granted it in the order they first asked for it. Each waiter keeps its place in a
-// queue in Redis (next to the key, in its hash slot) as long as it keeps asking; one that
-// stops (its process died, its connection broke) is dropped once its place times out
-// (its queue timeout: 1 s, or 8 × MaxBackoff if more), so it never blocks the ones behind it for
-// longer than that. A waiter that gives up (Wait ran out, ctx ended) leaves the queue at
-// once.
-//
-// The lock is a Lock like any other: token, fence, Watch, Refresh and Release work as they
-// do for Obtain. A fair key must only be obtained with ObtainFair: Obtain on the same key
-// does not look at the queue and can jump it. Waiters of one Client do not queue locally
-// first as Obtain's do (that would reorder them against other Clients); each asks Redis,
-// woken by the release notification. Not available under Redlock (ErrFairRedlock).
+// ObtainFair is Obtain for a fair lock: the waiters of key, in every Client, are granted it in
+// the order they first asked. A fair key must only be obtained with ObtainFair; on a Redlock
+// Client it returns ErrFairRedlock. See docs/dlock.md#the-fair-lock.
 func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	if c.rl != nil {
 		return nil, ErrFairRedlock

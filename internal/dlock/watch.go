@@ -24,9 +24,10 @@ import (
 // expires after its ttl unless released). Release cancels the context with
 // cause context.Canceled.
 //
-// Watch starts at most one watchdog per lock: later calls return the first
-// call's context and ignore their ctx. On a released or lost lock it returns
-// a context that is already cancelled.
+// Watch starts the lock's watchdog, which renews it every ttl/3, and returns a context derived
+// from ctx that is cancelled, with a cause wrapping ErrLost, when the lock is lost, its safe
+// deadline passes unrenewed, or Options.MaxHold is reached. Later calls return the first
+// call's context; see docs/dlock.md#the-watchdog.
 func (l *Lock) Watch(ctx context.Context) context.Context {
 	l.c.turns.keep(l) // keep the turn while watched; the watchdog passes it
 	l.mu.Lock()
