@@ -124,7 +124,9 @@ func CheckResponse(resp *http.Response) error {
 // maxDetail bounds the detail taken from a body that is not a problem.
 const maxDetail = 200
 
-// notProblem describes a body that is not a problem for a Problem's detail.
+// notProblem describes a body that is not a problem for a Problem's detail: the unavailable
+// dependencies of a readiness body, or the start of any other body (an answer from something in
+// front of the API).
 func notProblem(body []byte) string {
 	var r api.Readiness
 	if json.Unmarshal(body, &r) == nil && r.Status != "" {
