@@ -44,8 +44,8 @@ func WriteBench(w io.Writer, rep loadgen.Report, stamp, jsonLink string) {
 
 // WriteHot writes the record of make bench-hot to w: a row per compare and per baseline report in
 // reps, each hot row set against the sold-out baseline, a table of dlock on both lock backends
-// with etcd's ratios to Redis, and the CPU steal. bench/README.md#hot-product-records-make-bench-
-// hot says how to read it.
+// with etcd's ratios to Redis, and the CPU steal.
+// bench/README.md#hot-product-records-make-bench-hot says how to read it.
 func WriteHot(w io.Writer, reps []loadgen.Report, stamp string) {
 	first := reps[0]
 	for _, r := range reps {

@@ -18,8 +18,8 @@ import (
 // SoldOut is the sold-out fast path: a process-local set of product ids known to be sold out, so
 // that their buyers are answered without a round trip. A mark is a lease on a key in Redis,
 // confirmed every Lease/4; Lift removes it in every process before a unit comes back. Why an
-// answer from a mark is true, and under which faults, is in docs/strategies.md#lifting-a-sold-out-
-// mark. It is safe for concurrent use.
+// answer from a mark is true, and under which faults, is in
+// docs/strategies.md#lifting-a-sold-out-mark. It is safe for concurrent use.
 type SoldOut struct {
 	rdb         redis.UniversalClient
 	keys        Keys
