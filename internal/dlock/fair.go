@@ -114,9 +114,7 @@ func parseFairGrant(v string, sent, recv time.Time) (fence int64, next time.Time
 	return fence, mid.Add(time.Duration(since-now) * time.Millisecond), nil
 }
 
-// NextWaiterSince reports, for a lock taken with ObtainFair, when the waiter queued behind
-// it started waiting (in this process's clock, mapped from the server's when the lock was
-// granted), and whether there was one. Work that batches requests of many callers under one
-// fair lock serves only those that came before it, so that the queue's order holds for them
-// too.
+// NextWaiterSince reports, for a lock taken with ObtainFair, when the waiter queued behind it
+// started waiting (in this process's clock), and whether there was one, so that a batch under a
+// fair lock serves only the callers that came before it.
 func (l *Lock) NextWaiterSince() (time.Time, bool) { return l.nextWaiter, !l.nextWaiter.IsZero() }
