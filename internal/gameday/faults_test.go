@@ -81,6 +81,7 @@ func schedule() []*fault {
 			return "its connections flow again"
 		},
 	}, {
+		// A restart of a tenth of a second raises no alert: SeckillLBDown waits 30 s (0.5 s here).
 		Name: "lb-restarted", Title: "HAProxy restarted (soft stop, then a new process on the same ports)",
 		Cells: strategies, One: "optimistic",
 		Allow: allow("SeckillLBDown"),
@@ -88,6 +89,8 @@ func schedule() []*fault {
 			return fmt.Sprintf("HAProxy restarted: %v from its stop to its stats page answering", d.lb.Restart().Round(time.Millisecond))
 		},
 	}, {
+		// Redis back within a second, older: no alert is due (the sentinels saw a reboot, not a
+		// failure), and every answer must still be true.
 		Name: "redis-older", Title: "the Redis master restarted from a snapshot 2 s old (kill -9, then its RDB loaded)",
 		Cells: []string{"dlock", "redis", "queue"}, One: "redis", QueueLoss: true,
 		Allow: allow("SeckillBackendDown", "SeckillRateLimiterFailOpen", "SeckillLockLost", "SeckillDeadLetters"),

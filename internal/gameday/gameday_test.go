@@ -142,7 +142,9 @@ func runFault(t *testing.T, d *deployment, f *fault, strategies []string, users 
 	b.stop()
 	fr.End = time.Now()
 	for _, c := range fr.Cells {
-		fr.Verdicts = append(fr.Verdicts, finishAndJudge(t, d, b, c, fr.Inject))
+		v := finishAndJudge(t, d, b, c, fr.Inject)
+		fr.Verdicts = append(fr.Verdicts, v)
+		log("%s × %s: %v; last not served: %s", f.Name, c.Strategy, v.Classes, lastNotServed(c.attempts(), fr.Inject, 3))
 	}
 	still := d.hook.awaitQuiet(quietWait(len(strategies)))
 	log("%s: judged %d cells; alerts still firing: %v", f.Name, len(fr.Cells), still)
@@ -216,6 +218,18 @@ func classes(tries []attempt) map[string]int {
 		m[a.class()]++
 	}
 	return m
+}
+
+// lastNotServed says the last n attempts not served: their class and when they were sent,
+// after the fault.
+func lastNotServed(tries []attempt, fault time.Time, n int) string {
+	var out []string
+	for _, a := range slices.Backward(tries) {
+		if !a.served() && len(out) < n {
+			out = append(out, fmt.Sprintf("%s at %+.1fs", a.class(), a.Sent.Sub(fault).Seconds()))
+		}
+	}
+	return fmt.Sprint(out)
 }
 
 // first is at most n of s.

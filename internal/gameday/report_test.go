@@ -55,7 +55,7 @@ func judgeAlerts(r *report) {
 			}
 			expected := slices.ContainsFunc(fr.Expect, func(e expectation) bool { return e.Alert == s.Name })
 			a.Fired = append(a.Fired, firedAlert{Name: s.Name, After: s.Start.Sub(fr.Inject), Expected: expected})
-			if !expected && !slices.Contains(fr.Allow, s.Name) {
+			if !expected && !slices.Contains(fr.Allow, s.Name) && !slices.Contains(a.Unexpected, s.Name) {
 				a.Unexpected = append(a.Unexpected, s.Name)
 			}
 			if want := map[string]string{"critical": "/seckill/page", "warning": "/seckill/ticket"}[s.Severity]; s.Receiver != want {
