@@ -171,7 +171,7 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell, err error
 	defer func() { c.Seconds = time.Since(start).Seconds() }()
 	admin := client.New(r.apis[0].Base, &client.Options{AdminToken: r.token, HTTPClient: r.hc})
 	prod, err := admin.CreateProduct(ctx, api.NewProduct{
-		Name: "lab " + p.Lock + " " + p.Scenario, Stock: &s.Stock, Strategy: string(inventory.StrategyLab),
+		Name: "lab " + p.Lock + " " + p.Scenario, Stock: &s.Stock, Strategy: "lab",
 		ThinkMS: s.ThinkMS, Lock: p.Lock, LeaseMS: s.LeaseMS,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package labapi
 
 import (
 	"log/slog"
@@ -8,11 +8,11 @@ import (
 	"github.com/seckill/seckill/internal/history"
 )
 
-// openLockHistory opens LOCK_HISTORY's file, to which the process appends every product lock
+// OpenLockHistory opens LOCK_HISTORY's file, to which the process appends every product lock
 // operation (grant, write, loss, release; internal/history), its own named by its pid, and
 // returns the recorder with the function that closes it. With path empty recording is off:
 // the recorder is nil.
-func openLockHistory(path string, log *slog.Logger) (history.Recorder, func(), error) {
+func OpenLockHistory(path string, log *slog.Logger) (history.Recorder, func(), error) {
 	if path == "" {
 		return nil, func() {}, nil
 	}

@@ -1,39 +1,41 @@
-package inventory
+package labapi
 
 import (
 	"fmt"
 
 	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/inventory"
 )
 
-// The oversell lab's reads and writes (StrategyLab, docs/lab.md): a plain read and an
+// The teaching strategies' reads and writes (naive, and the lab, docs/lab.md): a plain read and an
 // unconditional write of the stock, so that the lab's lock alone guards it; with a fence,
 // both check it.
 
-// ClaimStock reads a lab product's stock for a lock holder. With fence > 0 it first records
-// fence on the row, unless one at least as large is there (a *StaleFenceError, ErrFenced): from
+// claimStock reads a lab product's stock for a lock holder. With fence > 0 it first records
+// fence on the row, unless one at least as large is there (an *inventory.StaleFenceError, inventory.ErrFenced): from
 // then on, a holder with an older fence can no longer write, even one that read the same
 // stock before it. That is the
 // fencing token checked by the storage on every access; a fence checked only on the write
 // would let an older holder's write land between a newer holder's read and its write.
-func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
+func claimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 	if fence == 0 {
-		return Stock(tx, id, false)
+		return inventory.Stock(tx, id, false)
 	}
 	var stock []int
-	err := tx.Raw(`UPDATE products SET fence = ? WHERE id = ? AND `+fenceAdmits+` RETURNING stock`,
+	err := tx.Raw(`UPDATE products SET fence = ? WHERE id = ? AND `+inventory.FenceAdmits+` RETURNING stock`,
 		fence, id, fence, fence).Scan(&stock).Error
 	if err != nil {
 		return 0, fmt.Errorf("claim product %d: %w", id, err)
 	}
 	if len(stock) == 0 {
-		return 0, WhyNotWritten(tx, id, fence)
+		return 0, inventory.WhyNotWritten(tx, id, fence)
 	}
 	return stock[0], nil
 }
 
-// SwapStockFenced is SetStock for a lock holder with fence > 0 that claimed the row with
-// ClaimStock, writing only if the row still holds that fence (else ErrFenced; with fence 0 it
+// swapStock is SetStock for a lock holder with fence > 0 that claimed the row with
+// claimStock, writing only if the row still holds that fence (else inventory.ErrFenced; with fence 0 it
 // always writes), and it returns the
 // stock it overwrote: what
 // PostgreSQL held just before the write, with the row locked from then until tx ends, so that
@@ -42,7 +44,7 @@ func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 // the UPDATE takes anyway (FOR NO KEY UPDATE), in the same statement. Not FOR UPDATE: the
 // order inserted earlier in tx holds a KEY SHARE lock on the row (its foreign key), which FOR
 // UPDATE conflicts with, so two buyers each holding one would deadlock.
-func SwapStockFenced(tx *gorm.DB, id int64, stock int, fence int64) (before int, err error) {
+func swapStock(tx *gorm.DB, id int64, stock int, fence int64) (before int, err error) {
 	q := `WITH old AS (SELECT stock FROM products WHERE id = ? FOR NO KEY UPDATE)
 		UPDATE products SET stock = ?, updated_at = now() FROM old WHERE products.id = ?`
 	args := []any{id, stock, id}
@@ -55,7 +57,7 @@ func SwapStockFenced(tx *gorm.DB, id int64, stock int, fence int64) (before int,
 		return 0, fmt.Errorf("set stock of product %d: %w", id, err)
 	}
 	if len(old) == 0 {
-		return 0, WhyNotWritten(tx, id, fence)
+		return 0, inventory.WhyNotWritten(tx, id, fence)
 	}
 	return old[0], nil
 }

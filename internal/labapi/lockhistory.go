@@ -1,4 +1,4 @@
-package order
+package labapi
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/history"
+	"github.com/seckill/seckill/internal/order"
 )
 
-// lockHistory records this process's product lock operations in Deps.LockHistory, for a
+// lockHistory records this process's product lock operations in Options.LockHistory, for a
 // linearizability checker (internal/history): each grant, each write under it, the loss its
 // holder is told of, and its release, with the time each was invoked (for a grant, when the
-// attempt that took the lock began) and the time it completed. Only the locks that exclude across processes are recorded: the dlock strategy's
-// (Deps.ProductLocks, see recordedLocker) and the lab's; the redis strategy's writer slots are
-// not a lock of that kind. A nil *lockHistory records nothing: recording off costs a nil check
-// on the paths that take a lock.
+// attempt that took the lock began) and the time it completed. Only the locks that exclude
+// across processes are recorded: the dlock strategy's (the service's product locks, through
+// recordedLocker) and the lab's; the redis strategy's writer slots are not a lock of that
+// kind. A nil *lockHistory records nothing.
 type lockHistory struct {
 	rec history.Recorder
 	// prefix and grants make the ids of this process's grants whose lock has no token of its
@@ -68,7 +70,7 @@ func (g *grant) recordOp(op history.LockOp) {
 }
 
 // watchLoss records a loss of the lock when ctx, the holder's watched context, ends with one
-// (dlock.ErrLost, ErrLockLost): when the holder is told. stop ends the watch, once a
+// (dlock.ErrLost, order.ErrLockLost): when the holder is told. stop ends the watch, once a
 // loss being recorded is, so that it comes before the release.
 func (g *grant) watchLoss(ctx context.Context) (stop func()) {
 	if g == nil {
@@ -93,7 +95,7 @@ func noWrite(error) {}
 
 // writing is called just before a write under the lock (the guarded, fenced UPDATE); the
 // func it returns is called with the write's error once it is over, COMMIT included: nil is
-// ok (committed), one matching ErrOutcomeUnknown unknown (COMMIT got no answer, and PostgreSQL
+// ok (committed), one matching order.ErrOutcomeUnknown unknown (COMMIT got no answer, and PostgreSQL
 // could not tell), any other fail (nothing written: refused by the fence, rolled back).
 func (g *grant) writing() (written func(err error)) {
 	if g == nil {
@@ -109,7 +111,7 @@ func writeOutcome(err error) string {
 	switch {
 	case err == nil:
 		return history.OK
-	case errors.Is(err, ErrOutcomeUnknown):
+	case errors.Is(err, order.ErrOutcomeUnknown):
 		return history.Unknown
 	}
 	return history.Fail
@@ -128,10 +130,11 @@ func (g *grant) released(asked time.Time, releaseErr error) {
 	g.recordOp(op)
 }
 
-// recordedLocker is Deps.ProductLocks with its operations recorded in the lock history. Its
-// held locks carry their grant, so that the write under them is recorded too (see writing).
+// recordedLocker is the service's product locks (order.Deps.ProductLocks) with their
+// operations recorded in the lock history. Its held locks carry their grant, so that the write
+// under them is recorded too (they are order.WriteWatchers).
 type recordedLocker struct {
-	Locker
+	order.Locker
 	h *lockHistory
 }
 
@@ -141,14 +144,14 @@ type recordedLocker struct {
 // lost (Do's error then says so; a release that fails otherwise is not reported by Do, and
 // the lease ends that lock).
 func (r recordedLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, fair bool,
-	fn func(ctx context.Context, l HeldLock) error,
+	fn func(ctx context.Context, l order.HeldLock) error,
 ) error {
 	asked := time.Now()
 	var (
 		g    *grant
 		done time.Time
 	)
-	err := r.Locker.Do(ctx, key, ttl, wait, fair, func(lctx context.Context, l HeldLock) error {
+	err := r.Locker.Do(ctx, key, ttl, wait, fair, func(lctx context.Context, l order.HeldLock) error {
 		g = r.h.granted(key, tokenOf(l), l.Fence(), later(asked, acquiredOf(l)))
 		defer g.watchLoss(lctx)()
 		defer func() { done = time.Now() }()
@@ -164,15 +167,15 @@ func (r recordedLocker) Do(ctx context.Context, key string, ttl, wait time.Durat
 // every key's lock (a bundle's fn is one transaction over all of them), and the release. A
 // loss is not recorded: the watched context does not say which key was lost.
 func (r recordedLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
-	fn func(ctx context.Context, locks map[string]HeldLock) error,
+	fn func(ctx context.Context, locks map[string]order.HeldLock) error,
 ) error {
 	asked := time.Now()
 	var (
 		grants []*grant
 		done   time.Time
 	)
-	err := r.Locker.DoMulti(ctx, keys, ttl, wait, func(lctx context.Context, locks map[string]HeldLock) error {
-		held := make(map[string]HeldLock, len(locks))
+	err := r.Locker.DoMulti(ctx, keys, ttl, wait, func(lctx context.Context, locks map[string]order.HeldLock) error {
+		held := make(map[string]order.HeldLock, len(locks))
 		for _, k := range keys {
 			g := r.h.granted(k, "", locks[k].Fence(), asked)
 			grants = append(grants, g)
@@ -204,7 +207,7 @@ func lostErr(err error) error {
 }
 
 // tokenOf is the held lock's own token, if it has one (a Redis lock's value).
-func tokenOf(l HeldLock) string {
+func tokenOf(l order.HeldLock) string {
 	if t, ok := l.(interface{ Token() string }); ok {
 		return t.Token()
 	}
@@ -215,7 +218,7 @@ func tokenOf(l HeldLock) string {
 // lock's Acquired): its grant took effect after it. Before it, the holder only waited, and a
 // grant's interval that includes the wait lets the checker place it anywhere in the wait,
 // which makes its search exponential in the waiters.
-func acquiredOf(l HeldLock) time.Time {
+func acquiredOf(l order.HeldLock) time.Time {
 	if a, ok := l.(interface{ Acquired() time.Time }); ok {
 		return a.Acquired()
 	}
@@ -232,7 +235,7 @@ func later(asked, tried time.Time) time.Time {
 
 // recordedHeld is a lock held through recordedLocker: it carries its grant.
 type recordedHeld struct {
-	HeldLock
+	order.HeldLock
 	g *grant
 }
 
@@ -245,10 +248,8 @@ func (r recordedHeld) RaiseFence(ctx context.Context, floor int64) (int64, error
 	return f, err
 }
 
-// writing is grant.writing for the held lock l, if its grant is recorded.
-func writing(l HeldLock) (written func(err error)) {
-	if r, ok := l.(recordedHeld); ok {
-		return r.g.writing()
-	}
-	return noWrite
-}
+// Writing records a write under the held lock (order.WriteWatcher): see grant.writing.
+func (r recordedHeld) Writing() (written func(err error)) { return r.g.writing() }
+
+// lost reports whether err says a product lock was lost while held.
+func lost(err error) bool { return errors.Is(err, dlock.ErrLost) || errors.Is(err, order.ErrLockLost) }

@@ -1,4 +1,4 @@
-package app
+package labapi
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/order"
 )
 
-// labLocks is the order.LabLocker of the oversell lab (internal/lab, docs/lab.md), wired in
-// from here so that the purchase service knows nothing of the lab. Its locks, and the lock
+// labLocks takes the oversell lab's locks (internal/lab, docs/lab.md) for the lab strategy,
+// in the purchase service's terms (heldLab). Its locks, and the lock
 // clients they need (a dlock client on the API's Redis, an etcd lock client when the process
 // has an etcd), are built on the first purchase of a lab product, once: a process that sells
 // no lab product builds none of them. It is safe for concurrent use.
@@ -52,23 +53,38 @@ func (l *labLocks) get() (*lab.Locks, error) {
 	return l.locks, nil
 }
 
-// Acquire takes lab lock name on key (see lab.Locks.Acquire), in order.LabLocker's terms: an
-// etcd lock's errors as etcdErr says, and a loss as the cause of the holder's context that
+// heldLab is a lab lock while its holder has it, in the purchase service's terms.
+type heldLab struct {
+	// Ctx is the context the holder works on: cancelled when the lock is lost (for the
+	// locks that know it), with a cause that matches order.ErrLockLost.
+	Ctx context.Context
+	// Fence is the lock's fencing token, which the holder's read and write check; 0: none.
+	Fence int64
+	// Token is the lock's value where it is unique to the grant; empty: none.
+	Token string
+	// Tried is when the attempt that got the lock began; zero: unknown.
+	Tried time.Time
+	// Release gives the lock back the way this lock does it (which, for some, is the flaw).
+	Release func(ctx context.Context) error
+}
+
+// Acquire takes lab lock name on key (see lab.Locks.Acquire), in the service's terms: an
+// etcd lock's errors as app.EtcdErr says, and a loss as the cause of the holder's context that
 // matches order.ErrLockLost.
-func (l *labLocks) Acquire(ctx context.Context, name, key string, lease, wait time.Duration) (order.LabLock, error) {
+func (l *labLocks) Acquire(ctx context.Context, name, key string, lease, wait time.Duration) (heldLab, error) {
 	locks, err := l.get()
 	if err != nil {
-		return order.LabLock{}, err
+		return heldLab{}, err
 	}
 	h, err := locks.Acquire(ctx, name, key, lease, wait)
 	if err != nil {
-		return order.LabLock{}, etcdErr(err)
+		return heldLab{}, app.EtcdErr(err)
 	}
-	hctx, stop := lossAs(ctx, h.Ctx)
-	return order.LabLock{Ctx: hctx, Fence: h.Fence, Token: h.Token, Tried: h.Tried,
+	hctx, stop := app.LossAs(ctx, h.Ctx)
+	return heldLab{Ctx: hctx, Fence: h.Fence, Token: h.Token, Tried: h.Tried,
 		Release: func(ctx context.Context) error {
 			stop()
-			return etcdErr(h.Release(ctx))
+			return app.EtcdErr(h.Release(ctx))
 		}}, nil
 }
 

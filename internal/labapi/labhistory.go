@@ -1,4 +1,4 @@
-package order
+package labapi
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (g *grant) read(ctx context.Context, invoke time.Time, stock int, err error
 }
 
 // writingStock is writing for the lab's write of stock = value: the func it returns is called
-// once the write is over, with the stock PostgreSQL held just before it (SwapStockFenced; nil
+// once the write is over, with the stock PostgreSQL held just before it (swapStock; nil
 // if it was not applied) and its error. A write the holder never sent, its work stopped
 // before it (the think cancelled by the lock's loss), is recorded as one that failed at once,
 // with the reason (history.ReasonLost), which the timeline draws apart from a write PostgreSQL

@@ -1,9 +1,10 @@
-package app
+package labapi
 
 import (
 	"context"
 	"testing"
 
+	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -15,7 +16,13 @@ func TestLabLocksBuiltOnFirstUse(t *testing.T) {
 	t.Parallel()
 	gdb := testenv.Postgres(t)
 	rdb, prefix := testenv.Redis(t)
-	a := New(Config{DB: gdb, Redis: rdb, RedisPrefix: prefix})
+	var locks *labLocks // the lab's, as Plug built them for the app
+	plug := func(parts app.Parts) app.Plugins {
+		p := Plug(Options{})(parts)
+		locks = p.Strategies[Lab].Strategy.(*labBuyer).locks
+		return p
+	}
+	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Plug: plug})
 	closed := false
 	t.Cleanup(func() {
 		if !closed {
@@ -24,7 +31,7 @@ func TestLabLocksBuiltOnFirstUse(t *testing.T) {
 	})
 	ctx := context.Background()
 	products := inventory.NewStore(gdb)
-	products.CheckLab(func(string, int) error { return nil })
+	products.Plug(Lab, checkLab)
 	create := func(np inventory.NewProduct) int64 {
 		t.Helper()
 		p, err := products.Create(ctx, np)
@@ -34,9 +41,9 @@ func TestLabLocksBuiltOnFirstUse(t *testing.T) {
 		return p.ID
 	}
 	built := func() bool {
-		a.lab.mu.Lock()
-		defer a.lab.mu.Unlock()
-		return a.lab.locks != nil
+		locks.mu.Lock()
+		defer locks.mu.Unlock()
+		return locks.locks != nil
 	}
 	if _, err := a.Orders.Purchase(ctx, create(inventory.NewProduct{Name: "p", Stock: 1}), 1); err != nil {
 		t.Fatal(err)
@@ -44,25 +51,25 @@ func TestLabLocksBuiltOnFirstUse(t *testing.T) {
 	if built() {
 		t.Fatal("the lab's locks were built for a dlock purchase")
 	}
-	lab := create(inventory.NewProduct{Name: "lab", Stock: 2, Strategy: inventory.StrategyLab, LabLock: "lease"})
+	lab := create(inventory.NewProduct{Name: "lab", Stock: 2, Strategy: Lab, LabLock: "lease"})
 	if _, err := a.Orders.Purchase(ctx, lab, 1); err != nil {
 		t.Fatal(err)
 	}
 	if !built() {
 		t.Fatal("the lab's locks were not built for a lab purchase")
 	}
-	first := a.lab.locks
+	first := locks.locks
 	if _, err := a.Orders.Purchase(ctx, lab, 2); err != nil {
 		t.Fatal(err)
 	}
-	if a.lab.locks != first {
+	if locks.locks != first {
 		t.Error("the lab's locks were built again")
 	}
 	closed = true
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.lab.Acquire(ctx, "lease", "k", 0, 0); err == nil {
+	if _, err := locks.Acquire(ctx, "lease", "k", 0, 0); err == nil {
 		t.Error("a lab lock was taken after Close")
 	}
 }
