@@ -1,4 +1,4 @@
-package launch
+package procs
 
 import (
 	"bytes"
@@ -290,4 +290,9 @@ func runCmd(cmd *exec.Cmd, out *bytes.Buffer) error {
 		return fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
+}
+
+// Exec is a command that runs argv inside the namespace (ip netns exec).
+func (n *Netns) Exec(argv ...string) *exec.Cmd {
+	return exec.Command(n.ip, append([]string{"netns", "exec", n.Name}, argv...)...)
 }

@@ -1,20 +1,16 @@
-// Package launch starts the processes the service runs with, for programs and tests alike:
-// cmd/api built from source (BuildAPI, StartAPI), redis-server (StartRedis; a Redis Cluster,
+// Package procs starts the processes the service runs with, from built binaries, for the
+// lab's runner (internal/labrun) and, through internal/launch, for the tests: the API from a
+// binary its caller names (StartAPI, StartAPIs), redis-server (StartRedis; a Redis Cluster,
 // StartRedisCluster; a Sentinel deployment, StartSentinels; a server whose wall clock its
-// caller steps, StartRedisFakeClock), a PostgreSQL cluster (StartPostgres), PostgreSQL with
-// failover, two nodes managed by Patroni (StartPatroni), a PgBouncer in front of a database
-// (StartPgBouncer), etcd members (StartEtcd, StartEtcdCluster), and network namespaces that an
-// API process runs in and that its caller partitions from PostgreSQL or Redis (StartNetns,
-// StartAPIIn), or that a Patroni node runs in and its caller cuts off whole (Isolate). Each listens on a
-// free loopback port (FreeAddr) and dies with the program that started it (Pdeathsig).
+// caller steps, StartRedisFakeClock), and network namespaces that an API process runs in and
+// that its caller partitions from PostgreSQL or Redis (StartNetns, StartAPIIn). Each listens
+// on a free loopback port (FreeAddr) and dies with the program that started it (Pdeathsig).
+// Nothing here builds code or knows of package testing.
 //
-// Every function returns its error; nothing here knows of package testing. Each thing started
-// belongs to its caller, who stops it with its Close (Stop, for one whose Stop and Start may
-// alternate) and removes what it left on disk. A program or a test that lacks a binary or a
-// privilege gets an error that wraps ErrUnavailable: internal/testenv/servers, the tests'
-// wrappers of this package, skips the test then (or fails it where every test must run: see
-// internal/testenv/missing).
-package launch
+// Each thing started belongs to its caller, who stops it with its Close (Stop, for one whose
+// Stop and Start may alternate) and removes what it left on disk. A launcher that lacks a
+// binary or a privilege returns an error that wraps ErrUnavailable.
+package procs
 
 import (
 	"bytes"
@@ -141,3 +137,6 @@ func StableProxy(target string) (*faultproxy.Proxy, error) {
 	}
 	return nil, last
 }
+
+// Unavailable returns an error that wraps ErrUnavailable and says why.
+func Unavailable(why string) error { return unavailable(why) }

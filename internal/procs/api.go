@@ -1,4 +1,4 @@
-package launch
+package procs
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// API is a cmd/api process (see LaunchAPI). Base may change until WaitReady returns (a start
+// API is a cmd/api process, started from a built binary (see LaunchAPI). Base may change until WaitReady returns (a start
 // that lost its port to another process is retried on another); after that, its fields and
 // Get, Exited, Err and ErrorLines may be used from any goroutine, and so may the others once
 // WaitReady has returned.
@@ -31,14 +31,14 @@ type API struct {
 	netns    *Netns // where it runs (LaunchAPIIn); nil: the root namespace
 }
 
-// StartAPI starts cmd/api with env (see LaunchAPI) and waits until GET /readyz answers 200.
-// On error, the process is stopped already.
-func StartAPI(name string, env map[string]string) (*API, error) {
-	return startAPI(name, env, nil)
+// StartAPI starts the API binary bin with env (see LaunchAPI) and waits until GET /readyz
+// answers 200. On error, the process is stopped already.
+func StartAPI(bin, name string, env map[string]string) (*API, error) {
+	return startAPI(bin, name, env, nil)
 }
 
-func startAPI(name string, env map[string]string, ns *Netns) (*API, error) {
-	a, err := launchAPI(name, env, ns)
+func startAPI(bin, name string, env map[string]string, ns *Netns) (*API, error) {
+	a, err := launchAPI(bin, name, env, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -48,13 +48,13 @@ func startAPI(name string, env map[string]string, ns *Netns) (*API, error) {
 	return a, nil
 }
 
-// StartAPIs starts n API processes named api1..apiN with env, all at once, and waits until
-// each answers 200 on /readyz. On error, every one is stopped already.
-func StartAPIs(n int, env map[string]string) ([]*API, error) {
+// StartAPIs starts n processes of the API binary bin named api1..apiN with env, all at once,
+// and waits until each answers 200 on /readyz. On error, every one is stopped already.
+func StartAPIs(bin string, n int, env map[string]string) ([]*API, error) {
 	apis := make([]*API, 0, n)
 	err := func() error {
 		for i := range n {
-			a, err := LaunchAPI(fmt.Sprintf("api%d", i+1), env)
+			a, err := LaunchAPI(bin, fmt.Sprintf("api%d", i+1), env)
 			if err != nil {
 				return err
 			}
@@ -76,20 +76,16 @@ func StartAPIs(n int, env map[string]string) ([]*API, error) {
 	return apis, nil
 }
 
-// LaunchAPI starts cmd/api (BuildAPI) on a free loopback port below the ephemeral range and
-// returns at once; WaitReady waits for it. The process gets env and nothing else, besides
+// LaunchAPI starts bin, a build of cmd/api, on a free loopback port below the ephemeral range
+// and returns at once; WaitReady waits for it. The process gets env and nothing else, besides
 // PATH (unless env sets it) and HTTP_ADDR: env holds all of its configuration, and what the
 // process reads from its real environment (SSL_CERT_FILE, say). It dies with this program;
 // the caller stops it with Close (or Stop).
-func LaunchAPI(name string, env map[string]string) (*API, error) {
-	return launchAPI(name, env, nil)
+func LaunchAPI(bin, name string, env map[string]string) (*API, error) {
+	return launchAPI(bin, name, env, nil)
 }
 
-func launchAPI(name string, env map[string]string, ns *Netns) (*API, error) {
-	bin, err := BuildAPI()
-	if err != nil {
-		return nil, err
-	}
+func launchAPI(bin, name string, env map[string]string, ns *Netns) (*API, error) {
 	a := &API{Name: name, Log: &Buffer{}, bin: bin, netns: ns}
 	for k, v := range env {
 		a.env = append(a.env, k+"="+v)
@@ -263,11 +259,11 @@ func (a *API) Pid() int { return a.proc.Pid() }
 // LaunchAPIIn is LaunchAPI for a process inside the namespace ns: it listens on a port of
 // ns.Inside, and the caller reaches it there (Base). It reaches the servers of the root
 // namespace only through forwarders (Forward): give their addresses in env.
-func LaunchAPIIn(ns *Netns, name string, env map[string]string) (*API, error) {
-	return launchAPI(name, env, ns)
+func LaunchAPIIn(ns *Netns, bin, name string, env map[string]string) (*API, error) {
+	return launchAPI(bin, name, env, ns)
 }
 
 // StartAPIIn is LaunchAPIIn, then WaitReady("/readyz").
-func StartAPIIn(ns *Netns, name string, env map[string]string) (*API, error) {
-	return startAPI(name, env, ns)
+func StartAPIIn(ns *Netns, bin, name string, env map[string]string) (*API, error) {
+	return startAPI(bin, name, env, ns)
 }
