@@ -111,8 +111,8 @@ bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and besi
 		$(GO) test -p 1 -run '^$$' -bench 'Peers|Backends' -benchtime 1x ./internal/dlock/ ./internal/etcdlock/ | tee $$f && \
 		echo "recorded in $$f"
 
-lab: up ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
-	$(GO) run ./cmd/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html
+lab: up build ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
+	bin/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html
 
 loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 	$(GO) test -race -count=1 -run TestCompareAgainstThreeAPIs -v ./cmd/loadtest/

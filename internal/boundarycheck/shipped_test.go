@@ -1,4 +1,4 @@
-package launch_test
+package boundarycheck_test
 
 import (
 	"os/exec"
