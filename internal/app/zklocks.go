@@ -26,7 +26,7 @@ func (z zkLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, _
 	fn func(ctx context.Context, l order.HeldLock) error,
 ) error {
 	err := z.c.Do(ctx, key, ttl, wait, func(wctx context.Context, l *zklock.Lock) error {
-		lctx, stop := lossAs(ctx, wctx)
+		lctx, stop := LossAs(ctx, wctx)
 		defer stop()
 		return fn(lctx, zkHeld{l})
 	})
@@ -41,7 +41,7 @@ func (z zkLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Dur
 		for _, l := range locks {
 			held[l.Key()] = zkHeld{l}
 		}
-		lctx, stop := lossAs(ctx, wctx)
+		lctx, stop := LossAs(ctx, wctx)
 		defer stop()
 		return fn(lctx, held)
 	})

@@ -223,7 +223,7 @@ func (m *ZooKeeper) run() (*Process, error) {
 	}
 	cmd := exec.Command(m.cmd[0], m.cmd[1:]...)
 	if m.ns != nil { // java by its path: the launcher finds its libraries beside it
-		cmd = exec.Command(m.ns.ip, append([]string{"netns", "exec", m.ns.Name}, m.cmd...)...)
+		cmd = m.ns.Exec(m.cmd...)
 	}
 	proc, err := StartProcess(cmd, m.log)
 	if err != nil {
