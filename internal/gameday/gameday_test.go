@@ -142,7 +142,7 @@ func runFault(t *testing.T, d *deployment, f *fault, strategies []string, users 
 	b.stop()
 	fr.End = time.Now()
 	for _, c := range fr.Cells {
-		v := finishAndJudge(t, d, b, c, fr.Inject)
+		v := finishAndJudge(t, d, b, c, fr.Inject, fr.End)
 		fr.Verdicts = append(fr.Verdicts, v)
 		log("%s × %s: %v; last not served: %s", f.Name, c.Strategy, v.Classes, lastNotServed(c.attempts(), fr.Inject, 3))
 	}
@@ -163,7 +163,7 @@ func quietWait(cells int) time.Duration {
 
 // finishAndJudge sells c out with bursts of new buyers (60 s at most), waits until its queue
 // (if any) is drained, and judges it against PostgreSQL.
-func finishAndJudge(t *testing.T, d *deployment, b *buyers, c *cell, fault time.Time) verdict {
+func finishAndJudge(t *testing.T, d *deployment, b *buyers, c *cell, fault, end time.Time) verdict {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -183,7 +183,7 @@ func finishAndJudge(t *testing.T, d *deployment, b *buyers, c *cell, fault time.
 	if err == nil && (tr.Stock != 0 || !c.soldOut.Load()) {
 		err = fmt.Errorf("not sold out 60 s after the fault's sale: %d left in PostgreSQL", tr.Stock)
 	}
-	v := judge(c, tr, fault)
+	v := judge(c, tr, fault, end)
 	if err != nil {
 		v.Err = err.Error()
 	}
