@@ -48,6 +48,13 @@ var outcomeAlerts = []string{"SeckillUnavailable", "SeckillHTTP5xx", "SeckillLB5
 // outcome the process could not learn, the self-audit's reads failing.
 var pgAlerts = []string{"SeckillSettleUnknown", "SeckillSelfAuditFailing"}
 
+// redisLossAlerts are extra and what a Redis that loses writes may raise besides: a lock
+// lost, and the queue's loss as docs/failures.md tells it (purchases dead-lettered, and the
+// service's audit inconsistent: the dead-letter stream holds units sold twice).
+func redisLossAlerts(extra ...string) []string {
+	return append([]string{"SeckillLockLost", "SeckillDeadLetters", "SeckillInconsistent"}, extra...)
+}
+
 func allow(extra ...string) []string {
 	return append(append([]string(nil), outcomeAlerts...), extra...)
 }
@@ -85,19 +92,22 @@ func schedule() []*fault {
 			return "its connections flow again"
 		},
 	}, {
-		// A restart of a tenth of a second raises no alert: SeckillLBDown waits 30 s (2 s here).
-		Name: "lb-restarted", Title: "HAProxy restarted (soft stop, then a new process on the same ports)",
+		// HAProxy's process replaced as its systemd unit does it (master-worker, SIGUSR2): the
+		// new worker takes over the listening sockets, the old one finishes its requests. A
+		// stop and a start instead lost an answer in the first full run: a connection the
+		// kernel had queued for the old listener, reset when it closed (docs/failures.md).
+		Name: "lb-restarted", Title: "HAProxy restarted in place (systemctl reload: a new process takes over its sockets, the old one finishes its requests)",
 		Cells: strategies, One: "optimistic",
 		Allow: allow("SeckillLBDown"),
 		inject: func(t *testing.T, d *deployment) string {
-			return fmt.Sprintf("HAProxy restarted: %v from its stop to its stats page answering", d.lb.Restart().Round(time.Millisecond))
+			return fmt.Sprintf("HAProxy's new worker serving %v after the signal", d.lb.Reload().Round(time.Millisecond))
 		},
 	}, {
 		// Redis back within a second, older: no alert is due (the sentinels saw a reboot, not a
 		// failure), and every answer must still be true.
 		Name: "redis-older", Title: "the Redis master restarted from a snapshot 2 s old (kill -9, then its RDB loaded)",
 		Cells: []string{"dlock", "redis", "queue"}, One: "redis", QueueLoss: true,
-		Allow: allow("SeckillBackendDown", "SeckillRateLimiterFailOpen", "SeckillLockLost", "SeckillDeadLetters"),
+		Allow: allow(redisLossAlerts("SeckillBackendDown", "SeckillRateLimiterFailOpen")...),
 		inject: func(t *testing.T, d *deployment) string {
 			m := d.redis.Master
 			m.Snapshot(t)
@@ -113,7 +123,7 @@ func schedule() []*fault {
 		// here (30 s in production, where it would not fire): the limiter's fail-open is what
 		// tells on-call, at once.
 		Expect: []expectation{{"SeckillRateLimiterFailOpen", 10 * time.Second}},
-		Allow:  allow("SeckillBackendDown", "SeckillLockLost", "SeckillDeadLetters"),
+		Allow:  allow(redisLossAlerts("SeckillBackendDown")...),
 		inject: func(t *testing.T, d *deployment) string {
 			from := d.redis.Master.Addr
 			d.redis.Master.Stop()
