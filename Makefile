@@ -106,7 +106,7 @@ bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers
 	@GO=$(GO) scripts/bench-hot.sh
 
 # bench-locks runs one package at a time (-p 1): two benchmarks at once would skew each other.
-bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and beside etcd (1 and 3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
+bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and beside etcd (1 and 3 members) and ZooKeeper (3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
 	@set -o pipefail; mkdir -p bench; f=bench/locks-$$(date -u +%Y-%m-%dT%H%M%SZ)-$$(hostname).txt; \
 		$(GO) test -p 1 -run '^$$' -bench 'Peers|Backends' -benchtime 1x ./internal/dlock/ ./internal/etcdlock/ | tee $$f && \
 		echo "recorded in $$f"
@@ -152,11 +152,37 @@ patroni-down: ## stop what `make patroni-up` started; its data and etcd keys are
 patroni-status: ## each Patroni node's role and state
 	@scripts/patroni.sh status
 
+# ZooKeeper for LOCK_BACKEND=zookeeper (docs/dlock.md, "Which lock service"): three members on
+# loopback from Debian's zookeeper (client ports 2181-2183, ZK_PORTS), data in .run/zookeeper, kept
+# across zookeeper-down. The tests start ensembles of their own (internal/testenv/servers
+# StartZooKeeper).
+.PHONY: zookeeper-up zookeeper-down zookeeper-status
+
+zookeeper-up: ## start (or reuse) a three-member ZooKeeper ensemble on loopback; prints its ZOOKEEPER_SERVERS
+	@scripts/zookeeper.sh up
+
+zookeeper-down: ## stop what `make zookeeper-up` started; its data stays in .run/zookeeper
+	@scripts/zookeeper.sh down
+
+zookeeper-status: ## each ZooKeeper member's mode (leader, follower)
+	@scripts/zookeeper.sh status
+
 # Fault tests (internal/chaos): real API processes, faults injected mid-sale, audited in
 # PostgreSQL. They run in `make test` too (about 30-60 s); this runs only them, verbosely.
 .PHONY: chaos
 chaos: up ## kill -9, SIGSTOP past the lease, Redis and PostgreSQL restarts, slow Redis, SIGTERM
 	$(GO) test -race -count=1 -v ./internal/chaos/
+
+# The game day (internal/gameday; docs/failures.md, "Game day"): the whole deployment as a team
+# runs it on one machine (HAProxy, three APIs, PostgreSQL under Patroni, Redis with Sentinel, etcd,
+# Prometheus, Alertmanager and a webhook), sold through HAProxy under the whole schedule of faults,
+# each fault with several strategies; about 12 minutes. `make test` runs one cell of each fault.
+.PHONY: gameday
+GAMEDAY_PAGE ?= $(CURDIR)/bin/gameday.html
+gameday: up ## the whole deployment under every fault of the schedule, sold through HAProxy: a table, and a page (bin/gameday.html)
+	@mkdir -p $(dir $(GAMEDAY_PAGE))
+	SECKILL_GAMEDAY=full SECKILL_GAMEDAY_PAGE=$(GAMEDAY_PAGE) $(GO) test -count=1 -timeout 20m -v -run '^TestGameDay$$' ./internal/gameday/
+	@echo "game day page: $(GAMEDAY_PAGE)"
 
 # Fuzzing (internal/httpapi): a short run of each fuzz target, one at a time, on one worker.
 # Budgets are input counts, not durations: go1.26's coordinator can fail a timed run with a
