@@ -65,7 +65,7 @@ var errZKFence = errors.New("a ZooKeeper lock's fence, a zxid, cannot be raised"
 
 func (zkHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errZKFence }
 
-// zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as etcdErr says.
+// zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says.
 func zkErr(err error) error {
 	switch {
 	case err == nil:
