@@ -14,8 +14,10 @@ import (
 )
 
 const labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
-product of strategy lab sold by three API processes this command starts (cmd/api, built
-with the go command from this checkout) to many more buyers than its stock, with the
+product of strategy lab sold by three API processes this command starts (the lab build of
+cmd/api: -api, else labapi beside this binary, as make build puts bin/labapi beside
+bin/loadtest, else built with the go command from the checkout it runs in) to many more
+buyers than its stock, with the
 scenario's real fault, then audited from PostgreSQL. Each cell is safe, oversold N (orders
 the stock does not account for) or stalled (the sale stopped with stock left; the stuck
 key is named), and is compared with the result written down for it. Each cell's lock
@@ -78,6 +80,8 @@ func labFlags(j *loadgen.LabConfig, getenv func(string) string, stderr io.Writer
 	e.StringVar(&j.RedisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379", "Redis for the API processes and the lab's locks (env REDIS_ADDR)")
 	e.StringVar(&j.EtcdEndpoints, "etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
 		"comma-separated etcd endpoints for the API processes: the etcd lock's (env ETCD_ENDPOINTS)")
+	e.StringVar(&j.APIBin, "api", "LAB_API", "", "the lab build of cmd/api to start (go build -tags lab ./cmd/api); "+
+		"default: labapi beside this binary, else built with the go command from this checkout (env LAB_API)")
 	fs.StringVar(&j.Prefix, "redis-prefix", "", "REDIS_KEY_PREFIX of the API processes; default lab- and 8 random characters")
 	fs.StringVar(&j.JSONPath, "json", "", "write the cells, with their samples, as JSON to this file")
 	fs.StringVar(&j.ReportPath, "report", "", "write the self-contained HTML report (matrix and a chart per cell) to this file")

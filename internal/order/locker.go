@@ -39,6 +39,21 @@ type HeldLock interface {
 	NextWaiterSince() (time.Time, bool)
 }
 
+// WriteWatcher is a HeldLock told of each write under it, such as a lock history's decorator
+// of a Locker (internal/labapi). Writing is called just before the write; the func it returns,
+// with the write's error once it is over, COMMIT included.
+type WriteWatcher interface {
+	Writing() (written func(err error))
+}
+
+// writing is l's Writing, if l is a WriteWatcher.
+func writing(l HeldLock) (written func(err error)) {
+	if w, ok := l.(WriteWatcher); ok {
+		return w.Writing()
+	}
+	return func(error) {}
+}
+
 // RedisLocker is the Locker of locks in Redis (or Redlock), through c.
 func RedisLocker(c *dlock.Client) Locker { return redisLocker{c} }
 
@@ -70,3 +85,10 @@ func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.
 // only the etcd holders write. Moving back to Redis needs the products' fences reset (see
 // docs/deployment.md); cmd/api warns at start when it finds such products.
 const EtcdFenceBase int64 = 1 << 52
+
+// ZooKeeperFenceBase is added to a ZooKeeper lock's fence (its node's creation zxid: the
+// election epoch in the high 32 bits, a counter in the low ones) to make the fence a product's
+// row records: above every etcd fence (EtcdFenceBase plus a revision, far below 2^62) and
+// every Redis fence, for as long as the ensemble's epoch stays below 2^30. Moving a product
+// back to etcd or Redis locks needs its fence reset, as for etcd.
+const ZooKeeperFenceBase int64 = 1 << 62
