@@ -116,7 +116,7 @@ func New(cfg Config) *App {
 	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
 	products.CheckLab(lab.Check) // the lab owns its lock names and leases
 	a := &App{Keys: keys, Gate: inventory.NewGate(cfg.Redis, keys), Queue: inventory.NewQueue(cfg.Redis, keys),
-		SoldOut: soldOut, locks: newLocks(cfg, m), lab: &labLocks{rdb: cfg.Redis, etcd: cfg.Etcd},
+		SoldOut: soldOut, locks: newLocks(cfg, m), lab: &labLocks{rdb: cfg.Redis, etcd: cfg.Etcd, pg: sqlDB},
 		listening: make(chan struct{})}
 	var productLocks order.Locker // nil: the Redis locks
 	if cfg.LocksInEtcd && cfg.Etcd == nil {

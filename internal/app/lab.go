@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,10 +21,12 @@ import (
 // from here so that the purchase service knows nothing of the lab. Its locks, and the lock
 // clients they need (a dlock client on the API's Redis, an etcd lock client when the process
 // has an etcd), are built on the first purchase of a lab product, once: a process that sells
-// no lab product builds none of them. It is safe for concurrent use.
+// no lab product builds none of them. The postgres locks hold their sessions from the API's
+// own pool. It is safe for concurrent use.
 type labLocks struct {
 	rdb  redis.UniversalClient
 	etcd *clientv3.Client // nil: the lab's etcd lock answers unavailable (lab.ErrNoEtcd)
+	pg   *sql.DB
 
 	mu      sync.Mutex
 	closed  bool
@@ -47,7 +50,7 @@ func (l *labLocks) get() (*lab.Locks, error) {
 		if l.etcd != nil {
 			l.etcdLks = etcdlock.New(l.etcd, nil)
 		}
-		l.locks = lab.New(l.rdb, l.dlocks, l.etcdLks)
+		l.locks = lab.New(l.rdb, lab.Clients{Dlocks: l.dlocks, Etcd: l.etcdLks, Postgres: l.pg})
 	}
 	return l.locks, nil
 }

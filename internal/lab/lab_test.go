@@ -16,16 +16,17 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 )
 
-// TestLocksExclude: every lab lock that is shared (through Redis, or etcd for the etcd lock)
-// keeps a second taker out while held (it gets dlock.ErrNotObtained, or
-// etcdlock.ErrNotObtained, when its wait runs out), lets it in once released, and writes a
-// value to Redis that names its process; the flaws the lab shows come from expiry and faults,
-// not from a lock that never excluded anybody. The etcd lock's case is skipped without
-// ETCD_ENDPOINTS.
+// TestLocksExclude: every lab lock that is shared (through Redis, etcd for the etcd lock, or
+// PostgreSQL for the postgres locks) keeps a second taker out while held (it gets
+// dlock.ErrNotObtained, or etcdlock.ErrNotObtained, when its wait runs out), lets it in once
+// released, and writes a value to Redis that names its process; the flaws the lab shows come
+// from expiry and faults, not from a lock that never excluded anybody. The etcd lock's case
+// is skipped without ETCD_ENDPOINTS.
 func TestLocksExclude(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	dl := dlock.New(rdb, nil)
 	t.Cleanup(func() { dl.Close() })
+	pg, _ := testenv.Postgres(t).DB()
 	ctx := context.Background()
 	for i, name := range lab.Names {
 		if name == "none" {
@@ -37,7 +38,7 @@ func TestLocksExclude(t *testing.T) {
 				el = etcdlock.New(testenv.Etcd(t), nil)
 				t.Cleanup(func() { el.Close() })
 			}
-			l := lab.New(rdb, dl, el)
+			l := lab.New(rdb, lab.Clients{Dlocks: dl, Etcd: el, Postgres: pg})
 			key := prefix + ":{p:" + strconv.Itoa(i) + "}:lock"
 			h, err := l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
 			if err != nil {
@@ -62,7 +63,7 @@ func TestLocksExclude(t *testing.T) {
 			_ = h.Release(ctx)
 		})
 	}
-	if _, err := lab.New(rdb, dl, nil).Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
+	if _, err := lab.New(rdb, lab.Clients{Dlocks: dl}).Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
 		t.Error("an unknown lock was acquired")
 	}
 }
@@ -77,7 +78,7 @@ func notObtained(err error) bool {
 // holder took after the first one's lease ran out; lease's release does not.
 func TestFlawsAreReal(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
-	l := lab.New(rdb, nil, nil)
+	l := lab.New(rdb, lab.Clients{})
 	ctx := context.Background()
 	key := prefix + ":{p:1}:lock"
 	h, err := l.Acquire(ctx, "setnx", key, time.Second, 0)
