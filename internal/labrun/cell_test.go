@@ -41,7 +41,8 @@ func TestJudge(t *testing.T) {
 }
 
 // TestExpectedCoversEveryCell: every lab lock and scenario has an expected result, the short
-// matrix names only real cells, and every broken lock shows a flaw in it.
+// matrix names only real cells, and every broken lock shows a flaw in it, or in the partition
+// cells of make test (ShortPartition).
 func TestExpectedCoversEveryCell(t *testing.T) {
 	for _, l := range Locks {
 		for _, s := range Scenarios {
@@ -57,6 +58,14 @@ func TestExpectedCoversEveryCell(t *testing.T) {
 		}
 		if Expected[p.Lock][p.Scenario] != Safe {
 			inShort[p.Lock] = true
+		}
+	}
+	for _, l := range ShortPartition {
+		if Expected[l] == nil {
+			t.Errorf("short partition cell of %s: no such lock", l)
+		}
+		if Expected[l]["partition"] != Safe {
+			inShort[l] = true
 		}
 	}
 	for _, l := range Locks {
@@ -99,5 +108,41 @@ func TestEtcdCellsOutlastTheLease(t *testing.T) {
 		if other, _ := cellScenario(Pair{Lock: "dlock", Scenario: sc.Name}); !reflect.DeepEqual(other, sc) {
 			t.Errorf("dlock × %s runs %+v, want the scenario as written", sc.Name, other)
 		}
+	}
+}
+
+// TestPostgresCellsOutlastTheSession: the postgres locks' partition cell cuts its holder off
+// for longer than PostgreSQL takes to end a silent client's session (with room for the
+// session's last packet before the cut), with work longer than that too, so that the next
+// holder gets the lock while the first still works, and the sale still fits the cell's time;
+// their other cells run the scenarios as written, but for what they say.
+func TestPostgresCellsOutlastTheSession(t *testing.T) {
+	const ms = time.Millisecond
+	for _, lock := range []string{"postgres", "postgres-nofence"} {
+		for _, sc := range Scenarios {
+			s, ok := cellScenario(Pair{Lock: lock, Scenario: sc.Name})
+			if !ok {
+				t.Fatalf("%s × %s: no cell", lock, sc.Name)
+			}
+			if sc.Name != "partition" {
+				s.What = sc.What
+				if !reflect.DeepEqual(s, sc) {
+					t.Errorf("%s × %s runs %+v, want the scenario as written", lock, sc.Name, s)
+				}
+				continue
+			}
+			beyond := PostgresSessionLoss + 500*ms
+			if s.Pause <= beyond || time.Duration(s.ThinkMS)*ms <= beyond {
+				t.Errorf("%s × partition: cut %v, work %d ms: want both beyond %v", lock, s.Pause, s.ThinkMS, beyond)
+			}
+			if sale := time.Duration(s.ThinkMS)*ms + s.Pause; sale > cellTimeout*3/4 {
+				t.Errorf("%s × partition: the sale needs about %v of the cell's %v", lock, sale, cellTimeout)
+			}
+		}
+	}
+	ka := postgresProbe.KeepAlive
+	if got := ka.Idle + time.Duration(ka.Count)*ka.Interval; got != PostgresSessionLoss || postgresProbe.UserTimeout != PostgresSessionLoss {
+		t.Errorf("the probes end a silent session after %v, its data unacknowledged after %v; PostgresSessionLoss says %v",
+			got, postgresProbe.UserTimeout, PostgresSessionLoss)
 	}
 }

@@ -78,19 +78,30 @@ var Expected = map[string]map[string]string{
 	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"etcd":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
+	// The advisory lock lives as long as its session: a killed holder's ends with its process,
+	// a paused holder's lives on (the sale waits), a cut-off holder's ends once PostgreSQL
+	// finds its client gone, while the holder works on.
+	"postgres-nofence": {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Oversold},
+	"postgres":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 }
 
-// Short is the matrix that `make test` runs: each lock's defining flaw once, the fence alone
-// under a pause (what saves it is PostgreSQL's check), and dlock in every scenario. Pairs are
-// lock, scenario.
+// Short is the matrix that `make test` runs: each lock's defining flaw once (those shown only
+// in the partition column: ShortPartition), the fence alone under a pause (what saves it is
+// PostgreSQL's check), the advisory lock under a pause (its session outlives it), and dlock in
+// every scenario but partition. Pairs are lock, scenario.
 var Short = [][2]string{
 	{"none", "crowd"}, {"mutex", "crowd"}, {"dlock", "crowd"},
 	{"del", "long-work"}, {"lease", "long-work"}, {"redsync", "long-work"}, {"redislock", "long-work"},
 	{"dlock", "long-work"},
 	{"setnx", "crash"}, {"setnx-expire", "crash"}, {"dlock", "crash"},
-	{"watchdog", "pause"}, {"fence", "pause"}, {"dlock", "pause"},
+	{"watchdog", "pause"}, {"fence", "pause"}, {"dlock", "pause"}, {"postgres-nofence", "pause"},
 	{"lease", "failover"}, {"dlock", "failover"},
 }
+
+// ShortPartition is the locks whose partition cells `make test` runs (TestPartitionCells),
+// apart from Short, whose processes run without network namespaces: the unfenced watchdog,
+// setnx, dlock, etcd, and the advisory lock without and with its fence.
+var ShortPartition = []string{"watchdog", "setnx", "dlock", "etcd", "postgres-nofence", "postgres"}
 
 // timeout is how long the scenario's buyers keep trying.
 func (s Scenario) timeout() time.Duration {
@@ -116,11 +127,14 @@ func scenario(name string) (Scenario, bool) {
 const EtcdMinLease = 2 * time.Second
 
 // cellScenario returns the scenario as cell p runs it: p's scenario, adjusted for the etcd
-// lock (see forEtcd); false if there is no such scenario.
+// lock (see forEtcd) and the postgres locks (forPostgres); false if there is no such scenario.
 func cellScenario(p Pair) (Scenario, bool) {
 	s, ok := scenario(p.Scenario)
-	if ok && p.Lock == "etcd" {
+	switch {
+	case ok && p.Lock == "etcd":
 		s = s.forEtcd()
+	case ok && isPostgres(p.Lock):
+		s = s.forPostgres()
 	}
 	return s, ok
 }
