@@ -13,7 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/loadgen"
 )
 
-const labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
+var labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
 product of strategy lab sold by three API processes this command starts (cmd/api, built
 with the go command from this checkout) to many more buyers than its stock, with the
 scenario's real fault, then audited from PostgreSQL. Each cell is safe, oversold N (orders
@@ -26,8 +26,8 @@ holders wrote (every cell expected to oversell), linearizable elsewhere.
 Exit status 0 when every cell came out as expected, 3 when one did not: a safe lock that
 oversold, or a broken lock whose flaw did not show (the scenario proved nothing).
 
-  locks:     ` + "none mutex setnx setnx-expire del lease watchdog dlock redsync redislock etcd" + `
-  scenarios: crowd long-work crash pause failover partition
+  locks:     ` + strings.Join(labrun.Locks, " ") + `
+  scenarios: ` + strings.Join(loadgen.ScenarioNames(), " ") + `
 
 The failover scenario starts a Redis Sentinel deployment of its own for each cell (redis-server
 on PATH). The partition scenario runs the three processes in network namespaces of their own,
