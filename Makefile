@@ -149,6 +149,21 @@ patroni-down: ## stop what `make patroni-up` started; its data and etcd keys are
 patroni-status: ## each Patroni node's role and state
 	@scripts/patroni.sh status
 
+# ZooKeeper for LOCK_BACKEND=zookeeper (docs/dlock.md, "Which lock service"): three members on
+# loopback from Debian's zookeeper (client ports 2181-2183, ZK_PORTS), data in .run/zookeeper, kept
+# across zookeeper-down. The tests start ensembles of their own (internal/testenv/servers
+# StartZooKeeper).
+.PHONY: zookeeper-up zookeeper-down zookeeper-status
+
+zookeeper-up: ## start (or reuse) a three-member ZooKeeper ensemble on loopback; prints its ZOOKEEPER_SERVERS
+	@scripts/zookeeper.sh up
+
+zookeeper-down: ## stop what `make zookeeper-up` started; its data stays in .run/zookeeper
+	@scripts/zookeeper.sh down
+
+zookeeper-status: ## each ZooKeeper member's mode (leader, follower)
+	@scripts/zookeeper.sh status
+
 # Fault tests (internal/chaos): real API processes, faults injected mid-sale, audited in
 # PostgreSQL. They run in `make test` too (about 30-60 s); this runs only them, verbosely.
 .PHONY: chaos

@@ -13,7 +13,8 @@
 #          chromium) for the lab report's browser test, HAProxy (Debian's haproxy) for make demo
 #          and the rolling-restart test, PgBouncer (Debian's pgbouncer) for the tests of the API
 #          behind a transaction pool, the fault tests' tools (iproute2, nftables, iptables,
-#          faketime), and Debian's prometheus (prometheus and promtool, for the tests of
+#          faketime), Debian's zookeeper (its jars, for the ZooKeeper lock's tests and
+#          make zookeeper-up), and Debian's prometheus (prometheus and promtool, for the tests of
 #          deploy/prometheus and deploy/grafana; only the binaries are used: the package's own
 #          service is left stopped). Idempotent.
 # down: stop only what `up` started (recorded in .run/started); etcd's data stays.
@@ -220,6 +221,22 @@ ensure_patroni() {
 	apt_install patroni
 }
 
+# ensure_zookeeper installs Debian's zookeeper (3.8, on the default Java) for the ZooKeeper lock's
+# tests (internal/launch StartZooKeeperEnsemble: members of their own, run from the package's
+# jars with QuorumPeerMain) and `make zookeeper-up`. Where the package starts its own service,
+# it is stopped: nothing should listen on :2181 on its behalf.
+ensure_zookeeper() {
+	[ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null && return 0
+	if [ "$(id -u)" != 0 ]; then
+		say "warning: zookeeper is not installed (the ZooKeeper lock's tests need it): sudo apt-get install zookeeper"
+		return 0
+	fi
+	apt_install zookeeper
+	if command -v systemctl >/dev/null && systemctl is-active --quiet zookeeper 2>/dev/null; then
+		systemctl disable --now zookeeper >/dev/null 2>&1 || true
+	fi
+}
+
 # ensure_prometheus installs Debian's prometheus package (prometheus and promtool) for
 # internal/observecheck's tests, which start a Prometheus of their own. Where the package
 # starts its service, it is stopped: nothing should listen on :9090 on its behalf.
@@ -270,6 +287,7 @@ up() {
 	ensure_pgbouncer
 	ensure_fault_tools
 	ensure_patroni
+	ensure_zookeeper
 	ensure_prometheus
 	ensure_alertmanager
 	say "ready: DATABASE_URL=postgres://$DB_USER:***@127.0.0.1:$PG_PORT/$DB_NAME REDIS_ADDR=127.0.0.1:$REDIS_PORT" \

@@ -29,12 +29,13 @@ type config struct {
 	adminAddr       string            // ADMIN_ADDR: /metrics and the admin routes there, not on addr; empty: on addr
 	accessLog       httpapi.AccessLog // ACCESS_LOG, ACCESS_LOG_SAMPLE
 	databaseURL     string
-	redis           redisNode   // REDIS_ADDR when it names one Redis
-	redisCluster    []redisNode // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
-	redisSentinel   sentinelSet // REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER: a failover client (see sentinel.go)
-	redlock         []redisNode // REDLOCK_ADDRS: product locks with Redlock over these masters
-	lockBackend     string      // LOCK_BACKEND: redis or etcd (see etcd.go)
-	etcd            etcdConfig  // ETCD_ENDPOINTS and its credentials
+	redis           redisNode           // REDIS_ADDR when it names one Redis
+	redisCluster    []redisNode         // REDIS_CLUSTER_ADDRS, or a REDIS_ADDR list: a cluster client (see redis.go)
+	redisSentinel   sentinelSet         // REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER: a failover client (see sentinel.go)
+	redlock         []redisNode         // REDLOCK_ADDRS: product locks with Redlock over these masters
+	lockBackend     string              // LOCK_BACKEND: redis, etcd or zookeeper (see etcd.go)
+	etcd            etcdConfig          // ETCD_ENDPOINTS and its credentials
+	zookeeper       app.ZooKeeperConfig // ZOOKEEPER_SERVERS, ZOOKEEPER_SESSION_TIMEOUT (see zookeeper.go)
 	adminToken      string
 	redisPrefix     string
 	logLevel        slog.Level
@@ -103,7 +104,11 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	e.StringVar(&rs.sentinelUser, "redis-sentinel-username", "REDIS_SENTINEL_USERNAME", "",
 		"ACL user of the sentinels whose URL names none (env REDIS_SENTINEL_USERNAME; the password is REDIS_SENTINEL_PASSWORD, which has no flag)")
 	e.QuietVar(&rs.redlock, "redlock-addrs", "REDLOCK_ADDRS", "", "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
-	lockBackend := e.String("lock-backend", "LOCK_BACKEND", backendRedis, "where the dlock strategy's product locks live: redis or etcd (env LOCK_BACKEND)")
+	lockBackend := e.String("lock-backend", "LOCK_BACKEND", backendRedis, "where the dlock strategy's product locks live: redis, etcd or zookeeper (env LOCK_BACKEND)")
+	zkServers := e.String("zookeeper-servers", "ZOOKEEPER_SERVERS", "127.0.0.1:2181",
+		"comma-separated ZooKeeper `members` (host:port) for LOCK_BACKEND=zookeeper (env ZOOKEEPER_SERVERS)")
+	e.DurationVar(&cfg.zookeeper.SessionTimeout, "zookeeper-session-timeout", "ZOOKEEPER_SESSION_TIMEOUT", 0,
+		"the ZooKeeper session the product locks are held in, as asked of the ensemble (which bounds it); 0s: LOCK_TTL (env ZOOKEEPER_SESSION_TIMEOUT)")
 	etcdEndpoints := e.String("etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
 		"comma-separated etcd `endpoints` (host:port or http[s]:// URLs) for LOCK_BACKEND=etcd and the lab's etcd lock (env ETCD_ENDPOINTS)")
 	etcdUser := e.String("etcd-username", "ETCD_USERNAME", "", "etcd user, if etcd's auth is on (env ETCD_USERNAME; the password is ETCD_PASSWORD, which has no flag)")
@@ -158,6 +163,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	explicit := getenv("ETCD_ENDPOINTS") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "etcd-endpoints" })
 	errs = append(errs, cfg.parseLockBackend(*lockBackend, *etcdEndpoints, explicit, *etcdUser, getenv("ETCD_PASSWORD"))...)
+	errs = append(errs, cfg.parseZooKeeper(*zkServers)...)
 	if cfg.databaseURL == "" { // only -database-url "" gets here: the variable is checked above
 		errs = append(errs, errors.New("-database-url is empty: give PostgreSQL's URL, or leave the flag out"))
 	}

@@ -23,10 +23,14 @@ import (
 // at ETCD_ENDPOINTS. Everything else (the redis strategy's gate, the sold-out channel, the
 // rate limits, the lab's Redis locks) stays in Redis either way. ETCD_ENDPOINTS set with
 // the Redis backend gives the oversell lab its etcd lock and nothing more.
+// LOCK_BACKEND=zookeeper takes them in the ZooKeeper ensemble at ZOOKEEPER_SERVERS (see
+// zookeeper.go).
 
 const (
 	backendRedis = "redis"
 	backendEtcd  = "etcd"
+	// backendZooKeeper's servers are in zookeeper.go.
+	backendZooKeeper = "zookeeper"
 )
 
 // etcdConfig is the etcd part of the configuration.
@@ -43,12 +47,12 @@ func (cfg *config) parseLockBackend(backend, endpoints string, explicit bool, us
 	cfg.lockBackend = strings.ToLower(strings.TrimSpace(backend))
 	switch cfg.lockBackend {
 	case backendRedis:
-	case backendEtcd:
+	case backendEtcd, backendZooKeeper:
 		if len(cfg.redlock) > 0 {
-			errs = append(errs, fmt.Errorf("LOCK_BACKEND=etcd and REDLOCK_ADDRS both name where the product locks live: set one"))
+			errs = append(errs, fmt.Errorf("LOCK_BACKEND=%s and REDLOCK_ADDRS both name where the product locks live: set one", cfg.lockBackend))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("LOCK_BACKEND %q: want redis or etcd", backend))
+		errs = append(errs, fmt.Errorf("LOCK_BACKEND %q: want redis, etcd or zookeeper", backend))
 	}
 	if cfg.lockBackend != backendEtcd && !explicit {
 		return errs
@@ -122,6 +126,9 @@ func newEtcdClient(cfg etcdConfig) (*clientv3.Client, error) {
 
 // logLockBackend says where the product locks live.
 func logLockBackend(log *slog.Logger, cfg config) {
+	if cfg.lockBackend == backendZooKeeper {
+		log.Info("product locks in zookeeper", "servers", cfg.zookeeper.Servers, "session_timeout", cfg.zookeeper.SessionTimeout.String())
+	}
 	if cfg.lockBackend == backendEtcd {
 		log.Info("product locks in etcd", "endpoints", cfg.etcd.endpoints)
 	} else if len(cfg.etcd.endpoints) > 0 {
@@ -133,7 +140,7 @@ func logLockBackend(log *slog.Logger, cfg config) {
 // written under etcd locks: their fences (order.EtcdFenceBase and up) are above every Redis
 // fence, so their dlock purchases answer busy until the fences are reset.
 func warnEtcdFences(ctx context.Context, cfg config, products *inventory.Store, log *slog.Logger) {
-	if cfg.lockBackend == backendEtcd {
+	if cfg.lockBackend != backendRedis {
 		return
 	}
 	n, err := products.CountFencedFrom(ctx, order.EtcdFenceBase)

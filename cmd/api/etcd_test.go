@@ -30,7 +30,7 @@ func TestLockBackendConfig(t *testing.T) {
 		{"a list, host:port and URLs", map[string]string{"LOCK_BACKEND": "etcd", "ETCD_ENDPOINTS": "a:1, http://b:2,http://c:3/"},
 			"etcd", []string{"http://a:1", "http://b:2", "http://c:3"}, ""},
 		{"endpoints with the redis backend: the lab's etcd lock", map[string]string{"ETCD_ENDPOINTS": "a:1"}, "redis", []string{"http://a:1"}, ""},
-		{"unknown backend", map[string]string{"LOCK_BACKEND": "zookeeper"}, "", nil, `LOCK_BACKEND "zookeeper": want redis or etcd`},
+		{"unknown backend", map[string]string{"LOCK_BACKEND": "consul"}, "", nil, `LOCK_BACKEND "consul": want redis, etcd or zookeeper`},
 		{"etcd and Redlock", map[string]string{"LOCK_BACKEND": "etcd", "REDLOCK_ADDRS": "a:1,b:2,c:3"}, "", nil, "LOCK_BACKEND=etcd and REDLOCK_ADDRS"},
 		{"no port", map[string]string{"LOCK_BACKEND": "etcd", "ETCD_ENDPOINTS": "a"}, "", nil, `ETCD_ENDPOINTS, endpoint 1 "a": want a host and a port`},
 		{"bad scheme", map[string]string{"LOCK_BACKEND": "etcd", "ETCD_ENDPOINTS": "a:1,redis://b:2"}, "", nil, `endpoint 2 "redis://b:2": scheme "redis"`},

@@ -29,6 +29,7 @@ import (
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/metrics"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/zklock"
 )
 
 // Config is the parsed configuration of one API process.
@@ -54,6 +55,10 @@ type Config struct {
 	// Redis; the background checker then watches it. App does not close it.
 	Etcd        *clientv3.Client
 	LocksInEtcd bool
+	// ZooKeeper, when its Servers are set (LOCK_BACKEND=zookeeper), takes the dlock strategy's
+	// product locks in that ZooKeeper ensemble instead of in Redis; the background checker then
+	// watches it. The App owns its client and closes it.
+	ZooKeeper ZooKeeperConfig
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
 	Build buildinfo.Info
 	// LockHistory, when set, records the product locks' operations (order.Deps.LockHistory):
@@ -91,6 +96,7 @@ type App struct {
 
 	locks         *dlock.Client
 	etcdLocks     *etcdlock.Client // nil unless cfg.LocksInEtcd
+	zkLocks       *zklock.Client   // nil unless cfg.ZooKeeper.Servers
 	lab           *labLocks        // the oversell lab's (internal/lab), built on the first lab purchase
 	draining      atomic.Bool
 	backends      *health.Checker // the shared backends, watched in the background
@@ -125,6 +131,13 @@ func New(cfg Config) *App {
 	if cfg.LocksInEtcd {
 		a.etcdLocks = etcdlock.New(cfg.Etcd, m)
 		productLocks = etcdLocker{a.etcdLocks}
+	}
+	if len(cfg.ZooKeeper.Servers) > 0 {
+		if cfg.LocksInEtcd {
+			panic("app: product locks in etcd and in ZooKeeper both")
+		}
+		a.zkLocks = zklock.New(cfg.ZooKeeper.Servers, zklock.Options{Observer: m, SessionTimeout: cfg.ZooKeeper.SessionTimeout})
+		productLocks = zkLocker{a.zkLocks}
 	}
 	a.Orders = order.NewService(order.Deps{
 		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: a.Gate, Queue: a.Queue, SoldOut: soldOut,
@@ -233,13 +246,17 @@ const BackendCheckInterval = 2 * time.Second
 
 // withLockCheck adds to checks a check of the product locks' own store when it is not
 // cfg.Redis: under Redlock, "redlock", that a majority of the lock nodes answer; with etcd,
-// "etcd", that it serves a linearizable read (a majority of members and a leader).
+// "etcd", that it serves a linearizable read (a majority of members and a leader); with
+// ZooKeeper, "zookeeper", that the process has a session and a member answers a read in it.
 func (a *App) withLockCheck(cfg Config, checks map[string]health.Check) map[string]health.Check {
 	if len(cfg.LockNodes) > 0 {
 		checks["redlock"] = a.locks.Ping
 	}
 	if cfg.LocksInEtcd {
 		checks["etcd"] = a.etcdLocks.Ping
+	}
+	if a.zkLocks != nil {
+		checks["zookeeper"] = a.zkLocks.Ping
 	}
 	return checks
 }
@@ -268,6 +285,9 @@ func (a *App) Close() error {
 	errs := []error{a.locks.Close(), a.lab.Close()}
 	if a.etcdLocks != nil {
 		errs = append(errs, a.etcdLocks.Close())
+	}
+	if a.zkLocks != nil {
+		errs = append(errs, a.zkLocks.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/zklock"
 )
 
 // etcdLocker is the order.Locker of product locks in etcd (LOCK_BACKEND=etcd), through c. An
@@ -78,13 +79,13 @@ func etcdErr(err error) error {
 }
 
 // lossAs returns a context derived from ctx that is cancelled when watched, ctx watched for
-// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost), with a cause that joins
+// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost, zklock.ErrLost), with a cause that joins
 // order.ErrLockLost to the loss; stop ends the watch. The loss is all it takes from watched:
 // ctx's own end (its deadline, with its cause) reaches the context as it reached watched.
 func lossAs(ctx, watched context.Context) (lctx context.Context, stop func()) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	stopWatch := context.AfterFunc(watched, func() {
-		if cause := context.Cause(watched); errors.Is(cause, etcdlock.ErrLost) || errors.Is(cause, dlock.ErrLost) {
+		if cause := context.Cause(watched); errors.Is(cause, etcdlock.ErrLost) || errors.Is(cause, dlock.ErrLost) || errors.Is(cause, zklock.ErrLost) {
 			cancel(errors.Join(order.ErrLockLost, cause))
 		}
 	})

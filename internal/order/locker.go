@@ -70,3 +70,10 @@ func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.
 // only the etcd holders write. Moving back to Redis needs the products' fences reset (see
 // docs/deployment.md); cmd/api warns at start when it finds such products.
 const EtcdFenceBase int64 = 1 << 52
+
+// ZooKeeperFenceBase is added to a ZooKeeper lock's fence (its node's creation zxid: the
+// election epoch in the high 32 bits, a counter in the low ones) to make the fence a product's
+// row records: above every etcd fence (EtcdFenceBase plus a revision, far below 2^62) and
+// every Redis fence, for as long as the ensemble's epoch stays below 2^30. Moving a product
+// back to etcd or Redis locks needs its fence reset, as for etcd.
+const ZooKeeperFenceBase int64 = 1 << 62

@@ -1,0 +1,76 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Do obtains the lock (see Obtain), runs fn on a context watched for its loss (see
+// Lock.Watch), and releases the lock when fn returns or panics, on a fresh context bounded
+// to a few seconds. It returns fn's error, joined with a cause wrapping ErrLost if the lock
+// was lost while fn ran. A release that fails otherwise goes to the Observer only: fn's work
+// is done, and the key is deleted in the background (see Lock.Release).
+func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
+	fn func(ctx context.Context, l *Lock) error,
+) error {
+	l, err := c.Obtain(ctx, key, ttl, wait)
+	if err != nil {
+		return err
+	}
+	return runWatched(ctx, l.Watch(ctx), []*Lock{l}, func(wctx context.Context) error { return fn(wctx, l) })
+}
+
+// DoMulti is Do for several keys, all or nothing: it takes them in sorted order (so two
+// callers with overlapping keys cannot deadlock), within one wait for all, and runs fn on a
+// context cancelled if any of them is lost. fn gets the locks in sorted order of their keys.
+func (c *Client) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
+	fn func(ctx context.Context, locks []*Lock) error,
+) error {
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
+		return fmt.Errorf("zklock: a key is named twice in %q", keys)
+	}
+	deadline := time.Now().Add(wait)
+	locks := make([]*Lock, 0, len(sorted))
+	for _, key := range sorted {
+		l, err := c.Obtain(ctx, key, ttl, time.Until(deadline))
+		if err != nil {
+			return errors.Join(err, releaseAll(ctx, locks))
+		}
+		locks = append(locks, l)
+	}
+	wctx := ctx
+	for _, l := range locks {
+		wctx = l.Watch(wctx)
+	}
+	return runWatched(ctx, wctx, locks, func(wctx context.Context) error { return fn(wctx, locks) })
+}
+
+// runWatched runs fn on wctx, the watched context of locks, then releases them, also when
+// fn panics. Its error is fn's, joined with the cause of a loss.
+func runWatched(ctx, wctx context.Context, locks []*Lock, fn func(context.Context) error) (err error) {
+	defer func() {
+		relErr := releaseAll(ctx, locks)
+		if cause := context.Cause(wctx); errors.Is(cause, ErrLost) {
+			err = errors.Join(err, cause)
+		} else if errors.Is(relErr, ErrLost) {
+			err = errors.Join(err, relErr)
+		}
+	}()
+	return fn(wctx)
+}
+
+// releaseAll releases locks on a fresh context bounded to cleanupTimeout.
+func releaseAll(ctx context.Context, locks []*Lock) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	var errs []error
+	for _, l := range locks {
+		errs = append(errs, l.Release(rctx))
+	}
+	return errors.Join(errs...)
+}
