@@ -170,6 +170,17 @@ zookeeper-status: ## each ZooKeeper member's mode (leader, follower)
 chaos: up ## kill -9, SIGSTOP past the lease, Redis and PostgreSQL restarts, slow Redis, SIGTERM
 	$(GO) test -race -count=1 -v ./internal/chaos/
 
+# The game day (internal/gameday; docs/failures.md, "Game day"): the whole deployment as a team
+# runs it on one machine (HAProxy, three APIs, PostgreSQL under Patroni, Redis with Sentinel, etcd,
+# Prometheus, Alertmanager and a webhook), sold through HAProxy under the whole schedule of faults,
+# each fault with several strategies; about 12 minutes. `make test` runs one cell of each fault.
+.PHONY: gameday
+GAMEDAY_PAGE ?= $(CURDIR)/bin/gameday.html
+gameday: up ## the whole deployment under every fault of the schedule, sold through HAProxy: a table, and a page (bin/gameday.html)
+	@mkdir -p $(dir $(GAMEDAY_PAGE))
+	SECKILL_GAMEDAY=full SECKILL_GAMEDAY_PAGE=$(GAMEDAY_PAGE) $(GO) test -count=1 -timeout 20m -v -run '^TestGameDay$$' ./internal/gameday/
+	@echo "game day page: $(GAMEDAY_PAGE)"
+
 # Fuzzing (internal/httpapi): a short run of each fuzz target, one at a time, on one worker.
 # Budgets are input counts, not durations: go1.26's coordinator can fail a timed run with a
 # spurious "context deadline exceeded" (go.dev/issue/75804), and a count bounds the load.

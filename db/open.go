@@ -19,13 +19,10 @@ type PoolOptions struct {
 	MaxOpen     int           // Default: 20.
 	MaxIdle     int           // Default: MaxOpen.
 	MaxLifetime time.Duration // Default: 30m.
-	// IdleInTransactionTimeout sets idle_in_transaction_session_timeout on every
-	// connection: PostgreSQL ends a session whose transaction waited that long for its
-	// client's next statement, rolling it back and freeing its row locks. A client cut off
-	// by a silent partition (or gone with its host) otherwise leaves its transaction open,
-	// and the rows it locked locked, until PostgreSQL's TCP keepalive gives up on it (two
-	// hours by default). A DSN that sets the parameter itself wins. Default: 0, PostgreSQL's
-	// own setting (none, by default).
+	// IdleInTransactionTimeout sets idle_in_transaction_session_timeout on every connection, so that
+	// PostgreSQL rolls back a transaction whose client went silent and frees its row locks
+	// (docs/failures.md#silent-partitions). A DSN that sets the parameter itself wins. Default: 0,
+	// PostgreSQL's own setting.
 	IdleInTransactionTimeout time.Duration
 	// Tracer, when set, traces every query of every connection (pgx.ConnConfig.Tracer):
 	// OpenTelemetry spans (app.PostgresTracer). Default: none.

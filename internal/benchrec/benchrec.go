@@ -42,17 +42,10 @@ func WriteBench(w io.Writer, rep loadgen.Report, stamp, jsonLink string) {
 	fmt.Fprintf(w, "\nEvery run, with per-outcome latencies, the API's and the direct audits: [%s](%s).\n", jsonLink, jsonLink)
 }
 
-// WriteHot writes the record of make bench-hot: one row per compare report (one per
-// strategy it ran) and per baseline report (its ceiling), in the order of reps, under the
-// machine and the scenario of the first compare report; then, for the compare reports that
-// ran dlock on both lock backends (-etcd-targets), a second table of both rows of each, with
-// etcd's ratios to Redis in the same rounds; and the CPU steal over them all. A baseline
-// report's sold-out product (stock 0, on the same API processes) is a row too, and each hot
-// row of closed-loop buyers (the first of each number of buyers) is set against it: the
-// answers per second and the p99 of selling against those of only saying "sold out". When
-// the sold-out product ran in the hot row's own rounds (compare with -baseline), each ratio is
-// the median of the rounds' ratios, each of two attacks back to back on the same processes:
-// the machine's speed, which drifts over minutes, then weighs on both sides alike.
+// WriteHot writes the record of make bench-hot to w: a row per compare and per baseline report in
+// reps, each hot row set against the sold-out baseline, a table of dlock on both lock backends
+// with etcd's ratios to Redis, and the CPU steal.
+// bench/README.md#hot-product-records-make-bench-hot says how to read it.
 func WriteHot(w io.Writer, reps []loadgen.Report, stamp string) {
 	first := reps[0]
 	for _, r := range reps {

@@ -15,12 +15,9 @@ import (
 // Sentinel errors. Compare with errors.Is, never ==: most are returned wrapped
 // or joined with the reason.
 var (
-	// ErrNotObtained is returned by Obtain and Do when someone else holds the
-	// key and Options.Wait ran out (or was zero). When the caller's context
-	// ended first, the error matches ctx.Err() too: both
-	// errors.Is(err, ErrNotObtained) and errors.Is(err, context.Canceled) hold.
-	// A Redis failure is not ErrNotObtained: it is returned wrapped, so
-	// callers can tell "busy" from "Redis down".
+	// ErrNotObtained is returned by Obtain and Do when someone else holds the key and Options.Wait
+	// ran out (or was zero); when ctx ended first, the error matches ctx.Err() too. A Redis failure
+	// is never ErrNotObtained.
 	ErrNotObtained = errors.New("dlock: not obtained")
 
 	// ErrNotHeld is returned by Release, Refresh and TTL when the lock is not
@@ -67,12 +64,9 @@ const (
 // Options tunes one Obtain or Do. A nil *Options, and every zero field, means
 // the documented default.
 type Options struct {
-	// Wait is how long Obtain waits for a key that someone else holds,
-	// including the time spent queued behind other goroutines of this Client
-	// that hold or wait for the same key. Default: 0, try once; then a key
-	// that another goroutine of this Client holds or waits for fails at once,
-	// without a call to Redis (a fair lock, which has no local queue, asks
-	// Redis once).
+	// Wait is how long Obtain waits for a key that someone else holds, the time queued behind this
+	// Client's other goroutines included. Default: 0, try once (a key another goroutine of this
+	// Client holds or waits for then fails without a call to Redis).
 	Wait time.Duration
 
 	// MinBackoff and MaxBackoff bound the polling between attempts while
@@ -116,12 +110,10 @@ type ClientOptions struct {
 	// nil. Default: none.
 	Observer Observer
 
-	// Cohort is how many times in a row a Release may hand its lock to a goroutine of
-	// this Client waiting for the same key, in one Redis call instead of a release and an
-	// acquire, before the lock is released to every Client (lock cohorting: see
-	// docs/dlock.md). Each holder still gets its own token, a fresh ttl and a new fence
-	// minted in Redis. A Redlock Client, fair and read-write locks do not hand over.
-	// Default: 0, never.
+	// Cohort is how many times in a row a Release may hand its lock to a goroutine of this Client
+	// waiting for the same key, in one Redis call, before releasing it to every Client
+	// (docs/dlock.md#handing-the-lock-over-in-a-process-cohorting). Redlock, fair and read-write
+	// locks never hand over. Default: 0, never.
 	Cohort int
 
 	// NodeTimeout bounds each acquire call to one node of a Redlock Client
@@ -203,14 +195,10 @@ func (c *Client) isClosed() bool {
 	return c.closed
 }
 
-// Do obtains the lock, watches it (see Lock.Watch), runs fn with the watched
-// context, and releases the lock when fn returns or panics. It returns fn's
-// error, joined with a cause wrapping ErrLost if the lock was lost while fn
-// ran (fn should stop early when its context is cancelled). The release uses
-// a fresh context, context.WithoutCancel(ctx) bounded to one second, so that
-// a cancelled caller still releases; a release that fails for any reason but
-// loss goes to the Observer only, because fn's work is done and the key
-// expires on its own. Do is safe for concurrent use.
+// Do obtains the lock, runs fn with its watched context (see Lock.Watch), and releases it when fn
+// returns or panics, also when ctx was cancelled. It returns Obtain's error, or fn's joined with a
+// cause wrapping ErrLost if the lock was lost while fn ran; a failed release goes to the Observer
+// only. Do is safe for concurrent use.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, opt *Options,
 	fn func(ctx context.Context, l *Lock) error,
 ) (err error) {

@@ -30,19 +30,9 @@ func (r *request) placeTimeout() time.Duration { return max(minQueueTimeout, 8*r
 // masters has no single order, so a fair lock needs one Redis (or one Redis Cluster).
 var ErrFairRedlock = errors.New("dlock: fair locks need a single Redis or Redis Cluster, not Redlock")
 
-// ObtainFair is Obtain for a fair lock: the waiters of key, in this Client and every other
-// one, are granted it in the order they first asked for it. Each waiter keeps its place in a
-// queue in Redis (next to the key, in its hash slot) as long as it keeps asking; one that
-// stops (its process died, its connection broke) is dropped once its place times out
-// (its queue timeout: 1 s, or 8 × MaxBackoff if more), so it never blocks the ones behind it for
-// longer than that. A waiter that gives up (Wait ran out, ctx ended) leaves the queue at
-// once.
-//
-// The lock is a Lock like any other: token, fence, Watch, Refresh and Release work as they
-// do for Obtain. A fair key must only be obtained with ObtainFair: Obtain on the same key
-// does not look at the queue and can jump it. Waiters of one Client do not queue locally
-// first as Obtain's do (that would reorder them against other Clients); each asks Redis,
-// woken by the release notification. Not available under Redlock (ErrFairRedlock).
+// ObtainFair is Obtain for a fair lock: the waiters of key, in every Client, are granted it in
+// the order they first asked. A fair key must only be obtained with ObtainFair; on a Redlock
+// Client it returns ErrFairRedlock. See docs/dlock.md#the-fair-lock.
 func (c *Client) ObtainFair(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	if c.rl != nil {
 		return nil, ErrFairRedlock
@@ -124,9 +114,7 @@ func parseFairGrant(v string, sent, recv time.Time) (fence int64, next time.Time
 	return fence, mid.Add(time.Duration(since-now) * time.Millisecond), nil
 }
 
-// NextWaiterSince reports, for a lock taken with ObtainFair, when the waiter queued behind
-// it started waiting (in this process's clock, mapped from the server's when the lock was
-// granted), and whether there was one. Work that batches requests of many callers under one
-// fair lock serves only those that came before it, so that the queue's order holds for them
-// too.
+// NextWaiterSince reports, for a lock taken with ObtainFair, when the waiter queued behind it
+// started waiting (in this process's clock), and whether there was one, so that a batch under a
+// fair lock serves only the callers that came before it.
 func (l *Lock) NextWaiterSince() (time.Time, bool) { return l.nextWaiter, !l.nextWaiter.IsZero() }

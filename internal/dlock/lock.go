@@ -149,11 +149,9 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// Release deletes the key if it still holds this lock, wakes the waiters, and
-// stops the watchdog, waiting for it to exit. It returns ErrNotHeld when the
-// lock expired, someone else holds the key now (that holder is left
-// untouched), it was lost, or it was released before. ctx may be the watched
-// context: Release cancels that only after the release call.
+// Release deletes the key if it still holds this lock, wakes the waiters, and stops the watchdog,
+// waiting for it to exit. It returns ErrNotHeld when the lock expired, was lost or released, or
+// someone else holds the key (left untouched). ctx may be the watched context.
 func (l *Lock) Release(ctx context.Context) error {
 	wasLost, err := l.markReleased()
 	if err != nil {

@@ -14,16 +14,10 @@ type MultiLock struct {
 	cancel context.CancelCauseFunc // cancels Watch's context; nil until Watch
 }
 
-// ObtainMulti takes every key of keys, or none. The keys are taken one at a time in sorted
-// order, each with Obtain and its own token, fence and (once watched) watchdog, so two callers
-// whose sets overlap cannot deadlock: each waits only for the lowest key it still lacks, and
-// the holder of that key never waits for a lower one. Since each key is a lock of its own,
-// the keys of one call may live on different masters of a Redis Cluster.
-//
-// opt.Wait bounds the whole call: each key gets what is left of it. When a key cannot be had
-// (busy past the wait, ctx ended, Redis failed), the keys already taken are released before
-// ObtainMulti returns the error, so no key stays held; a release that fails leaves that key
-// to expire after ttl. Empty and repeated keys are refused. Not with Options.Fair.
+// ObtainMulti takes every key of keys, or none, in sorted order so that overlapping calls
+// cannot deadlock; opt.Wait bounds the whole call. On an error it releases the keys it took
+// first. Empty or repeated keys and Options.Fair are refused. See
+// docs/dlock.md#several-keys-at-once.
 func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Duration, opt *Options) (*MultiLock, error) {
 	sorted := slices.Clone(keys)
 	slices.Sort(sorted)

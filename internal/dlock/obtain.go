@@ -115,16 +115,10 @@ func (r *request) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// Obtain takes the lock on key for ttl. With Options.Wait zero it tries once;
-// otherwise it waits up to Wait for a holder to release, woken by a release
-// notification, with jittered backoff polling as the fallback. Goroutines of
-// one Client that wait for the same key queue locally, so only one of them
-// at a time competes in Redis (except with Options.Fair: see ObtainFair).
-//
-// Obtain returns ErrNotObtained when the key stays busy; when ctx ends first,
-// the error also matches ctx.Err(). A Redis failure is returned wrapped, and
-// is not ErrNotObtained. ttl must exceed the drift margin (Options.Drift).
-// Obtain is safe for concurrent use.
+// Obtain takes the lock on key for ttl, trying once or, with Options.Wait, waiting for the
+// holder's release. It returns ErrNotObtained when the key stays busy (also matching ctx.Err()
+// when ctx ended the wait) and a wrapped error, never ErrNotObtained, when Redis fails. ttl
+// must exceed the drift margin. Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	if opt != nil && opt.Fair {
 		return c.ObtainFair(ctx, key, ttl, opt)

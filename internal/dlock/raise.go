@@ -17,11 +17,10 @@ var ErrFloorNotAhead = errors.New("dlock: fence floor not ahead of the Redis clo
 // errReadFence is RaiseFence's error for a read lock, whose fence guards no write.
 var errReadFence = errors.New("dlock: a read lock's fence cannot be raised")
 
-// RaiseFence mints a new fencing token for the held lock, above floor and every fence minted
-// before for its key, and Fence returns it from then on. Call it when the store refused the
-// lock's fence for floor, a fence Redis lost that its clock is behind (docs/dlock.md, "If
-// Redis loses its data"). It returns ErrNotHeld, and reports the loss, when the key no longer
-// holds this lock, ErrFloorNotAhead when the clock is past floor; Redis failures wrapped.
+// RaiseFence mints a new fence for the held lock, above floor and every fence of its key, and
+// Fence returns it from then on: call it when the store refused the lock's fence for floor
+// (docs/dlock.md#if-redis-loses-its-data). It returns ErrNotHeld when the key no longer holds this
+// lock, ErrFloorNotAhead when the Redis clock is past floor, and Redis failures wrapped.
 func (l *Lock) RaiseFence(ctx context.Context, floor int64) (int64, error) {
 	if err := l.heldErr(); err != nil {
 		return 0, err

@@ -22,38 +22,10 @@ var (
 	raiseFenceScript = redis.NewScript(raiseFenceSrc)
 )
 
-// NewRedlock returns a Client that takes every lock on a majority of
-// independent Redis masters (Redlock), with the same Client and Lock API as
-// New. The nodes must be independent: not replicas of each other, nor masters
-// of one cluster.
-//
-// Obtain sends the acquire call to every node at once, waits for their
-// answers, each for at most ClientOptions.NodeTimeout (default min(50ms,
-// ttl/10)), and succeeds when a majority granted it with validity left: the
-// lock's safe deadline (the time the calls were sent, plus ttl, minus the
-// drift margin) is still ahead. Otherwise it releases the key on every node
-// that granted it or did not answer, and, with Options.Wait, tries again like
-// a single-node Client, each attempt with a token of its own. Refresh and the
-// watchdog need a majority too; a lock that a majority no longer holds is
-// lost. Release deletes the key on every node and succeeds when a majority
-// held it; it, Refresh and TTL return as soon as a majority has answered.
-// When fewer than a majority of nodes answer, an attempt fails like a busy
-// one, and Obtain retries it while Options.Wait lasts; if the last attempt
-// failed so, Obtain returns that Redis error, not ErrNotObtained.
-//
-// Lock.Fence is the largest fence that the granting nodes minted; before
-// Obtain returns, the granting nodes below it are raised to it, until a
-// majority stores it. Any later majority shares a node with that one, so
-// fences strictly increase, whatever the nodes' clocks, unless a node loses
-// its data: see the package documentation (Redlock) for the limits.
-//
-// Create the node clients with ContextTimeoutEnabled, so that go-redis
-// honours the per-node timeouts on the socket too (otherwise a hung node's
-// calls end at its ReadTimeout, though no call waits for them that long),
-// and with MaxRetries -1 and DialerRetries 1, so that a node that is down
-// fails at once instead of after the node timeout: dlock retries at the
-// level of the majority. NewRedlock panics without nodes or with more than
-// 64. A nil opt means the defaults.
+// NewRedlock returns a Client that takes every lock on a majority of independent Redis
+// masters (Redlock), with the same API as New; a nil opt means the defaults. Create the node
+// clients with ContextTimeoutEnabled, MaxRetries -1 and DialerRetries 1. It panics without
+// nodes or with more than 64. See docs/dlock.md#redlock-a-majority-of-independent-masters.
 func NewRedlock(nodes []redis.UniversalClient, opt *ClientOptions) *Client {
 	if len(nodes) == 0 || len(nodes) > maxRedlockNodes {
 		panic(fmt.Sprintf("dlock: NewRedlock needs 1 to %d nodes, got %d", maxRedlockNodes, len(nodes)))

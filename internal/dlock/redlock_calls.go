@@ -55,14 +55,10 @@ const (
 	voteNo
 )
 
-// each runs call on the nodes whose indexes are in which (nil: all) at once,
-// each bounded by timeout and ctx, and returns the replies by node index.
-// It returns as soon as judge has said yes for need nodes, or no or failed
-// for so many that need yes votes are out of reach, or when every node has
-// answered, or at the timeout. Nodes still under way then get an error
-// wrapping errNoReply; their calls go on in the background until they end
-// or time out (see NewRedlock about ContextTimeoutEnabled), so that a slow
-// minority never slows a decided call down.
+// each runs call on the nodes in which (nil: all) at once, each bounded by timeout and ctx,
+// and returns the replies by node index as soon as judge's votes decide the call, every node
+// answered, or the timeout ran out. A node still under way gets an error wrapping errNoReply;
+// its call goes on in the background, so a slow minority never slows a decided call down.
 func (q *redlock) each(ctx context.Context, timeout time.Duration, which []int, need int,
 	call func(ctx context.Context, rdb redis.UniversalClient) (any, error), judge func(reply) verdict,
 ) []reply {

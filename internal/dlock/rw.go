@@ -33,18 +33,16 @@ type RWMutex struct {
 // through RW: Obtain on the same key sees the writer only.
 func (c *Client) RW(key string) *RWMutex { return &RWMutex{c: c, key: key} }
 
-// RLock takes the key for reading: it waits (up to opt.Wait) while a writer holds it or waits
-// for it, so that a stream of readers cannot starve a writer. Each reader is a Lock of its
-// own: token, fence, Watch, Refresh, Release. Readers that died are dropped when their ttl
-// runs out. Not with Options.Fair; not under Redlock (ErrRWRedlock).
+// RLock takes the key for reading, waiting up to opt.Wait while a writer holds it or waits for it;
+// each reader is a Lock of its own. It returns Obtain's errors, and ErrRWRedlock on a Redlock
+// Client; Options.Fair is refused.
 func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration, opt *Options) (*Lock, error) {
 	return m.c.obtainRW(ctx, m.key, ttl, opt, rwRead)
 }
 
-// Lock takes the key for writing: it waits (up to opt.Wait) while another writer holds it,
-// and while readers hold it, claiming the next turn so that new readers wait behind it (the
-// claim lapses if the writer stops asking). One writer waits at a time; the others wait
-// behind its claim. The Lock is like Obtain's.
+// Lock takes the key for writing, waiting up to opt.Wait while a writer or readers hold it; a
+// waiting writer claims the next turn, so new readers wait behind it. It returns Obtain's errors,
+// and ErrRWRedlock on a Redlock Client.
 func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration, opt *Options) (*Lock, error) {
 	return m.c.obtainRW(ctx, m.key, ttl, opt, rwWrite)
 }

@@ -8,25 +8,10 @@ import (
 	"time"
 )
 
-// Watch starts the lock's watchdog and returns a context derived from ctx
-// that is cancelled when the lock is lost. The watchdog renews the lock every
-// ttl/3 (less a little jitter). The returned context is cancelled, with a
-// context.Cause that wraps ErrLost, when
-//   - a renewal finds the key gone or taken by someone else, or
-//   - no renewal succeeded before the local safe deadline (see Deadline), for
-//     example because Redis is unreachable or hangs: this is signalled by a
-//     timer at the deadline, whatever the network calls are doing, or
-//   - Options.MaxHold is reached and the key expires.
-//
-// The watchdog never re-acquires a lost lock. It stops, and its goroutine
-// exits, when the lock is lost, when Release is called (Release waits for
-// it), or when ctx ends (the context's cause is then ctx's; the key then
-// expires after its ttl unless released). Release cancels the context with
-// cause context.Canceled.
-//
-// Watch starts at most one watchdog per lock: later calls return the first
-// call's context and ignore their ctx. On a released or lost lock it returns
-// a context that is already cancelled.
+// Watch starts the lock's watchdog, which renews it every ttl/3, and returns a context derived
+// from ctx that is cancelled, with a cause wrapping ErrLost, when the lock is lost, its safe
+// deadline passes unrenewed, or Options.MaxHold is reached. Later calls return the first call's
+// context; see docs/dlock.md#the-watchdog.
 func (l *Lock) Watch(ctx context.Context) context.Context {
 	l.c.turns.keep(l) // keep the turn while watched; the watchdog passes it
 	l.mu.Lock()

@@ -111,16 +111,11 @@ func (c *Client) notObtained(ctx context.Context, key, where string, err error) 
 	return fmt.Errorf("%w: %s: %s: %w", ErrNotObtained, key, where, err)
 }
 
-// forget deletes the claim's key that a failed lock or release may have left (the request
-// that wrote or deleted it may have got no answer), then gives the key's place in the process
-// to the next goroutine: until then no goroutine of the process writes the key again, so a
-// late deletion cannot take a newer claim's key. Only that key is at stake; the session, and
-// the other locks held under it, are kept. A deletion etcd does not confirm within
-// cleanupTimeout is tried again, after 50 ms doubling up to 1 s, until etcd confirms it, the
-// session's lease ends (the key goes with it: within a TTL once etcd stops answering), or the
-// Client is closed (Close revokes the leases). If etcd renews the lease but refuses the
-// deletion for forgetTimeout, the session is retired as a last resort, so that no one waits
-// behind the key for ever; the locks held under it are lost then.
+// forget deletes the key a failed lock or release may have left, retrying after 50 ms
+// doubling to 1 s until etcd confirms it, the lease ends or the Client closes, then gives the
+// key's place in the process to the next goroutine, so a late deletion cannot take a newer
+// claim's key. If etcd refuses the deletion for forgetTimeout, it retires the session and the
+// locks under it. See docs/deployment.md#product-locks-in-etcd.
 func (c *Client) forget(key string, s *concurrency.Session, m *mutex) {
 	defer c.queues.Unlock(key)
 	giveUp := time.Now().Add(forgetTimeout)

@@ -10,16 +10,11 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-// mutex is one goroutine's claim on a lock: the protocol of the concurrency package's Mutex
-// (a key under the lock's name with the session's lease; the key created first holds the
-// lock), with two changes, each measured (docs/deployment.md):
-//   - a waiter watches its predecessor's key from the moment the watch is in place, then
-//     checks the key is still there. The package's Mutex watches from the revision it has
-//     just read, which etcd serves from its loop for lagging watchers, every 100 ms: about
-//     30 handoffs/s between processes, however fast etcd is;
-//   - nothing is done without the caller's deadline. The package's Mutex removes a waiter's
-//     key after a failed wait with no deadline, which waits for ever while etcd is down; the
-//     Client removes it in the background instead (see forget).
+// mutex is one goroutine's claim on a lock: the concurrency package's Mutex protocol (a key
+// under the lock's name with the session's lease; the key created first holds the lock),
+// except that a waiter watches its predecessor's key from the moment the watch is in place,
+// and nothing runs without the caller's deadline: see docs/dependencies.md for the two
+// faults of Mutex these avoid.
 type mutex struct {
 	s      *concurrency.Session
 	pfx    string // the lock's name and "/"

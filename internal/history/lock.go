@@ -19,31 +19,11 @@ const (
 	Fault = "fault" // a fault done to the process (LockOp.Fault), from Invoke to Complete
 )
 
-// CheckLocks checks a history of lock operations against a fenced mutex, one key at a time,
-// with porcupine, and returns what it found. It is safe for concurrent use.
-//
-// The model's state, per key, is the holder: the token of the latest grant, or none.
-//   - A grant is always legal and makes its token the holder: a lease lock may be taken
-//     over once its lease ran out, and the checker has no clock to tell when that was.
-//   - A write with outcome OK is legal only while its token is the holder. An OK write of an
-//     older grant after a newer grant is two holders writing: the oversell. This is strict
-//     mutual exclusion: a fenced write that its store accepted because no newer holder had
-//     written yet is still a second holder's write.
-//   - A release by the holder makes the key free; by anyone else it changes nothing (a
-//     lease lock's compare-and-delete finds another value). Only writes are judged.
-//   - An operation with outcome Unknown may have happened at any time after its invoke, or
-//     not at all: porcupine places it anywhere after its invoke (no completion), and last
-//     where "not at all" is the only legal choice. An unknown write is left out: had it
-//     happened illegally nobody could tell.
-//   - Left out as changing nothing: losses, and grants, releases and writes with outcome
-//     Fail (a write its fence refused). Reads and faults, recorded for the timeline, are
-//     left out without being counted.
-//
-// The check gives up undecided after timeout (0: no limit). When the verdict is not
-// Linearizable it writes porcupine's HTML page of the history to a new file in dir, or in a
-// new directory under os.TempDir() when dir is "" (left in place), and returns its path in
-// the result. The error is for a malformed history (an unknown kind or outcome, a completion
-// before its invoke) or a visualization that could not be written.
+// CheckLocks checks a history of lock operations against a fenced mutex, one key at a time, with
+// porcupine: an OK write is legal only while its grant is the latest. It gives up undecided after
+// timeout (0: no limit) and, when the history is not linearizable, writes porcupine's page to dir
+// ("": a new temporary directory). The error is for a malformed history or a page that could not
+// be written; see docs/testing.md#the-checkers-rules. It is safe for concurrent use.
 func CheckLocks(ops []LockOp, timeout time.Duration, dir string) (Result, error) {
 	begun := time.Now()
 	clients := map[string]int{}

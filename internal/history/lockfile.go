@@ -15,14 +15,9 @@ type Recorder interface {
 	Record(op LockOp)
 }
 
-// LockFile is a Recorder that appends each operation to a file as one JSON line, stamped
-// with its process. It is safe for concurrent use. Several processes may share one file:
-// it is opened O_APPEND and each line is one write(2), which Linux keeps whole on a local
-// file system. A process killed mid-line leaves at most its last line cut, which
-// ReadLockOps skips.
-//
-// Each operation costs a JSON encoding and a write to the file (no fsync): a few
-// microseconds, on the lock holder's path. It is a test and lab tool, not for production.
+// LockFile is a Recorder that appends each operation to a file as one JSON line, stamped with its
+// process; several processes may share the file, and ReadLockOps skips a line a killed process
+// cut. It is a test and lab tool (docs/testing.md#lock-histories). It is safe for concurrent use.
 type LockFile struct {
 	f       *os.File
 	process string

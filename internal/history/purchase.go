@@ -66,67 +66,10 @@ type Sale struct {
 	Written map[int64]time.Time
 }
 
-// CheckPurchases checks a history of purchases against a stock model, one product at a
-// time, with porcupine, and returns what it found. It is safe for concurrent use.
-//
-// The model's state, per product, is the units left and the set of buyers with an order.
-//   - OK (a 201) takes a unit: legal while one is left and the buyer has none.
-//   - Fail with code sold_out is legal only if no unit is left AND the buyer has no order:
-//     a buyer with an order is told already_purchased, even after the sale sold out.
-//   - Fail with code already_purchased is legal only if the buyer's purchase came first.
-//   - Any other Fail (a refusal that wrote nothing) is left out.
-//   - Unknown (no answer, 202 queued, 503 outcome_unknown) may take effect at any time after
-//     its invoke (porcupine: no completion). With sale.Orders, a buyer with an order and no
-//     201 took its unit with its first unknown request, and its other unknown requests did
-//     nothing; a buyer without an order: its unknown requests did nothing and are left out.
-//     Without sale.Orders, an unknown request takes a unit if one is left and its buyer has
-//     none, else does nothing; porcupine may place it last, where nothing can see it: "did
-//     nothing" is always a legal order. (A take of unknown outcome is never bounded by when
-//     PostgreSQL was read: placing a take later never makes another answer legal.)
-//
-// With sale.Orders (or sale.Reservations) each answer is also held to its buyer's orders
-// (truth.go): a 201 whose buyer has none, a 201 or an already_purchased naming an order not
-// the buyer's (Purchase.Order), and an order none of its buyer's requests can have made (each
-// answered that nothing was written, or none sent) are untrue: operations the model never
-// allows, named in Result.Reasons. Such an order is never placed as a legal take (see
-// docs/testing.md, "Histories and the checker").
-//
-// A product sold with a payment window (in sale.Reservations) has returns too:
-//   - a Return gives its unit back (the units left grow by one, its buyer has no order
-//     again): legal only while its buyer has the order; it takes effect between its invoke
-//     and its completion, any time after its invoke when that is unknown. So sold_out is
-//     legal only if no unit was left at some moment between the request and its answer,
-//     whatever came back meanwhile; and a buyer whose reservation ended may buy again.
-//   - Its buyers' unknown requests are resolved with sale.Reservations: a 201 names its order
-//     (Purchase.Order; one that does not stands for its buyer's oldest order no 201 named);
-//     each order no 201 named is taken by one unknown request of its buyer, the earliest sent that none took
-//     yet, the oldest order first (so that each take may happen no earlier than the order
-//     it stands for: the k-th order's request is one of k requests sent before it was
-//     written), and no later than when it was surely written (sale.Written), if known; the
-//     other unknown requests did nothing. An order with no request left to take it (none
-//     sent before it was written) is untrue, as above; so is a 201 naming no order when its
-//     buyer has none left that another 201 does not stand for.
-//
-// The counts and shortcuts below assume that no unit comes back: they leave the products
-// of sale.Reservations to porcupine alone, which is cheap there (few purchases in flight),
-// but for one count: an order whose unit came back twice.
-//
-// Before porcupine searches, counts look for what they can prove illegal, and say it in
-// Result.Reasons: more units taken than stock, a buyer who bought twice, sold_out to a buyer
-// with an order, sold_out answered before enough purchases to empty the stock were even
-// sent, already_purchased before any purchase of the buyer was sent. porcupine would have
-// to try every order of the concurrent purchases to prove these (exponential time with a
-// hundred in flight); when a count found one, its search runs at most 2 seconds, for the
-// page.
-//
-// The sold_out and already_purchased answers that are legal in every legal order of the rest
-// (see settle: a sold_out answered once enough purchases to empty the stock had been sent)
-// are decided without the search (Result.Settled): they are most of a big sale, and
-// porcupine's memory grows with the square of the operations it orders (see MaxSearch).
-//
-// timeout and dir are as for CheckLocks. The error is for a malformed history (an unknown
-// outcome, a product without stock, or without orders when sale.Orders has other products',
-// a completion before its invoke) or a visualization that could not be written.
+// CheckPurchases checks a history of purchases against a stock model, per product, with porcupine,
+// holding each answer to its buyer's orders when sale has them, and returns what it found; timeout
+// and dir are as for CheckLocks. The error is for a malformed history or a page that could not be
+// written (docs/testing.md#the-checkers-rules). It is safe for concurrent use.
 func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string) (Result, error) {
 	begun := time.Now()
 	for i, op := range ops {

@@ -95,16 +95,10 @@ func answered(op Purchase) (effect, bool) {
 	return 0, false
 }
 
-// settle leaves out of the search the reads (sold_out, already_purchased) that are legal in
-// every legal order of the rest, and returns the rest. Where every purchase that took a unit
-// is known (no unknown outcome left open) and no more took one than the stock, each take can
-// move to just after its invoke in a legal order and it stays legal: the units left only
-// fall sooner, a buyer's order only shows sooner (a buyer told sold_out with an order is
-// illegal anyway: refute names it). So a sold_out of a buyer without a take, answered once
-// at least stock takes had been sent, is legal at its answer; and an already_purchased
-// answered once its buyer's take had been sent. Most of a big sale's answers are such reads,
-// and porcupine's cost grows with the square of the operations it orders. An illegal read
-// stays, for porcupine to place and refute to name.
+// settle leaves out of the search the reads (sold_out, already_purchased) that are legal in every
+// legal order of the rest, and returns the rest: a sold_out answered once at least stock takes had
+// been sent, an already_purchased once its buyer's take had been sent, when no take is left open.
+// docs/testing.md#the-checkers-rules says why that is sound.
 func settle(buys []*buy, stock map[int64]int) (search []*buy, settled int) {
 	type key struct{ product, user int64 }
 	calls := map[int64][]int64{} // product -> the invokes of its takes

@@ -33,13 +33,10 @@ type check struct {
 	done chan bool // true: lead the next batch; false: answered
 }
 
-// checkBatches runs the rate limit checks of concurrent requests in batches, the way buyers
-// share a transaction under a product's lock: one call to Redis (gcra.lua) is in flight at a
-// time; the checks that arrive meanwhile queue, and the first of them leads the next call
-// with all of them. A lone check goes out at once. Against one call per check, auto-pipelined
-// (what redis_rate allows), Redis runs one script per batch instead of one per request
-// (BenchmarkLimiterAllow). On a Redis Cluster the keys of a batch lie in different slots, so a
-// batch is one pipeline of one call per key there.
+// checkBatches runs the rate limit checks of concurrent requests in batches, as group commit does
+// for buyers: one gcra.lua call is in flight at a time, the checks that arrive meanwhile queue,
+// and the first of them leads the next call with all of them (on a Redis Cluster, a pipeline of
+// one call per key). See docs/abuse-limits.md.
 type checkBatches struct {
 	rdb     redis.UniversalClient
 	cluster bool

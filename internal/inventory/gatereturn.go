@@ -12,12 +12,10 @@ type Ended struct {
 	User  int64
 }
 
-// Return gives the units of ended reservations of product id back to its gate (redis and
-// queue strategies), once per order however often it is called: the set of returned orders
-// (Keys.GateReturned) remembers them. Each buyer leaves the gate's buyers, free to buy again.
-// A gate that does not exist is left alone (its seeding reads PostgreSQL). It returns how
-// many units went back now. Call it under the gate's repair lock, so that no seeding reads
-// PostgreSQL between the return's commit and this call (see Seeding.Returned).
+// Return gives the units of ended reservations of product id back to its gate, once per order
+// however often it is called, and frees each buyer to buy again; a gate that does not exist is
+// left alone. It returns how many units went back now. Call it under the gate's repair lock (see
+// Seeding.Returned).
 func (g *Gate) Return(ctx context.Context, id int64, ended []Ended) (int, error) {
 	if len(ended) == 0 {
 		return 0, nil

@@ -32,16 +32,11 @@ func ClaimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 	return stock[0], nil
 }
 
-// SwapStockFenced is SetStock for a lock holder with fence > 0 that claimed the row with
-// ClaimStock, writing only if the row still holds that fence (else ErrFenced; with fence 0 it
-// always writes), and it returns the
-// stock it overwrote: what
-// PostgreSQL held just before the write, with the row locked from then until tx ends, so that
-// no other write comes between. The lab's lock timeline compares it with the value written: a
-// write of anything but before-1 lost decrements (internal/timeline). The row lock is the one
-// the UPDATE takes anyway (FOR NO KEY UPDATE), in the same statement. Not FOR UPDATE: the
-// order inserted earlier in tx holds a KEY SHARE lock on the row (its foreign key), which FOR
-// UPDATE conflicts with, so two buyers each holding one would deadlock.
+// SwapStockFenced is SetStock for a lock holder that claimed the row with ClaimStock: it writes
+// only if the row still holds fence (else ErrFenced; fence 0 always writes) and returns the stock
+// it overwrote, with the row locked until tx ends, for the lab's timeline to compare. It locks FOR
+// NO KEY UPDATE, as the UPDATE does, not FOR UPDATE, which the order's foreign key lock would
+// deadlock with (docs/lab.md).
 func SwapStockFenced(tx *gorm.DB, id int64, stock int, fence int64) (before int, err error) {
 	q := `WITH old AS (SELECT stock FROM products WHERE id = ? FOR NO KEY UPDATE)
 		UPDATE products SET stock = ?, updated_at = now() FROM old WHERE products.id = ?`

@@ -10,12 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// QueueGrace is how long a queue product stays in the registry of live queue products after
-// its last purchase was marked (see Queue.Backlogged) once its stream is empty. A purchase is
-// marked before it is appended, so a mark is at most the time its append takes (bounded by
-// the purchase's deadline, PURCHASE_TIMEOUT at most 15 s) older than its entry; a product is
-// re-marked at most every QueueGrace/4 by each process (markEvery). QueueGrace must exceed
-// both together, with room to spare.
+// QueueGrace is how long a queue product stays in the registry of live queue products after its
+// last purchase was marked, once its stream is empty. It must exceed a purchase's deadline plus
+// the re-mark interval (QueueGrace/4); see docs/strategies.md#the-queue-strategy.
 const QueueGrace = time.Minute
 
 // ErrNotQueued means Enqueue failed before it sent the purchase to the stream: whatever the
@@ -39,12 +36,10 @@ func (q *Queue) mark(ctx context.Context, id int64) error {
 	return nil
 }
 
-// Backlogged returns the queue products whose streams hold purchases: those of the registry
-// of live queue products (every product a purchase was queued of, until its stream has been
-// empty for QueueGrace) with a stream not empty. It drops from the registry the products whose
-// streams are empty and that were not marked within QueueGrace. Its cost is one read of the
-// registry and one round trip for the streams of the products in it, whatever the number of
-// queue products ever created.
+// Backlogged returns the queue products whose streams hold purchases, among the registry of live
+// queue products, and drops from the registry those whose streams are empty and were not marked
+// within QueueGrace. It costs one read of the registry and one round trip for their streams, and
+// returns Redis errors wrapped.
 func (q *Queue) Backlogged(ctx context.Context) ([]int64, error) {
 	q.marked.Range(func(id, at any) bool { // forget this process's old marks
 		if time.Since(at.(time.Time)) >= markEvery {

@@ -15,47 +15,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// SoldOut is the sold-out fast path: a process-local set of product ids known to be sold
-// out, so that their buyers are answered without a round trip. Units come back (an expired
-// or cancelled reservation), so a mark can be lifted, and a process must never answer
-// sold_out from a mark once its product may have stock again.
-//
-// A mark is a lease. The shared mark is a key in Redis (Keys.SoldOut); a process trusts its
-// local copy for Lease after the start of the last round trip that found it there (Keep
-// confirms the marks in use every Lease/4, in one pipeline, off the buyers' path). Lift
-// deletes the key, then waits Lease (plus a tenth, for clock rates) on its monotonic clock
-// before it returns nil: by then every local copy either was confirmed after the deletion,
-// which it cannot have been, or has expired. Pub/sub only speeds things up (a lift drops the
-// copies at once, a mark is adopted at once); a lost or late message costs nothing.
-//
-// Why an answer from a mark is true: Mark puts a tentative value in Redis (unless a hold is
-// on, below), then reads the stock in PostgreSQL, and makes it a mark only if the stock was 0
-// and no lift deleted the tentative value meanwhile. A unit comes back only after Lift
-// returned nil, and Lift holds new marks off for Hold (Keys.SoldOutHold). So a mark trusted
-// at time t was found in Redis after t−Lease, was made from a stock read of 0, and every
-// return committed after that read was lifted either before the mark was made (then within
-// the hold, which refused it, or the return committed more than Hold after its lift) or
-// after (then the key was gone when found, or the lift waited out the lease, and so the
-// return commits after t). Hence the stock is 0 at t, with one condition on the caller: the
-// unit must be back in PostgreSQL within Hold of the start of Lift (bound the return by a
-// deadline shorter than Hold, and by idle_in_transaction_session_timeout).
-//
-// Faults: Redis unreachable, Lift returns an error (the caller keeps its unit and tries
-// again later) and the marks expire within Lease (buyers go to PostgreSQL, which is always
-// right). A process cut off from Redis cannot confirm, so its copies expire within Lease;
-// a paused process's lease runs on the monotonic clock, so it is over when the process runs
-// again, and a confirmation counts from before it was sent, however late its answer comes.
-// A Redis that comes back with less than it acknowledged (started empty, from a snapshot,
-// from a cut AOF, or a replica promoted) is a new data set: every mark carries the ident of
-// the data set it was made in (run_id and replication id), marks of another are never
-// trusted, and the first Mark of a product in a new data set (or in a Redis up for less
-// than Hold) holds marks off for Hold, since a lift may be among what was lost. Not
-// covered: a promoted replica that never received the product's ident, the product's first
-// mark and a lift both lost with the replication lag; a step of the Redis host's wall clock,
-// which can end a hold early (Redis expires keys by it); evicted marks (deploy with
-// maxmemory-policy noeviction, as compose.yaml does).
-//
-// It is safe for concurrent use.
+// SoldOut is the sold-out fast path: a process-local set of product ids known to be sold out, so
+// that their buyers are answered without a round trip. A mark is a lease on a key in Redis,
+// confirmed every Lease/4; Lift removes it in every process before a unit comes back. Why an
+// answer from a mark is true, and under which faults, is in
+// docs/strategies.md#lifting-a-sold-out-mark. It is safe for concurrent use.
 type SoldOut struct {
 	rdb         redis.UniversalClient
 	keys        Keys
@@ -199,14 +163,10 @@ func (s *SoldOut) try(id int64) bool {
 	return (last == 0 || now-last >= int64(s.lease)) && v.(*atomic.Int64).CompareAndSwap(last, now)
 }
 
-// Lift deletes the sold-out mark of product id, in every process, because a unit of it is
-// about to come back (an expired or cancelled reservation). The caller puts the unit back
-// in PostgreSQL only if Lift returned nil, and within Hold of calling it: then no process
-// answers sold_out from a mark of id to a request that reaches it after Lift returned,
-// until the product is marked again (see SoldOut). It waits out the lease when a mark may
-// be trusted somewhere (once per hold in a process: a lift of a product lifted moments ago
-// returns at once). An error (Redis unreachable, ctx ended) promises nothing: keep the unit
-// and try again later.
+// Lift deletes the sold-out mark of product id in every process and waits until no process can
+// trust a copy, because a unit is about to come back. Put the unit back in PostgreSQL only if it
+// returned nil, and within Hold of calling it; on an error (Redis unreachable, ctx ended) keep the
+// unit and try again later. See docs/strategies.md#lifting-a-sold-out-mark.
 func (s *SoldOut) Lift(ctx context.Context, id int64) error {
 	s.drop(id)
 	keys := []string{s.keys.SoldOut(id), s.keys.SoldOutHold(id), s.keys.SoldOutIdent(id)}

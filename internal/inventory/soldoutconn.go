@@ -10,14 +10,10 @@ import (
 	"gorm.io/gorm"
 )
 
-// markConn is the PostgreSQL connection on which a process's sold-out marks read the stock
-// (see SoldOut.mark): one connection of the pool, taken when the process starts listening
-// for marks and kept, so that a crowd holding every other connection of the pool, which is
-// what the moment a product sells out looks like, cannot keep the mark from being made. A
-// mark that cannot read the stock is not made, and every sold-out answer then goes to
-// PostgreSQL, through the same starved pool (TestNoOversellUnderCrowd found 503s so). It
-// costs the pool one connection. It is safe for concurrent use; marks are rare (at most one
-// a lease per product), so they take turns on it.
+// markConn is the one connection of the pool on which a process's sold-out marks read the stock,
+// kept so that a crowd holding every other connection cannot keep a mark from being made
+// (docs/strategies.md#lifting-a-sold-out-mark). It is safe for concurrent use; marks take turns on
+// it.
 type markConn struct {
 	db   *gorm.DB
 	mu   sync.Mutex

@@ -18,17 +18,11 @@ var ErrNoEtcd = fmt.Errorf("%w: lab: this process has no etcd; the etcd lock nee
 // killed before it could delete it; the next holder overwrites it anyway.
 const tagTTL = time.Minute
 
-// etcdLock is internal/etcdlock, etcd's lock: a key under the lock's name written with the
-// process's session lease, the oldest key holds, etcd's keep-alive renews the lease while
-// the holder works. The holder works on the lock's watched
-// context (the lease's end cancels it) and gets the fencing token, its key's create revision,
-// which its read and write check exactly as the dlock lock's.
-//
-// The key in etcd names no process (its value is empty, as in etcd's concurrency package), so once
-// it holds, the lock also writes a name tag to Redis, at key: "<pid>:<fence>", which it
-// deletes (only if still its own) before it releases. It excludes nobody and nothing reads
-// it to decide anything: it lets the lab's runner find the holder's process as it finds the
-// other locks' holders. A tag that cannot be written or deleted is left at that.
+// etcdLock is internal/etcdlock's lock: the holder works on the lock's watched context and checks
+// its fence, the key's create revision, as the dlock lock's holder does. Once it holds, it also
+// writes a name tag "<pid>:<fence>" to Redis at key, deleted before it releases, so that the lab's
+// runner finds the holder's process (docs/lab.md); the tag excludes nobody, and one that cannot be
+// written is left at that.
 func (l *Locks) etcdLock(ctx context.Context, key string, lease, wait time.Duration) (Held, error) {
 	if l.etcd == nil {
 		return Held{}, ErrNoEtcd

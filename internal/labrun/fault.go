@@ -124,13 +124,10 @@ func (r *run) injure(ctx context.Context, s Scenario, lock, key string, c *crowd
 // errSignal marks stopHolder's errors that come from a signal that could not be sent.
 var errSignal = errors.New("signal")
 
-// stopHolder stops (SIGSTOP) the process that holds key in the state the scenario needs, and
-// returns it, and when it stopped it. For a pause, that state is after the holder's read of
-// the stock (thinking): once stopped, it has a stock in hand that the other holders will
-// change, and a write to come. Between reading the key and the signal the lock may have
-// changed hands, so it reads the key again once the process is stopped (a stopped holder
-// cannot release) and, if the process no longer holds it, continues the process and looks
-// again, for up to 5 s.
+// stopHolder stops (SIGSTOP) the process that holds key in the state the scenario needs (for a
+// pause, after its read of the stock) and returns it and when it stopped it. It checks the key
+// again once the process is stopped, and looks again for up to 5 s if the lock changed hands
+// meanwhile (docs/lab.md).
 func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*launch.API, time.Time, error) {
 	// go-redis reports PTTL's -2 (no key) and -1 (no expiry) as those many nanoseconds.
 	want := func(pttl time.Duration) bool { return pttl != -2 }

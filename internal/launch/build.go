@@ -19,17 +19,10 @@ var build struct {
 	err  error
 }
 
-// BuildAPI returns the path of cmd/api built for this process. The first call builds it
-// (with -race when this binary runs with the race detector, so that a data race in the
-// service shows up in the API's log); later calls return the same path, or the same error.
-// It is safe for concurrent use. It needs the go command and the module's source: it is for
-// tests and for the lab, run from a checkout.
-//
-// Nothing is left behind, whatever way this process ends: the binary is built into a
-// temporary directory that is removed at once, and the path names this process's open file
-// descriptor of it (/proc/self/fd/N), which the kernel closes when the process exits. The
-// path is valid in this process only: start it with exec.Command here, never hand it to
-// another process.
+// BuildAPI returns the path of cmd/api built for this process (with -race when this binary has the
+// race detector), building it on the first call; later calls return the same path, or the same
+// error. It needs the go command and the module's source, and the path is valid in this process
+// only (docs/testing.md). It is safe for concurrent use.
 func BuildAPI() (string, error) {
 	build.once.Do(func() {
 		build.file, build.err = buildAPI()

@@ -12,17 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Forward starts a TCP forwarder that listens on the namespace's host end (a
-// port of its own) and forwards each connection to target, a server of the root namespace
-// (one on loopback, say), and returns the address to give the processes inside in its
-// place. It is stopped, its connections cut, by Close.
-//
-// The forwarder's own connections to target stay healthy whatever Partition does: the fault
-// is the loss of the namespace's packets, between the process and the forwarder. So the
-// server does not hear of a partition either, as a server across a real one would not; it
-// hears of a connection's end when the forwarder does (the process closed it and the FIN got
-// through, once healed). The forwarder sends no TCP keepalives towards the namespace, so that
-// it never ends a connection the server would have kept.
+// Forward starts a TCP forwarder on the namespace's host end to target, a server of the root
+// namespace, and returns the address to give the processes inside in its place; Close stops it.
+// Its own connections to target stay healthy whatever Partition does (docs/testing.md).
 func (n *Netns) Forward(target string) (string, error) {
 	return n.forward(target, net.ListenConfig{KeepAlive: -1}, 0)
 }

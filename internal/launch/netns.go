@@ -20,18 +20,11 @@ import (
 	"time"
 )
 
-// Netns is a network namespace of the caller's own (ip netns), joined to the root namespace
-// by a veth pair on a private /30: processes started in it (LaunchAPIIn) listen on Inside,
-// and the caller reaches them there over the veth. Servers of the root namespace are reached from
-// inside through forwarders on Host (Forward). Partition drops, silently, every packet between
-// the namespace and some of those forwarders, at the namespace's end of the veth, as a network
-// that loses them would: no RST, no ICMP, the sockets inside just hear nothing. Heal lets them
-// through again.
-//
-// It needs root, iproute2 (ip) and nftables (nft); StartNetns returns an error wrapping
-// ErrUnavailable without them. Close removes the namespace, its veth pair, its rules and its
-// forwarders (stop the processes in it first); those of an earlier program that died before
-// it closed them are removed by the next StartNetns. Its methods are safe for concurrent use.
+// Netns is a network namespace of the caller's own, joined to the root namespace by a veth pair:
+// processes started in it (LaunchAPIIn) listen on Inside and reach the root namespace's servers
+// through forwarders (Forward), and Partition drops, silently, every packet to some forwarders
+// until Heal. StartNetns returns an error wrapping ErrUnavailable without root, ip or nft; Close
+// removes it all (docs/testing.md). Its methods are safe for concurrent use.
 type Netns struct {
 	Name   string // as ip netns knows it: sk-<pid>-<n>-<test>
 	Host   string // the root namespace's end of the veth pair, e.g. 10.200.3.1

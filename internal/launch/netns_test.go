@@ -16,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/procstat"
+	"github.com/prometheus/procfs"
+
 	"github.com/seckill/seckill/internal/testenv/missing"
 )
 
@@ -217,8 +218,12 @@ func TestNetnsDiesWithTheTest(t *testing.T) {
 
 // alive reports whether process pid runs (a zombie does not).
 func alive(pid int) bool {
-	s, err := procstat.Read(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && s.State != 'Z'
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return false
+	}
+	s, err := p.Stat()
+	return err == nil && s.State != "Z"
 }
 
 // netnsChild is the child's side of TestNetnsDiesWithTheTest: it starts sleep in a namespace,

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
 
-	"github.com/seckill/seckill/internal/procstat"
+	"github.com/prometheus/procfs"
 )
 
 // Process is one run of a child process (StartProcess). Its methods are safe for concurrent
@@ -103,18 +102,17 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // allStopped reports whether every thread of process pid is stopped. Where /proc cannot be
 // read, it reports true: there is no way to wait, and nothing else to do.
 func allStopped(pid int) bool {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	tasks, err := os.ReadDir(dir)
+	threads, err := procfs.AllThreads(pid)
 	if err != nil {
 		return true
 	}
-	for _, task := range tasks {
-		s, err := procstat.Read(dir + "/" + task.Name() + "/stat")
+	for _, thread := range threads {
+		s, err := thread.Stat()
 		var gone *fs.PathError
 		switch {
 		case errors.As(err, &gone): // the thread ended
-		case err != nil || !s.Stopped(): // a line it cannot read is not a stopped thread
-			return false
+		case err != nil || s.State != "T" && s.State != "t": // stopped by a signal or a tracer
+			return false // a line it cannot read is not a stopped thread
 		}
 	}
 	return true

@@ -14,18 +14,11 @@ import (
 // of another site cannot read it, so it cannot send it.
 const PageTokenHeader = "X-Seckill-Page-Token"
 
-// guard lets a request through only from whoever may use the page:
-//
-//   - Host: a loopback name with the port the server listens on (unless public), so that a
-//     web page elsewhere cannot reach the server through DNS rebinding (403 not_loopback);
-//   - the access token, when one is set (always with -public): the password of HTTP basic
-//     auth, on every request, the page and its event streams too (401 unauthorized);
-//   - a request that changes something (any method but GET and HEAD) comes from the page
-//     itself: its Origin, when sent, is this server (403 bad_origin); it carries the page's
-//     per-start token (403 bad_page_token); and it is JSON (415), so that a form on another
-//     site cannot send it either.
-//
-// Every answer forbids framing and any resource from elsewhere.
+// guard lets a request through only from whoever may use the page: a loopback Host with the
+// server's port unless public (403 not_loopback), the access token when one is set (401), and for
+// a request that changes something, this server's Origin when sent (403 bad_origin), the page's
+// per-start token (403 bad_page_token) and a JSON body (415). Every answer forbids framing and any
+// resource from elsewhere; docs/ui.md#safety says why.
 func (u *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

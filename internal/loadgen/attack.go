@@ -100,7 +100,7 @@ type attackResult struct {
 	transportErrs []string
 	timedOut      int64
 	// cpuTicks is the CPU time each command of the machine used over the attack, in ticks of
-	// procstat.UserHZ (procSnapshot.usedSince); nil where /proc cannot be read.
+	// userHZ (procSnapshot.usedSince); nil where /proc cannot be read.
 	cpuTicks map[string]int64
 }
 

@@ -69,15 +69,10 @@ type buyersAudit struct {
 // maxBuyerProblems bounds buyersAudit.Problems.
 const maxBuyerProblems = 8
 
-// checkBuyers holds answers (each buyer's, user → answers) to orders, every order of the
-// product in PostgreSQL once the run settled (user → order ids, of any status), the orders in
-// before (made before the run) excepted from what the run's answers must explain:
-//   - each 201 and each already_purchased names an order of its own buyer, and a buyer
-//     answered 201, 202 or already_purchased has an order;
-//   - each order made during the run is explained by a request of its buyer: a 201 that
-//     named it, else a 202, an answer that left the outcome open, or a 201 that named none;
-//     an order whose buyer's every answer said nothing was written (busy, unavailable,
-//     sold_out, ...), or who sent no request, is not.
+// checkBuyers holds answers (user → answers) to orders, every order of the product once the run
+// settled (user → order ids), those in before excepted: each 201 and already_purchased must name
+// an order of its own buyer, a buyer answered 201, 202 or already_purchased must have one, and
+// each order made during the run must be explained by a request of its buyer (docs/loadtest.md).
 func checkBuyers(answers map[int64]*buyerAnswers, orders map[int64][]int64, before map[int64]bool) *buyersAudit {
 	owner := map[int64]int64{}
 	for user, mine := range orders {

@@ -26,17 +26,10 @@ func ReadReport(path string) (Report, error) {
 	return r, nil
 }
 
-// Merge combines the reports of runs made at the same time from several load machines
-// (loadtest merge; docs/loadtest.md, "Merging runs"). Runs are matched by round and name;
-// each merged run has:
-//   - the counts summed: requests, outcomes, status codes, buyers, arrivals, rejections and
-//     inversions (the inversion share is the requests-weighted mean), CPU ticks;
-//   - its latencies recomputed from the merged histograms (raw, corrected, by outcome);
-//   - its windows joined, on the machines' clocks: from the earliest first request to the
-//     latest answer (Seconds), to the latest admitting answer (SellSeconds), and orders/s,
-//     answers/s and rejections/s over them: the machines' rates summed when they ran at the
-//     same time, less when their windows only partly overlap;
-//   - no audit (each report audited its own product); its verdict passes when every input's did.
+// Merge combines the reports of runs made at the same time from several load machines, matched by
+// round and name: counts summed, latencies recomputed from the merged histograms, windows joined
+// on the machines' clocks, no audit, and a verdict that passes when every input's did. It returns
+// an error for reports that cannot be merged; see docs/loadtest.md, "Merging runs".
 func Merge(reps []Report, names []string) (Report, error) {
 	if len(reps) == 0 {
 		return Report{}, errors.New("nothing to merge")

@@ -2,14 +2,11 @@ package loadgen
 
 import "time"
 
-// SellPace follows a sale's orders as it is sampled and gives its pace: orders per second
-// over the selling window, from the start of the sale to its last order, or to now while it
-// may still sell. It is the window of RunStats.OrdersPerSec (first request to last admitting
-// answer) and of the lab's orders/s, so the live pace ends on the figure the audit reports.
-//
-// A rate over the last sampling interval alone read 0 whenever no order came in it: after
-// the sell-out (dlock sold 30 and showed "pace 0.0 orders/s"), and between two group commits.
-// The zero value is ready to use; it is not safe for concurrent use.
+// SellPace follows a sale's orders as it is sampled and gives its pace: orders per second from the
+// start of the sale to its last order, or to now while it may still sell, the window of
+// RunStats.OrdersPerSec, so the live pace ends on the audit's figure (a rate over the last
+// interval read 0 between group commits and after the sell-out). The zero value is ready to use;
+// it is not safe for concurrent use.
 type SellPace struct {
 	orders    int64
 	lastOrder time.Duration // since the start of the sale, when the orders last rose

@@ -7,32 +7,37 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/seckill/seckill/internal/procstat"
+	"github.com/prometheus/procfs"
 )
 
+// userHZ is the unit of the CPU times in /proc/<pid>/stat (procfs.ProcStat's UTime and STime):
+// clock ticks of USER_HZ, which Linux fixes at 100 a second for every architecture's user
+// space, as procfs.ProcStat.CPUTime assumes too.
+const userHZ = 100
+
+// procCPU is what a snapshot keeps of one process: its command name and CPU time.
+type procCPU struct {
+	Comm  string // the command name, at most 15 bytes
+	Ticks int64  // CPU time used, user and system, in ticks of userHZ
+}
+
 // procSnapshot is every process of the machine at one moment, by pid.
-type procSnapshot map[int]procstat.Stat
+type procSnapshot map[int]procCPU
 
 // readProcs reads /proc/<pid>/stat of every process. A process that ends while it is read is
 // left out.
 func readProcs() (procSnapshot, error) {
-	dir, err := os.ReadDir("/proc")
+	procs, err := procfs.AllProcs()
 	if err != nil {
 		return nil, err
 	}
 	snap := procSnapshot{}
-	for _, e := range dir {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, err := procstat.Read("/proc/" + e.Name() + "/stat"); err == nil {
-			snap[pid] = p // else it ended meanwhile
+	for _, p := range procs {
+		if s, err := p.Stat(); err == nil {
+			snap[p.PID] = procCPU{Comm: s.Comm, Ticks: int64(s.UTime + s.STime)} // else it ended meanwhile
 		}
 	}
 	if len(snap) == 0 {
@@ -76,7 +81,7 @@ func cpuPerAnswer(ticks map[string]int64, answers int64) map[string]float64 {
 	if total == 0 || answers == 0 {
 		return nil
 	}
-	us := func(t int64) float64 { return float64(t) * 1e6 / procstat.UserHZ / float64(answers) }
+	us := func(t int64) float64 { return float64(t) * 1e6 / userHZ / float64(answers) }
 	out := map[string]float64{}
 	for c, t := range ticks {
 		if 20*t < total {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestUsedSince(t *testing.T) {
@@ -76,5 +77,24 @@ func TestReadProcs(t *testing.T) {
 	}
 	if used := after.usedSince(before)[self.Comm]; used <= 0 {
 		t.Errorf("this process used %d ticks over a busy loop (x=%d)", used, x)
+	}
+}
+
+// TestReadProcsSelf reads the real /proc through procfs: this process is there, under the
+// test binary's name (cut to 15 bytes), with the CPU time it has used so far.
+func TestReadProcsSelf(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc: not Linux")
+	}
+	for start := time.Now(); time.Since(start) < 30*time.Millisecond; { // use some CPU
+	}
+	snap, err := readProcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, ok := snap[os.Getpid()]
+	if !ok || self.Comm != "loadgen.test" || self.Ticks <= 0 {
+		t.Errorf("this process: %+v (found %v), want loadgen.test with ticks > 0", self, ok)
 	}
 }

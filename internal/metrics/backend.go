@@ -48,7 +48,7 @@ func (m *Metrics) BackendChecked(backend string, up bool, took time.Duration) {
 // LoggedHandler is Handler with the errors of gathering and of writing the answer logged to
 // log as JSON lines (promhttp logs nothing by default).
 func (m *Metrics) LoggedHandler(log *slog.Logger) http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: promLogger{log}})
+	return m.scrapeBound(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: promLogger{log}}))
 }
 
 // promLogger is promhttp.Logger on slog.

@@ -8,6 +8,7 @@ package metrics
 import (
 	"database/sql"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,7 @@ type Metrics struct {
 	backends   *backendMetrics
 	db         *sql.DB               // nil: no product stock (WatchSales)
 	rdb        redis.UniversalClient // nil: no queue backlog (WatchSales)
+	readBound  atomic.Int64          // bound of a scrape's reads (ns; 0: saleTimeout), see scrapeBound
 }
 
 // buckets are the latency buckets, in seconds: from 100µs, with a bound at 0.25, the purchase
@@ -130,7 +132,7 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return m.scrapeBound(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 }
 
 // Purchased implements order.Observer.

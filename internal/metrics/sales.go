@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -18,9 +19,26 @@ const (
 	// saleWindow: of those, the ones created or sold within it are reported.
 	saleWindow = time.Hour
 	// saleTimeout bounds a scrape's reads: an outage leaves the series out, never the scrape
-	// hanging.
+	// hanging. A scraper that says its own timeout bounds them to half of it (scrapeBound).
 	saleTimeout = 2 * time.Second
 )
+
+// scrapeTimeoutHeader is the header in which Prometheus sends its scrape timeout, in seconds.
+const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+
+// scrapeBound wraps a /metrics handler: a scrape that says its timeout (scrapeTimeoutHeader)
+// bounds the reads of this and later scrapes to half of it, if under saleTimeout, so that a
+// backend that hangs leaves its series out and never makes the scrape fail: a replica whose
+// scrape times out looks down (up == 0), and its seckill_backend_up, which says which
+// backend hangs, is lost with it.
+func (m *Metrics) scrapeBound(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s, err := strconv.ParseFloat(r.Header.Get(scrapeTimeoutHeader), 64); err == nil && s > 0 {
+			m.readBound.Store(int64(min(saleTimeout, time.Duration(s*float64(time.Second)/2))))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 var (
 	stockDesc = prometheus.NewDesc("seckill_product_stock",
@@ -43,7 +61,8 @@ var (
 // seckill_queue_dead_letters from the Redis
 // client given to New under keys (the registry of live queue products and one round trip for
 // their streams). A read that fails or takes more than 2 s leaves its series out of that
-// scrape. Call it once, before serving.
+// scrape, and so does one that outlasts half the scrape timeout Prometheus sends, when that is
+// shorter. Call it once, before serving.
 func (m *Metrics) WatchSales(keys inventory.Keys) {
 	m.reg.MustRegister(&salesCollector{m: m, keys: keys})
 }
@@ -61,7 +80,11 @@ func (s *salesCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (s *salesCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), saleTimeout)
+	bound := saleTimeout
+	if b := time.Duration(s.m.readBound.Load()); b > 0 {
+		bound = b
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	if s.m.db != nil {
 		s.collectStock(ctx, ch)

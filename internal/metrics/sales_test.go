@@ -2,9 +2,14 @@ package metrics_test
 
 import (
 	"context"
+	"database/sql"
+	"net"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/buildinfo"
@@ -49,5 +54,58 @@ func TestQueueDrained(t *testing.T) {
 	}
 	if strings.Contains(body, `seckill_queue_drained_total{product_id="8"}`) {
 		t.Errorf("/metrics has a drained series for a product with no stream")
+	}
+}
+
+// TestScrapeBoundByItsTimeout: with a PostgreSQL that accepts connections and never answers,
+// a scrape that says its timeout (Prometheus's X-Prometheus-Scrape-Timeout-Seconds: 0.4)
+// answers within it, the stock left out; a scrape that says nothing (the control) waits
+// the 2 s bound of its reads.
+func TestScrapeBoundByItsTimeout(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	defer func() { ln.Close(); <-done }()
+	go func() {
+		defer close(done)
+		var held []net.Conn // never answered
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	db, err := sql.Open("pgx", "postgres://u:p@"+ln.Addr().String()+"/db?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := metrics.New(db, nil, buildinfo.Info{})
+	m.WatchSales(inventory.Keys{})
+	for _, tc := range []struct {
+		header   string
+		min, max time.Duration
+	}{{"", 1900 * time.Millisecond, 5 * time.Second}, {"0.4", 0, 400 * time.Millisecond}} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if tc.header != "" {
+			req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", tc.header)
+		}
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		m.Handler().ServeHTTP(rec, req)
+		took := time.Since(start)
+		if rec.Code != 200 || took < tc.min || took > tc.max || strings.Contains(rec.Body.String(), "seckill_product_stock{") {
+			t.Errorf("scrape with timeout %q: %d in %v: want 200 without stock in [%v, %v]", tc.header, rec.Code, took, tc.min, tc.max)
+		}
 	}
 }

@@ -42,15 +42,11 @@ type sold struct {
 	left    int             // stock left
 }
 
-// writeBatch, the locked buyer's statement, which the gated buyer's batches and the queued
-// buyer's consumers write with too, sells one unit to each distinct buyer in users, in
-// arrival order, while stock lasts, under the lock's fence, in one transaction of two round
-// trips (see runPipelinedTx): BEGIN, the product row locked, sell.sql's planner setting, then
-// one statement for the whole batch (sell.sql); then COMMIT. entries is nil, or (the queued
-// buyer's) the stream entry of each request in users: an order records its entry, and a
-// request whose entry has an order already is answered with it and sells nothing (a batch
-// written again). It returns one result per request in users and the stock left. An error
-// means nothing was written, unless it matches ErrOutcomeUnknown.
+// writeBatch sells one unit to each distinct buyer in users, in arrival order, while stock lasts,
+// under the lock's fence, in one pipelined transaction (sell.sql); entries, when not nil, are the
+// queued buyer's stream entries, and an entry written already is answered with its order. It
+// returns a result per request and the stock left; an error means nothing was written, unless it
+// matches ErrOutcomeUnknown.
 func (c *core) writeBatch(ctx context.Context, p inventory.Product, users []int64, entries []string, fence int64) ([]result, int, error) {
 	var out sold
 	err := c.runPipelinedTx(ctx, func(b *pgx.Batch) {

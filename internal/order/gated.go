@@ -12,26 +12,10 @@ import (
 )
 
 // gatedBuyer is the redis strategy: an atomic Lua gate in Redis admits at most stock distinct
-// buyers, so PostgreSQL only ever sees buyers who will get a unit. Each admission belongs to
-// one purchase attempt (a random token) and stays pending until PostgreSQL's answer reaches
-// the gate:
-//   - the order committed (or the buyer had one): the admission is confirmed;
-//   - nothing was written: the attempt gives its unit back;
-//   - PostgreSQL says sold out: the gate admitted too many (it was re-seeded while purchases
-//     were in flight), so it is synced from PostgreSQL;
-//   - the outcome is unknown, or the process died: the admission expires, and the next buyer
-//     to find the gate sold out reconciles it with PostgreSQL (see reconcile).
-//
-// The admitted buyers of one product who arrive at one process while a batch of them is being
-// written join the next batch, whose leader writes it in one statement (group commit, as
-// under the dlock strategy; see writers). The leader confirms the admissions of the batch's
-// buyers who hold an order in one round trip before it answers them; each buyer settles the
-// rest of its own admission with the gate (and confirms its own if the leader's confirmation
-// failed). think_ms is taken once per batch, after the admissions and before the transaction.
-//
-// Its state is the gate, its seeder (seedings and repairs, shared with the queued buyer),
-// its writer slots, and the batches, which a lockedBuyer of its own leads under the writer
-// slots.
+// buyers, each admission pending until PostgreSQL's answer confirms it, gives it back, or syncs
+// the gate (see reconcile). The admitted buyers are written in batches under a writer slot per
+// product, as the dlock strategy writes them. Its state is the gate, its seeder, its writer slots
+// and the batches; docs/strategies.md#the-redis-gate-under-faults says how it stays true.
 type gatedBuyer struct {
 	*core
 	gate    *inventory.Gate

@@ -12,26 +12,12 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// lockedBuyer is the dlock strategy, the design this project teaches: lock the product in
-// Redis with a watchdog, then in one transaction lock the product row and, in one statement,
-// re-check the stock, insert the order and decrement under the lock's fence; commit, and
-// only then release.
-//
-// Buyers of one product who arrive at this process while its lock is being waited for or
-// held join one batch (group commit): the buyer who opened the batch leads it, and serves
-// the whole batch in that one transaction under one lock. A batch of one is the plain
-// one-order-per-lock path. Every buyer still gets their own answer.
-//
-// The batch is one transaction (see writeBatch and runTx). If the lock is lost while its
-// statements run, the watched context is cancelled, and so is the statement in flight; COMMIT
-// is never sent, so nothing is written and the buyers get ErrBusy. If the holder is paused so
-// long that another process takes the lock and writes, the fence check under the row lock
-// makes the late write fail. Once the statements are done, COMMIT goes out whatever happens
-// to the lock, and the buyers are answered with what it committed.
-//
-// Its state is the open batches of its products; it also sells bundles (bundle.go). The
-// gated buyer runs a lockedBuyer of its own, whose lock is a writer slot per product and
-// whose leaders confirm their buyers' admissions in the gate (see gatedBuyer).
+// lockedBuyer is the dlock strategy: the buyers of a product who arrive while its lock is waited
+// for or held join one batch, whose leader takes the product's lock with a watchdog and sells the
+// batch in one transaction under the lock's fence, then commits and only then releases
+// (docs/group-commit.md). A lock lost before COMMIT abandons the transaction (ErrBusy, nothing
+// written); a COMMIT sent stands. Its state is the open batches of its products; it also sells
+// bundles.
 type lockedBuyer struct {
 	*core
 	locks   Locker

@@ -9,15 +9,11 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// Purchase sells one unit of product productID to user userID with the product's strategy.
-// It returns the order, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
-// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled,
-// ErrOutcomeUnknown or ErrAccepted (queue strategy: queued, not written yet); anything else is
-// a bug. Every answer is true: an order is returned
-// exactly when it is committed, every error but ErrOutcomeUnknown means nothing was
-// written, and the order and its decrement commit together or not at all. A reservation of
-// the user's past its pay_by is never the answer: the purchase expires it first, as the
-// sweeper would (see rebuy), and buys anew.
+// Purchase sells one unit of product productID to user userID with the product's strategy. It
+// returns the order, committed, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
+// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled, ErrOutcomeUnknown
+// or ErrAccepted; every error but ErrOutcomeUnknown means nothing was written. A reservation of
+// the user's past its pay_by is expired first, as the sweeper would.
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	var o Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {

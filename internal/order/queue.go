@@ -20,16 +20,11 @@ import (
 // OrderOf tells once it is.
 var ErrAccepted = errors.New("order: accepted, not written yet")
 
-// queuedBuyer is the queue strategy: one Lua script admits the buyer, takes the unit and
-// appends the purchase to the product's Redis Stream, atomically (see inventory.Queue). The
-// API processes' consumers read the stream in batches and write each batch in one statement
-// (see consume). The buyer waits for its order to be written up to Config.QueueWait and is
-// answered with it, or ErrAccepted past that: the purchase is queued, nothing is lost if the
-// buyer goes away. A buyer admitted before waits the same way for that purchase and is
-// answered ErrAlreadyPurchased with its order, or ErrAccepted while it is still queued.
-//
-// Its state is the queue, this process's consumers and the buyers waiting for their
-// purchases; Start and Listen start its background work, Close stops it.
+// queuedBuyer is the queue strategy: one Lua script admits the buyer, takes the unit and appends
+// the purchase to the product's Redis Stream (inventory.Queue), and the API processes' consumers
+// write it in batches (see consume). A buyer waits up to Config.QueueWait for its order, then gets
+// ErrAccepted; a buyer admitted before gets ErrAlreadyPurchased or ErrAccepted. Start and Listen
+// start its background work, Close stops it.
 type queuedBuyer struct {
 	*core
 	queue     *inventory.Queue

@@ -11,22 +11,10 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// returner gives back the units of reservations that end: expired (the sweeper, a late
-// payment, or a purchase by the buyer of a reservation past its pay_by) or cancelled. A return
-// is exactly once because it is one conditional transition in PostgreSQL: in one
-// transaction, under the product's row lock (taken first, as every purchase takes it, so a
-// return never deadlocks with one), the order goes from pending to expired or cancelled, and
-// only the orders that changed add their units back to the stock, relatively (every
-// reservable strategy's writers take units relatively under that lock too). A return racing
-// another (a cancel and the sweeper, two sweepers, a late payment, a purchase) finds the
-// order ended and changes nothing; a process killed mid-return rolls back, and the sweeper's
-// next pass takes the order.
-//
-// For the redis and queue strategies the unit goes back to the Redis gate too, after the
-// commit, once per order (inventory.Gate.Return remembers the orders it took back), and the
-// order records it (gate_returned_at): the sweeper drives again the returns whose gate part
-// is missing (a process killed between the two, Redis unreachable). It is safe for
-// concurrent use.
+// returner gives back the units of reservations that end (expired or cancelled), exactly once: one
+// conditional transition in PostgreSQL under the product's row lock, then, for the redis and queue
+// strategies, the gate's part, which the sweeper drives again if it is missing. See
+// docs/strategies.md#reservations. It is safe for concurrent use.
 type returner struct {
 	*core
 	gate   *inventory.Gate
@@ -182,14 +170,10 @@ func (r *returner) toGate(ctx context.Context, id int64, ended []inventory.Ended
 		})
 }
 
-// settleUser is for a buyer the gate of product id counts as admitted: if the user holds no
-// live order but has reservations that ended, it drives the gate's part of their returns that
-// is missing (the process that ended them died, or is between the commit and the gate), and
-// reports true: the gate may have counted the buyer for an ended reservation, so admitting
-// them again is worth one more try (a buyer whose reservation ended may buy again at once,
-// not after the sweeper's next pass). An error means the user has ended reservations whose
-// units could not be given back to the gate now (the sweeper retries): the gate counts the
-// buyer for them, not for a purchase in flight, so no answer may say one is.
+// settleUser is for a buyer the gate of product id counts as admitted: if the user holds no live
+// order but has ended reservations, it drives the missing gate part of their returns and reports
+// true, so the buyer may be admitted again at once. An error means those units could not go back
+// to the gate now (the sweeper retries); no answer may then say a purchase is in flight.
 func (r *returner) settleUser(ctx context.Context, id, user int64) (bool, error) {
 	var rows []struct {
 		ID      int64

@@ -26,13 +26,11 @@ func (r rowLockBuyer) naive(ctx context.Context, p inventory.Product, userID int
 	return r.readThinkWrite(ctx, p, userID, 0, nil)
 }
 
-// readThinkWrite (shared by the naive strategy and the lab buyer) reads the stock (claiming the row for fence, if not 0: see
-// inventory.ClaimStock), answers sold out if none is left, thinks, then inserts the order and
-// writes back stock = read - 1 (with a fence, only if no newer one has touched the row). It is
-// the naive strategy, and the oversell lab's purchase once its lock is held: nothing in it
-// stops two buyers who read the same stock from both writing. The write is recorded under g,
-// the lab lock's grant in the lock history (nil: none), with the read: the values read and
-// written, and the stock each write overwrote (labhistory.go).
+// readThinkWrite reads the stock, answers sold out if none is left, thinks, then inserts the order
+// and writes back stock = read - 1 (with a fence, only if no newer one touched the row): the naive
+// strategy, and the lab's purchase once its lock is held. Nothing in it stops two buyers who read
+// the same stock from both writing; the write is recorded under g, the lab lock's grant (nil:
+// none).
 func (c *core) readThinkWrite(ctx context.Context, p inventory.Product, userID int64, fence int64, g *grant) (Order, error) {
 	readAt := time.Now()
 	stock, err := inventory.ClaimStock(c.db.WithContext(ctx), p.ID, fence)

@@ -19,22 +19,11 @@ const (
 	standingWait = 5 * time.Millisecond
 )
 
-// slots caps how many PostgreSQL connections the purchases of one product hold at once in
-// this process (Config.ProductConns): the others wait here, instead of in the pool where they
-// would starve every other product. It is safe for concurrent use.
-//
-// The wait is a controlled delay (CoDel, as "Fail at Scale", Maurer, ACM Queue 2015, applies
-// it to request queues). A purchase that finds the wait empty, or non-empty for less than
-// standingAfter (a burst: a flash sale's opening crowd), waits for its deadline, in arrival
-// order. One that arrives while the wait has stayed non-empty for longer (a standing queue:
-// purchases arrive faster than the product's transactions end) waits standingWait at most,
-// then is answered ErrBusy at once, nothing written. Without it, a sustained overload of the
-// pessimistic strategy (think_ms under the row lock, or a starved CPU) made every purchase
-// wait in line about as long as its client would wait: each one served had been given up on,
-// and the product stopped selling while units were left (TestSlotsControlledDelay;
-// TestPessimisticOverloadKeepsSelling, cmd/loadtest, over real processes: without the
-// shedding, 46 orders in the first 6.4 s of 20 and none after; with it, 166; a CI run of
-// TestAbandonmentSale stalled 80 s so). Each purchase shed is told to the observer (Shed).
+// slots caps how many PostgreSQL connections the purchases of one product hold at once in this
+// process (Config.ProductConns); the others wait here, in arrival order, within their deadline.
+// Once that wait has stood for standingAfter, a newcomer waits standingWait at most and is
+// answered ErrBusy, nothing written, and told to the observer (Shed): a controlled delay,
+// docs/strategies.md. It is safe for concurrent use.
 type slots struct {
 	max      int
 	observer Observer // told of each purchase shed

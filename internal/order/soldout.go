@@ -26,22 +26,11 @@ const (
 	maxLists = 64
 )
 
-// buyerLists keep, for products marked sold out, who holds an order, so that the sold-out
-// fast path stays true without a round trip: a new buyer is answered sold out from memory,
-// and a buyer with an order (a client retrying a purchase whose answer it lost, most often
-// the one that took the last unit) is answered with that order.
-//
-// A list belongs to one mark (inventory.SoldOut.Incarnation) and answers only while that
-// mark is trusted. While it is, the stock is 0 and has been since the mark was made (see
-// inventory.SoldOut): no unit came back, so no order was written or ended since, and a list
-// read under the mark is the product's buyers for as long as the mark is trusted. A list
-// read late, after the mark was lifted and a unit came back, is kept under the old mark,
-// which is never trusted again: a new mark reads its own list. So neither a buyer whose order
-// ended nor a buyer of a returned unit is answered from a list of another time. A lift also
-// drops the product's list in the lifting process, to free it. It is safe for concurrent use.
-//
-// A sold-out answer only reads shared memory (a sync.Map, and a list's last use, written only
-// when it changed), so that answers on many cores do not contend on one lock or counter.
+// buyerLists keep, for products marked sold out, who holds an order, so that a new buyer is
+// answered sold out from memory and a buyer with an order is answered with it. A list belongs to
+// one mark (inventory.SoldOut.Incarnation) and answers only while that mark is trusted
+// (docs/strategies.md#retries-after-the-sell-out). It is safe for concurrent use; an answer reads
+// shared memory only.
 type buyerLists struct {
 	marks               incarnations // nil: no list is kept, every buyer may hold an order
 	maxListed, maxLists int          // 0: the defaults above (tests set them lower)

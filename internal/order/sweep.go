@@ -31,14 +31,10 @@ const (
 	sweepConns    = 4
 )
 
-// Sweep runs one pass of the reservation sweeper, which every API process runs
-// (RunSweeper): it expires the pending orders past their pay_by of up to limit products,
-// oldest deadline first, up to limit orders of each, giving their units back (see returner),
-// and drives again up to limit returns to a Redis gate that a process did not finish (killed,
-// or Redis unreachable, between the commit and the gate). Products are swept at once, each in
-// a transaction of its own: one whose row another transaction holds is skipped (Busy), and
-// one that fails does not stop the others (Failed; the error joins their errors). Sweepers in
-// several processes never end one order twice. Safe for concurrent use.
+// Sweep runs one pass of the reservation sweeper: it expires the pending orders past their pay_by
+// of up to limit products, up to limit each, giving their units back, and drives again up to limit
+// unfinished gate returns. A product whose row another transaction holds is skipped (Busy); one
+// that fails does not stop the others, and the error joins their errors. Safe for concurrent use.
 func (s *Service) Sweep(ctx context.Context, limit int) (SweepStats, error) {
 	var st SweepStats
 	var due []int64

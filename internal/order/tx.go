@@ -48,18 +48,10 @@ const (
 // answer. A server's write timeout must leave room for it (cmd/api).
 const AfterDeadline = commitTimeout + settleTimeout
 
-// IdleInTransactionTimeout is how long a transaction of the service may wait in PostgreSQL
-// for its next statement (idle_in_transaction_session_timeout, which cmd/api sets on its
-// connections) when purchases end at purchaseTimeout: no purchase leaves its transaction
-// idle past its deadline (think_ms and the statements run within it), by which it sends
-// COMMIT; the second on top is room for the COMMIT's way there. A transaction idle for longer
-// was abandoned by a process frozen, hung, or cut off from PostgreSQL (a partition that sends
-// no reset, which TCP keepalive gives up on only after hours) after its statements went out:
-// PostgreSQL rolls it back (SQLSTATE 25P03) and frees the product rows it locked, which every
-// other buyer of those products waits for. Its process, if it is still there, answered 503
-// and wrote nothing (a COMMIT that arrives later finds the session ended, and is settled as
-// rolled back). TestLeaderPausedMidTransaction, TestBundlePausedMidTransaction and
-// TestSilentPartitionFromPostgresOpenTransaction (internal/chaos).
+// IdleInTransactionTimeout is the idle_in_transaction_session_timeout cmd/api sets when purchases
+// end at purchaseTimeout: that plus a second for the COMMIT's way. PostgreSQL then rolls back a
+// transaction whose process froze, hung or was cut off after its statements went out, freeing the
+// rows it locked; see docs/failures.md#silent-partitions.
 func IdleInTransactionTimeout(purchaseTimeout time.Duration) time.Duration {
 	return purchaseTimeout + time.Second
 }
@@ -68,19 +60,10 @@ func IdleInTransactionTimeout(purchaseTimeout time.Duration) time.Duration {
 // committed. settle finds out.
 var errCommitUnknown = errors.New("order: commit sent, no answer")
 
-// runTx runs work in a transaction of its own and commits it, so that its outcome is never
-// in doubt where it can be avoided.
-//
-// work's statements run on ctx. When ctx ends (the purchase's deadline, or the product's
-// lock lost) a statement in flight is abandoned and its connection closed. PostgreSQL may
-// still run that statement to its end, but COMMIT is never sent, so the transaction rolls
-// back: an error from work means nothing was written.
-//
-// COMMIT is sent on a context detached from ctx and bounded by commitTimeout: once work has
-// succeeded, losing the lock or the deadline no longer decides the outcome. (A lock holder's
-// fence was checked under the product's row lock, which it keeps until COMMIT, so no newer
-// holder can have written in between.) An error wrapping errCommitUnknown means COMMIT got no
-// answer; any other error means nothing was written.
+// runTx runs work in a transaction of its own and commits it on a context detached from ctx,
+// bounded by commitTimeout, so that once work succeeded losing the lock or the deadline no longer
+// decides the outcome. An error wrapping errCommitUnknown means COMMIT got no answer; any other
+// error means nothing was written.
 func (c *core) runTx(ctx context.Context, work func(tx *gorm.DB) error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeLeft(ctx)+commitTimeout)
 	defer cancel()

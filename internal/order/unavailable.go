@@ -33,28 +33,11 @@ func IsUnavailable(err error) bool {
 		pgconn.SafeToRetry(err) || redisUnavailable(err)
 }
 
-// redisUnavailable reports whether err is a Redis error reply that says the server cannot
-// serve now but will (a reply is no network error, so the checks above miss it), or a
-// client that cannot get or no longer has a connection:
-//   - LOADING: it is loading its dataset (at start, or a replica's full sync);
-//   - READONLY: it is a replica now (a failover, or an address that moved to a replica);
-//   - MASTERDOWN: a replica whose master is gone, with replica-serve-stale-data no;
-//   - BUSY: a script, function or module command runs past busy-reply-threshold;
-//   - OOM: maxmemory is reached and the policy evicts nothing (or nothing more);
-//   - MISCONF: it refuses writes after a failed RDB snapshot (a full or failing disk);
-//   - NOREPLICAS: fewer replicas than min-replicas-to-write are connected;
-//   - CLUSTERDOWN: a slot is not served (the cluster is down or being reconfigured);
-//   - TRYAGAIN: a multi-key command on a slot being migrated between nodes;
-//   - MOVED or ASK that reaches the caller: a cluster client followed its redirects and
-//     gave up (nodes that disagree on who owns a slot, in the middle of a reshard);
-//   - ERR max number of clients reached: maxclients refused the connection;
-//   - the client's pool timed out or is exhausted, or the client (or the lock client) is
-//     closed because the process is shutting down.
-//
-// A reply raised by a command inside a script keeps its prefix on Redis 7 ("OOM command not
-// allowed ... script: <sha>, on @user_script:15."), so the lock's and the gate's scripts
-// are covered. Anything else, such as a script's own ERR, WRONGTYPE, NOSCRIPT, CROSSSLOT or
-// NOAUTH, is a bug or a misconfiguration.
+// redisUnavailable reports whether err is a Redis error reply saying the server cannot serve now
+// but will (LOADING, READONLY, MASTERDOWN, BUSY, OOM, MISCONF, NOREPLICAS, CLUSTERDOWN, TRYAGAIN,
+// a MOVED or ASK the cluster client gave up on, max clients), also from inside a script, or a
+// client without a connection (pool timeout, closed). Anything else is a bug or a
+// misconfiguration; see docs/failures.md (Redis answers with an error reply).
 func redisUnavailable(err error) bool {
 	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsMasterDownError(err) ||
 		redis.IsOOMError(err) || redis.IsNoReplicasError(err) || redis.IsClusterDownError(err) ||

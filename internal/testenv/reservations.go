@@ -9,20 +9,11 @@ import (
 	"github.com/seckill/seckill/internal/history"
 )
 
-// ReservationSale reads product id's orders in db (the sale drained: nothing pending, every return
-// done) and returns what the history checker needs besides the purchases for a product sold
-// with a payment window (history.Sale: its stock before the sale, each buyer's orders, each
-// ended reservation's return, and when each order was surely written). A return began at its
-// order's ended_at, stamped inside the transaction that gave the unit back; it was surely back
-// on sale
-//   - for a gated product (redis, queue), by its gate_returned_at, stamped once the gate had
-//     it: the unit is on sale again when the gate has it;
-//   - else by the first of when w saw the order ended and done[order] (a moment the caller
-//     knows it was, such as a cancel's 200), if any; else unknown.
-//
-// An order was surely written by when w saw it and, for a gated product, whose gate admits
-// the buyer before the order is written, by its insert (its pay_by less the window). w may be
-// nil.
+// ReservationSale reads product id's orders in db, once the sale drained, and returns the
+// history.Sale the checker needs for a product sold with a payment window: its stock, each buyer's
+// orders, each ended reservation's return, and when each order was surely written. gated says
+// whether the product has a gate (redis, queue); w (may be nil) and done give moments the test saw
+// an order ended. See docs/testing.md#returns-in-the-history.
 func ReservationSale(ctx context.Context, db *sql.DB, id int64, gated bool, w *Watch, done map[int64]time.Time) (history.Sale, error) {
 	var initial int
 	if err := db.QueryRowContext(ctx, `SELECT initial_stock FROM products WHERE id = $1`, id).Scan(&initial); err != nil {

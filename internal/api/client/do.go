@@ -99,14 +99,10 @@ func (e *AcceptedError) Error() string {
 		e.ProductID, e.UserID, e.Location)
 }
 
-// CheckResponse returns nil for a 2xx answer of the API and otherwise the answer as an
-// *api.Problem: its body when that is a problem (Content-Type application/problem+json),
-// else one with the status and no code, whose detail says what the body says: the
-// unavailable dependencies of a readiness body, or the start of any other body (an answer
-// from something in front of the API). Status and RetryAfter always come from the response.
-// It reads the body of a non-2xx answer (up to 1 MiB) and does not close it; an error
-// reading it is returned wrapped. The client's methods call it; it is exported for requests
-// they cannot send.
+// CheckResponse returns nil for a 2xx answer and otherwise an *api.Problem: the body when it is a
+// problem, else one with the status, no code and a detail from the body; Status and RetryAfter
+// come from the response. It reads up to 1 MiB of a non-2xx body without closing it, and returns a
+// read error wrapped. It is exported for requests the client's methods cannot send.
 func CheckResponse(resp *http.Response) error {
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		return nil
@@ -128,7 +124,9 @@ func CheckResponse(resp *http.Response) error {
 // maxDetail bounds the detail taken from a body that is not a problem.
 const maxDetail = 200
 
-// notProblem describes a body that is not a problem for a Problem's detail.
+// notProblem describes a body that is not a problem for a Problem's detail: the unavailable
+// dependencies of a readiness body, or the start of any other body (an answer from something in
+// front of the API).
 func notProblem(body []byte) string {
 	var r api.Readiness
 	if json.Unmarshal(body, &r) == nil && r.Status != "" {

@@ -82,13 +82,11 @@ func report(b *testing.B, locks []Lock, runs [][]float64, unit string) map[strin
 	return med
 }
 
-// Uncontended times an uncontended Obtain + release of key by every lock: rounds rounds, in
-// each of which every lock runs ops cycles, or as many as fit in window of its own time (0:
-// no bound). The locks take turns every chunk cycles, each step starting one lock further
-// along, so that a swing of the machine hits them alike: run 2,000 cycles at a time, a
-// quarter of a second, the same code measured 0.84-1.22x redislock's time from one run to the
-// next here. It reports each lock's median over the rounds in microseconds a cycle
-// ("<name>-us/op") and returns the medians by name; Timing.Ratio pairs two locks step by step.
+// Uncontended times an uncontended Obtain + release of key by every lock, rounds rounds of ops
+// cycles each (or as many as fit in window of its own time; 0: no bound), the locks taking turns
+// every chunk cycles so that a swing of the machine hits them alike. It reports each lock's median
+// in microseconds a cycle ("<name>-us/op") and returns the medians by name. See
+// docs/dlock.md#benchmarks.
 func Uncontended(b *testing.B, locks []Lock, key string, rounds, ops int, window time.Duration) map[string]float64 {
 	return UncontendedTiming(b, locks, key, rounds, ops, window).Medians
 }

@@ -56,8 +56,11 @@ type HAProxy struct {
 	Stats string  // 127.0.0.1:port of HAProxy's stats page (/stats;csv)
 	Log   *Buffer // what haproxy printed: its errors, and each request that went wrong
 
-	t    T
-	proc *process
+	t     T
+	proc  *process
+	cmd   []string // haproxy's command line
+	env   []string // and environment, for Restart
+	names []string // the api backend's servers
 }
 
 // StartHAProxy starts haproxy with the project's configuration in front of the servers at
@@ -82,16 +85,12 @@ func StartHAProxy(t testing.TB, backends []string, env map[string]string) *HAPro
 			vars[k] = v
 		}
 		// -db: in the foreground, no daemon.
-		cmd := exec.Command(bin, "-db", "-f", HAProxyConfig())
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		h.cmd = []string{bin, "-db", "-f", HAProxyConfig()}
+		h.env = []string{"PATH=" + os.Getenv("PATH")}
 		for k, v := range vars {
-			cmd.Env = append(cmd.Env, k+"="+v)
+			h.env = append(h.env, k+"="+v)
 		}
-		proc, err := startProcess(cmd, h.Log)
-		if err != nil {
-			t.Fatalf("start haproxy: %v", err)
-		}
-		h.proc = proc
+		proc := h.start()
 		// Another test binary may bind a port FreeAddr found free before haproxy does: it
 		// exits at once then, and tries two other ports.
 		if try == 3 || !proc.wait(500*time.Millisecond) || !strings.Contains(h.Log.String(), "cannot bind socket") {
@@ -104,12 +103,41 @@ func StartHAProxy(t testing.TB, backends []string, env map[string]string) *HAPro
 			t.Logf("haproxy log (last lines):\n%s", h.Log.Tail(30))
 		}
 	})
-	names := make([]string, len(backends))
 	for i := range backends {
-		names[i] = fmt.Sprintf("api%d", i+1)
+		h.names = append(h.names, fmt.Sprintf("api%d", i+1))
 	}
-	h.WaitState(10*time.Second, "UP", names...)
+	h.WaitState(10*time.Second, "UP", h.names...)
 	return h
+}
+
+// start starts haproxy with h's command line and environment.
+func (h *HAProxy) start() *process {
+	h.t.Helper()
+	cmd := exec.Command(h.cmd[0], h.cmd[1:]...)
+	cmd.Env = h.env
+	proc, err := startProcess(cmd, h.Log)
+	if err != nil {
+		h.t.Fatalf("start haproxy: %v", err)
+	}
+	h.proc = proc
+	return proc
+}
+
+// Restart stops haproxy (Stop: the requests in flight finish, new connections are refused
+// meanwhile) and starts it again on the same addresses, as an operator's restart does, and
+// waits (10 s at most) until its stats page answers again; it returns the time from the stop
+// to then, about how long new clients were refused. Call it from the test's goroutine.
+func (h *HAProxy) Restart() time.Duration {
+	h.t.Helper()
+	down := time.Now()
+	h.Stop()
+	h.start()
+	for deadline := time.Now().Add(10 * time.Second); h.States() == nil; time.Sleep(10 * time.Millisecond) {
+		if h.proc.exited() || time.Now().After(deadline) {
+			h.t.Fatalf("haproxy did not come back on %s (%v); log:\n%s", h.Addr, h.proc.Err(), h.Log.Tail(30))
+		}
+	}
+	return time.Since(down)
 }
 
 // Stop sends SIGUSR1 (haproxy's soft stop: it stops listening and lets the requests in

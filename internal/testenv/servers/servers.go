@@ -14,9 +14,8 @@
 //
 // It is for tests only: no shipped binary imports it (the lab, internal/labrun, uses launch).
 // It imports nothing of seckill but internal/launch, internal/testenv/faultproxy and
-// internal/testenv/missing, which import only internal/faultproxy and internal/procstat,
-// standard library only (cmd/api is
-// built by its import path), so the tests of every package can use it, internal/dlock's
+// internal/testenv/missing, which import nothing of seckill but internal/faultproxy (cmd/api
+// is built by its import path), so the tests of every package can use it, internal/dlock's
 // included.
 //
 // SERVERS_LOGS=1 prints the tail of each API process's log when its test ends, as a failed
