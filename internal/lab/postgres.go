@@ -30,20 +30,12 @@ const statementTimeout = 5 * time.Second
 // key carries the processes' Redis prefix, so two labs never share one.
 const tryLock = `SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN nextval('lab_lock_fence') END`
 
-// postgresLock is the database as a lock: a session-level advisory lock
-// (pg_try_advisory_lock), taken on a connection of the API's pool that the holder keeps
-// for the holding (sql.DB.Conn), tried every 2 to 32 ms until wait ends, released with
-// pg_advisory_unlock. It has no lease: PostgreSQL keeps it for as long as the session
-// lives, and frees it when the session ends (its process killed, its connection closed, or
-// found dead by TCP keepalives). Each grant takes a number from the lab_lock_fence sequence
-// in the same statement. The postgres lock hands it to the holder as its fence, which the
-// holder's read and write check as the fence lock's do; postgres-nofence keeps it only to
-// name the grant, and the holder writes unchecked. Neither tells its holder when its session
-// ends: only PostgreSQL's check of the fence stops a late write.
-//
-// The advisory lock names no process, so, as the etcd lock does, it writes a name tag to
-// Redis at key, "<pid>:<fence>", deleted (if still its own) before the unlock, which only
-// lets the runner find the holder.
+// postgresLock is the database as a lock: a session-level advisory lock, tried every 2 to 32
+// ms until wait ends on a connection of the pool that the holder keeps until its unlock, with
+// a number from the lab_lock_fence sequence taken in the same statement (docs/lab.md, "The
+// database as a lock"). The postgres lock hands the number to the holder as its fence;
+// postgres-nofence only names the grant with it. Neither tells its holder when its session
+// ends. The lock writes a name tag to Redis at key, "<pid>:<fence>", as the etcd lock does.
 func (l *Locks) postgresLock(ctx context.Context, key string, wait time.Duration, fenced bool) (Held, error) {
 	if l.pg == nil {
 		return Held{}, ErrNoPostgres

@@ -135,11 +135,10 @@ func (r *run) newNetnsProc() (_ *netnsProc, err error) {
 
 // partition cuts the process that holds key off from the lock's server for s.Pause, then
 // heals, and says what it did. It waits (up to 2 s) for a new holder, so that the cut lands
-// at the start of its work, as the scenario means; a lock whose value does not change from
-// one holding to the next (setnx, del) is cut wherever its holder is. The postgres locks'
-// server is PostgreSQL itself, so their holder is cut once it has read the stock (the
-// lock history says so), else it would have no read to write from. Its error is for a
-// partition that could not be made or healed.
+// at the start of its work; a lock whose value does not change from one holding to the next
+// (setnx, del) is cut wherever its holder is. The postgres locks' holder, cut off from
+// PostgreSQL itself, is cut once it has read the stock (partitionTarget). Its error is for
+// a partition that could not be made or healed.
 func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (string, error) {
 	if r.netns == nil {
 		return "no fault: " + r.netnsErr.Error(), nil

@@ -20,13 +20,10 @@ const PostgresSessionLoss = 2 * time.Second
 
 // postgresProbe is how the lab's PostgreSQL finds a client gone: as a PostgreSQL with
 // tcp_keepalives_idle = 1, tcp_keepalives_interval = 1, tcp_keepalives_count = 1 and
-// tcp_user_timeout = 2000 would. The keepalives probe an idle connection; the user timeout
-// ends one whose data goes unacknowledged (keepalives never probe those) and bounds the
-// probes to 2 s. The processes of a partition cell reach the lab's PostgreSQL through
-// forwarders (partition.go), which would answer its probes themselves, so the forwarders probe
-// in its place (launch.Netns.ForwardProbing). PostgreSQL's defaults, the kernel's (2 hours
-// idle, then 9 probes 75 s apart; about 15 minutes of retransmissions for data in flight),
-// would keep a cut-off holder's lock for that long: safe, and the sale stopped.
+// tcp_user_timeout = 2000 would. A partition cell's processes reach PostgreSQL through
+// forwarders, which would answer its probes themselves, so the forwarders probe in its place
+// (launch.Netns.ForwardProbing; docs/lab.md, "The database as a lock", says why the user
+// timeout, and what PostgreSQL's defaults would do).
 var postgresProbe = launch.Probe{
 	KeepAlive:   net.KeepAliveConfig{Idle: time.Second, Interval: time.Second, Count: 1},
 	UserTimeout: PostgresSessionLoss,

@@ -20,13 +20,11 @@ func (n *Netns) Forward(target string) (string, error) {
 }
 
 // ForwardProbing is Forward with a forwarder that probes each connection from the namespace
-// as p says and, when the process stops answering (a partition, or a host gone without a
-// word), ends the connection to target too. It stands for a server that sets those TCP
-// options on its own connections, as PostgreSQL does with tcp_keepalives_idle,
-// tcp_keepalives_interval, tcp_keepalives_count and tcp_user_timeout: across a real network,
-// its probes or its data would go unanswered, its kernel would end the connection, and the
-// server the session. Forward's forwarder, which answers the server for a process it cannot
-// reach, keeps the session for as long as the partition lasts.
+// as p says and, when the process stops answering (a partition, a host gone), ends the
+// connection to target too: it stands for a server that sets those TCP options on its own
+// connections, as PostgreSQL's tcp_keepalives_* and tcp_user_timeout do, where Forward's
+// forwarder keeps the server's connection for as long as the partition lasts
+// (docs/testing.md).
 func (n *Netns) ForwardProbing(target string, p Probe) (string, error) {
 	p.KeepAlive.Enable = true
 	return n.forward(target, net.ListenConfig{KeepAliveConfig: p.KeepAlive}, p.UserTimeout)
