@@ -55,10 +55,12 @@ type Config struct {
 	// Redis; the background checker then watches it. App does not close it.
 	Etcd        *clientv3.Client
 	LocksInEtcd bool
-	// ZooKeeper, when its Servers are set (LOCK_BACKEND=zookeeper), takes the dlock strategy's
-	// product locks in that ZooKeeper ensemble instead of in Redis; the background checker then
-	// watches it. The App owns its client and closes it.
-	ZooKeeper ZooKeeperConfig
+	// ZooKeeper, when its Servers are set, is a ZooKeeper ensemble: the oversell lab's
+	// zookeeper locks are taken in it, and with LocksInZooKeeper (LOCK_BACKEND=zookeeper) the
+	// dlock strategy's product locks too, instead of in Redis; the background checker then
+	// watches it. The App owns its clients and closes them.
+	ZooKeeper        ZooKeeperConfig
+	LocksInZooKeeper bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
 	Build buildinfo.Info
 	// LockHistory, when set, records the product locks' operations (order.Deps.LockHistory):
@@ -96,7 +98,7 @@ type App struct {
 
 	locks         *dlock.Client
 	etcdLocks     *etcdlock.Client // nil unless cfg.LocksInEtcd
-	zkLocks       *zklock.Client   // nil unless cfg.ZooKeeper.Servers
+	zkLocks       *zklock.Client   // nil unless cfg.LocksInZooKeeper
 	lab           *labLocks        // the oversell lab's (internal/lab), built on the first lab purchase
 	draining      atomic.Bool
 	backends      *health.Checker // the shared backends, watched in the background
@@ -122,7 +124,7 @@ func New(cfg Config) *App {
 	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
 	products.CheckLab(lab.Check) // the lab owns its lock names and leases
 	a := &App{Keys: keys, Gate: inventory.NewGate(cfg.Redis, keys), Queue: inventory.NewQueue(cfg.Redis, keys),
-		SoldOut: soldOut, locks: newLocks(cfg, m), lab: &labLocks{rdb: cfg.Redis, etcd: cfg.Etcd, pg: sqlDB},
+		SoldOut: soldOut, locks: newLocks(cfg, m), lab: &labLocks{rdb: cfg.Redis, etcd: cfg.Etcd, pg: sqlDB, zk: cfg.ZooKeeper.Servers},
 		listening: make(chan struct{})}
 	var productLocks order.Locker // nil: the Redis locks
 	if cfg.LocksInEtcd && cfg.Etcd == nil {
@@ -132,9 +134,9 @@ func New(cfg Config) *App {
 		a.etcdLocks = etcdlock.New(cfg.Etcd, m)
 		productLocks = etcdLocker{a.etcdLocks}
 	}
-	if len(cfg.ZooKeeper.Servers) > 0 {
-		if cfg.LocksInEtcd {
-			panic("app: product locks in etcd and in ZooKeeper both")
+	if cfg.LocksInZooKeeper {
+		if cfg.LocksInEtcd || len(cfg.ZooKeeper.Servers) == 0 {
+			panic("app: LocksInZooKeeper needs ZooKeeper's Servers, and not LocksInEtcd")
 		}
 		a.zkLocks = zklock.New(cfg.ZooKeeper.Servers, zklock.Options{Observer: m, SessionTimeout: cfg.ZooKeeper.SessionTimeout})
 		productLocks = zkLocker{a.zkLocks}

@@ -146,3 +146,28 @@ func TestPostgresCellsOutlastTheSession(t *testing.T) {
 			got, postgresProbe.UserTimeout, PostgresSessionLoss)
 	}
 }
+
+// TestZooKeeperCellsOutlastTheSession: the zookeeper locks' cells ask for a session of at
+// least ZooKeeperMinSession, what a scenario means to outlast the lease (the work, the pause,
+// the cut) outlasts the session with room for the ensemble's expiry, a tick late, and the
+// failover cell kills the ensemble's leader with the scenario's numbers as written.
+func TestZooKeeperCellsOutlastTheSession(t *testing.T) {
+	const ms = time.Millisecond
+	for _, sc := range Scenarios {
+		s, ok := cellScenario(Pair{Lock: "zookeeper-nofence", Scenario: sc.Name})
+		session := time.Duration(s.LeaseMS) * ms
+		if !ok || session < ZooKeeperMinSession {
+			t.Errorf("zookeeper × %s: session %v, want at least %v", sc.Name, session, ZooKeeperMinSession)
+		}
+		beyond := session + 500*ms // the ensemble's tick
+		if sc.ThinkMS > sc.LeaseMS && time.Duration(s.ThinkMS)*ms <= beyond {
+			t.Errorf("zookeeper × %s: think %d ms does not outlast the %v session", sc.Name, s.ThinkMS, session)
+		}
+		if sc.Pause > time.Duration(sc.LeaseMS)*ms && s.Pause <= beyond {
+			t.Errorf("zookeeper × %s: pause %v does not outlast the %v session", sc.Name, s.Pause, session)
+		}
+		if sc.Name == "failover" && (s.ThinkMS != sc.ThinkMS || s.LeaseMS != sc.LeaseMS || s.Stock != sc.Stock) {
+			t.Errorf("zookeeper × failover runs %+v, want the scenario's numbers", s)
+		}
+	}
+}

@@ -83,19 +83,26 @@ var Expected = map[string]map[string]string{
 	// finds its client gone, while the holder works on.
 	"postgres-nofence": {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Oversold},
 	"postgres":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
+	// A ZooKeeper session expires on the ensemble's clock, as an etcd lease: a paused or
+	// cut-off holder loses its node while it works on; only the fence stops its write. The
+	// leader's death loses nothing (failover).
+	"zookeeper-nofence": {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Oversold, "failover": Safe, "partition": Oversold},
+	"zookeeper":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 }
 
 // Short is the matrix that `make test` runs: each lock's defining flaw once (those shown only
 // in the partition column: ShortPartition), the fence alone under a pause (what saves it is
-// PostgreSQL's check), the advisory lock under a pause (its session outlives it), and dlock in
-// every scenario but partition. Pairs are lock, scenario.
+// PostgreSQL's check), the advisory lock under a pause (its session outlives it), ZooKeeper's
+// lock with its fence under a pause and its leader's death, and dlock in every scenario but
+// partition. Pairs are lock, scenario.
 var Short = [][2]string{
 	{"none", "crowd"}, {"mutex", "crowd"}, {"dlock", "crowd"},
 	{"del", "long-work"}, {"lease", "long-work"}, {"redsync", "long-work"}, {"redislock", "long-work"},
 	{"dlock", "long-work"},
 	{"setnx", "crash"}, {"setnx-expire", "crash"}, {"dlock", "crash"},
 	{"watchdog", "pause"}, {"fence", "pause"}, {"dlock", "pause"}, {"postgres-nofence", "pause"},
-	{"lease", "failover"}, {"dlock", "failover"},
+	{"zookeeper-nofence", "pause"}, {"zookeeper", "pause"},
+	{"lease", "failover"}, {"dlock", "failover"}, {"zookeeper", "failover"},
 }
 
 // ShortPartition is the locks whose partition cells `make test` runs (TestPartitionCells),
@@ -127,7 +134,8 @@ func scenario(name string) (Scenario, bool) {
 const EtcdMinLease = 2 * time.Second
 
 // cellScenario returns the scenario as cell p runs it: p's scenario, adjusted for the etcd
-// lock (see forEtcd) and the postgres locks (forPostgres); false if there is no such scenario.
+// lock (see forEtcd), the postgres locks (forPostgres) and the zookeeper locks
+// (forZooKeeper); false if there is no such scenario.
 func cellScenario(p Pair) (Scenario, bool) {
 	s, ok := scenario(p.Scenario)
 	switch {
@@ -135,6 +143,8 @@ func cellScenario(p Pair) (Scenario, bool) {
 		s = s.forEtcd()
 	case ok && isPostgres(p.Lock):
 		s = s.forPostgres()
+	case ok && isZooKeeper(p.Lock):
+		s = s.forZooKeeper()
 	}
 	return s, ok
 }

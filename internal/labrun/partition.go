@@ -29,6 +29,7 @@ type netnsProc struct {
 	pg    string            // the forwarder to PostgreSQL, which probes (postgresProbe)
 	redis string            // the forwarder to Redis
 	etcd  []string          // the forwarders to etcd's endpoints
+	zk    []string          // the forwarders to ZooKeeper's members
 }
 
 // hasPartition reports whether one of cells is a partition cell.
@@ -130,6 +131,16 @@ func (r *run) newNetnsProc() (_ *netnsProc, err error) {
 		}
 		p.env["ETCD_ENDPOINTS"] = strings.Join(fwd, ",")
 	}
+	if r.zk != nil {
+		for _, m := range r.zk.Servers() {
+			fwd, err := ns.Forward(m)
+			if err != nil {
+				return nil, err
+			}
+			p.zk = append(p.zk, fwd)
+		}
+		p.env["ZOOKEEPER_SERVERS"] = strings.Join(p.zk, ",")
+	}
 	return p, nil
 }
 
@@ -167,6 +178,8 @@ func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (stri
 	switch {
 	case lock == "etcd":
 		from, cut = "etcd (not from PostgreSQL)", p.etcd
+	case isZooKeeper(lock):
+		from, cut = "ZooKeeper (not from PostgreSQL)", p.zk
 	case isPostgres(lock):
 		from, cut = "PostgreSQL, its lock's session and its reads and writes alike, once it had read the stock,", []string{p.pg}
 	}
