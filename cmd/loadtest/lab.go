@@ -30,7 +30,8 @@ oversold, or a broken lock whose flaw did not show (the scenario proved nothing)
   scenarios: ` + strings.Join(loadgen.ScenarioNames(), " ") + `
 
 The failover scenario starts a Redis Sentinel deployment of its own for each cell (redis-server
-on PATH). The partition scenario runs the three processes in network namespaces of their own,
+on PATH). The zookeeper locks' cells start a three-member ZooKeeper ensemble of their own
+(Debian's zookeeper), whose leader their failover cell kills. The partition scenario runs the three processes in network namespaces of their own,
 which needs root, ip (iproute2) and nft (nftables); without them it is left out of the default
 selection, and a cell of it asked for by name reports why it could not run.`
 

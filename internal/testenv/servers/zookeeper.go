@@ -80,3 +80,12 @@ func ZooKeeperLeader(t T, members []*ZooKeeper) *ZooKeeper {
 	t.Fatalf("zookeeper leader %d is none of the members", l.ID)
 	return nil
 }
+
+// ZooKeeperJava checks that a ZooKeeper member can be started here (java and Debian's
+// zookeeper jars), for a test whose program starts an ensemble of its own; it skips the test
+// (fails it under SECKILL_REQUIRE_ALL) if not.
+func ZooKeeperJava(t T) {
+	t.Helper()
+	_, _, err := launch.ZooKeeperJava()
+	check(t, err)
+}
