@@ -44,8 +44,9 @@ down: ## stop what `make up` started of PostgreSQL, Redis and etcd, nothing else
 status: ## whether PostgreSQL, Redis and etcd answer, and what `make up` started
 	@scripts/infra.sh status
 
-vet: ## go vet every package
+vet: ## go vet every package, and cmd/api's lab build
 	$(GO) vet ./...
+	$(GO) vet -tags lab ./cmd/api
 
 # staticcheck, pinned (`go run pkg@version` fetches it from the module proxy; nothing to
 # install), with every check on (staticcheck.conf), and gofmt.
@@ -53,13 +54,15 @@ STATICCHECK_VERSION ?= v0.8.2
 lint: ## staticcheck (every check, staticcheck.conf) and gofmt; CI runs it
 	@unformatted=$$(gofmt -l . 2>&1); if [ -n "$$unformatted" ]; then echo "gofmt -w these:"; echo "$$unformatted"; exit 1; fi
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags lab ./cmd/api
 
 test: up vet ## vet, then every test with the race detector against the real servers
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-build: ## bin/api and bin/loadtest, stamped with this checkout's git revision (bin/api -version)
+build: ## bin/api, bin/labapi (its lab build: -tags lab) and bin/loadtest, stamped with this checkout's git revision (bin/api -version)
 	@mkdir -p bin
 	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o bin/api ./cmd/api
+	$(GO) build -tags lab -ldflags '$(VERSION_LDFLAGS)' -o bin/labapi ./cmd/api
 	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o bin/loadtest ./cmd/loadtest
 
 # seckill-api is the name docker compose gives the api service's image, so `docker compose up`
@@ -103,13 +106,13 @@ bench-hot: ## one hot product, dlock, group commit on and off, 64 and 512 buyers
 	@GO=$(GO) scripts/bench-hot.sh
 
 # bench-locks runs one package at a time (-p 1): two benchmarks at once would skew each other.
-bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and beside etcd (1 and 3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
+bench-locks: up ## dlock beside bsm/redislock, redsync and rueidislock, and beside etcd (1 and 3 members) and ZooKeeper (3 members), 5 interleaved rounds each (~2-3 min): bench/locks-<date>-<host>.txt
 	@set -o pipefail; mkdir -p bench; f=bench/locks-$$(date -u +%Y-%m-%dT%H%M%SZ)-$$(hostname).txt; \
 		$(GO) test -p 1 -run '^$$' -bench 'Peers|Backends' -benchtime 1x ./internal/dlock/ ./internal/etcdlock/ | tee $$f && \
 		echo "recorded in $$f"
 
-lab: up ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
-	$(GO) run ./cmd/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html
+lab: up build ## the oversell lab: every lab lock in every scenario, a matrix and lab.html (a few minutes)
+	bin/loadtest lab -json $(LAB_OUT).json -report $(LAB_OUT).html
 
 loadtest-ci: up ## only the CI run of the harness (part of `make test` already)
 	$(GO) test -race -count=1 -run TestCompareAgainstThreeAPIs -v ./cmd/loadtest/

@@ -28,6 +28,8 @@
 set -euo pipefail
 # shellcheck source=scripts/demo.sh
 source "$(dirname "${BASH_SOURCE[0]}")/demo.sh" # cds to the repository; start_apis, stop_apis, build
+# dlock alone, no think_ms: the production build serves it (launch_apis starts $API_BIN).
+API_BIN=${API_BIN:-bin/api}
 
 HOT_BATCH=${HOT_BATCH:-"128 1"}
 HOT_WORKERS=${HOT_WORKERS:-"64 512"}

@@ -2,7 +2,7 @@
 # demo-ui.sh [loadtest ui flags...]: the live page, ready to run sales from a browser.
 #
 #   1. make up: PostgreSQL and Redis on loopback (reused when they already answer);
-#   2. build bin/api and bin/loadtest;
+#   2. build bin/api, bin/labapi (the lab build, which it runs) and bin/loadtest;
 #   3. start three API processes on 127.0.0.1:8081-8083 (logs in .run/api-PORT.log), as
 #      make demo does;
 #   4. serve `loadtest ui` on UI_ADDR (default 127.0.0.1:8090) with those three as its targets,

@@ -2,7 +2,7 @@
 # demo.sh [loadtest compare flags...]: the flash sale end to end, in about 80 s.
 #
 #   1. make up: PostgreSQL, Redis and etcd on loopback (reused when they already answer);
-#   2. build bin/api and bin/loadtest;
+#   2. build bin/api, bin/labapi (the lab build, which it runs) and bin/loadtest;
 #   3. start three API processes on 127.0.0.1:8081-8083, and three more on 8084-8086 with
 #      LOCK_BACKEND=etcd (their dlock locks in the etcd of `make up`, ETCD_ENDPOINTS), each
 #      with DB_MAX_CONNS 8 (six pools of 20 would pass PostgreSQL's 100 connections, and other
@@ -57,15 +57,16 @@ HAPROXY_PID=
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 
-# build: bin/api and bin/loadtest as `make build` makes them, stamped with this checkout's
-# revision, which the reports and bench records carry.
+# build: bin/api, bin/labapi and bin/loadtest as `make build` makes them, stamped with this
+# checkout's revision, which the reports and bench records carry.
 build() {
-	say "building bin/api and bin/loadtest"
+	say "building bin/api, bin/labapi and bin/loadtest"
 	make --no-print-directory -s build GO="$GO"
 }
 
 # launch_apis PORT...: one API process per PORT, with the caller's environment; adds their pids
-# to API_PIDS and sets URLS to their base URLs.
+# to API_PIDS and sets URLS to their base URLs. The process is $API_BIN: bin/labapi, the lab
+# build, unless set (the demo sells naive, the control, and takes think_ms).
 launch_apis() {
 	mkdir -p "$RUN_DIR"
 	URLS=
@@ -76,7 +77,7 @@ launch_apis() {
 	trap on_exit EXIT
 	trap 'exit 130' INT TERM
 	for port in "$@"; do
-		HTTP_ADDR=127.0.0.1:$port LOG_LEVEL=${LOG_LEVEL:-warn} bin/api >"$RUN_DIR/api-$port.log" 2>&1 &
+		HTTP_ADDR=127.0.0.1:$port LOG_LEVEL=${LOG_LEVEL:-warn} "${API_BIN:-bin/labapi}" >"$RUN_DIR/api-$port.log" 2>&1 &
 		API_PIDS+=("$!")
 		URLS+=${URLS:+,}http://127.0.0.1:$port
 	done

@@ -58,7 +58,7 @@ start_member() { # start_member N (1-based)
 		echo "tickTime=500"; echo "initLimit=20"; echo "syncLimit=4"
 		echo "minSessionTimeout=1000"; echo "maxSessionTimeout=30000"
 		echo "dataDir=$dir"; echo "clientPortAddress=127.0.0.1"; echo "clientPort=${ports[$i]}"
-		echo "admin.enableServer=false"; echo "4lw.commands.whitelist=srvr,ruok,mntr"
+		echo "admin.enableServer=false"; echo "4lw.commands.whitelist=srvr,cons,ruok,mntr"
 		echo "autopurge.snapRetainCount=3"; echo "autopurge.purgeInterval=1"
 		for j in 0 1 2; do echo "server.$((j + 1))=127.0.0.1:${peers[$j]}:${elections[$j]}"; done
 	} >"$dir/zoo.cfg"

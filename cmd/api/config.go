@@ -55,7 +55,7 @@ type config struct {
 	selfAudit       app.SelfAuditConfig      // SELF_AUDIT_INTERVAL, SELF_AUDIT_PRODUCTS
 	soldOut         inventory.SoldOutOptions // SOLDOUT_LEASE, SOLDOUT_HOLD
 	pprofAddr       string
-	lockHistory     string // LOCK_HISTORY: a test and lab tool (see lockhistory.go)
+	lockHistory     string // LOCK_HISTORY: a test and lab tool of the lab build (see lab.go)
 	shutdownTimeout time.Duration
 	shutdownDelay   time.Duration
 	startupTimeout  time.Duration
@@ -117,7 +117,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 		"bearer `token` for admin routes, at least 16 characters; empty disables them (env ADMIN_TOKEN; prefer the env, argv is visible to ps)")
 	e.StringVar(&cfg.redisPrefix, "redis-prefix", "REDIS_KEY_PREFIX", "seckill", "namespace of every Redis key (env REDIS_KEY_PREFIX)")
 	e.StringVar(&cfg.pprofAddr, "pprof-addr", "PPROF_ADDR", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060; empty: off (env PPROF_ADDR)")
-	e.StringVar(&cfg.lockHistory, "lock-history", "LOCK_HISTORY", "", "append every product lock grant, write, loss and release to this `file` as JSON lines, for a linearizability checker; a test and lab tool; empty: off (env LOCK_HISTORY)")
+	e.StringVar(&cfg.lockHistory, "lock-history", "LOCK_HISTORY", "", "append every product lock grant, write, loss and release to this `file` as JSON lines, for a linearizability checker; a test and lab tool of the lab build (-tags lab); empty: off (env LOCK_HISTORY)")
 	level := e.String("log-level", "LOG_LEVEL", "info", "debug, info, warn or error (env LOG_LEVEL)")
 	e.IntVar(&cfg.dbMaxConns, "db-max-conns", "DB_MAX_CONNS", 20, "PostgreSQL pool size (env DB_MAX_CONNS)")
 	e.DurationVar(&cfg.lockTTL, "lock-ttl", "LOCK_TTL", 2*time.Second, "lease of a product lock; the watchdog renews it (env LOCK_TTL)")

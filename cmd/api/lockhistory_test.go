@@ -1,42 +1,15 @@
 package main
 
 import (
-	"io"
-	"log/slog"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
-
-	"github.com/seckill/seckill/internal/history"
 )
 
-// TestLockHistory: LOCK_HISTORY (or -lock-history) names the file; empty, recording is off
-// (a nil recorder, not a nil *LockFile in an interface); set, the file is created and each
-// operation is stamped with the process's pid; a path that cannot be opened is an error.
+// TestLockHistory: LOCK_HISTORY (or -lock-history) names the lock history's file; the lab
+// build opens it (internal/labapi's TestOpenLockHistory), the production build refuses to
+// start with it (TestProductionRefusesLockHistory).
 func TestLockHistory(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "locks.jsonl")
 	checkSetting(t, "LOCK_HISTORY", path, true, func(cfg config) string { return cfg.lockHistory })
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if rec, done, err := openLockHistory("", log); rec != nil || err != nil {
-		t.Fatalf("empty LOCK_HISTORY: recorder %v, err %v; want none", rec, err)
-	} else {
-		done()
-	}
-	rec, done, err := openLockHistory(path, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	rec.Record(history.LockOp{Kind: history.Grant, Key: "k", Token: "t", Invoke: now, Complete: now, Outcome: history.OK})
-	done()
-	ops, err := history.ReadLockOps(path)
-	if err != nil || len(ops) != 1 || ops[0].Process != strconv.Itoa(os.Getpid()) {
-		t.Fatalf("recorded %+v, %v; want one grant by pid %d", ops, err, os.Getpid())
-	}
-	if _, _, err := openLockHistory(filepath.Join(path, "not-a-dir", "x"), log); err == nil {
-		t.Error("a path that cannot be created was accepted")
-	}
 }

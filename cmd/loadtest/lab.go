@@ -14,8 +14,10 @@ import (
 )
 
 var labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
-product of strategy lab sold by three API processes this command starts (cmd/api, built
-with the go command from this checkout) to many more buyers than its stock, with the
+product of strategy lab sold by three API processes this command starts (the lab build of
+cmd/api: -api, else labapi beside this binary, as make build puts bin/labapi beside
+bin/loadtest, else built with the go command from the checkout it runs in) to many more
+buyers than its stock, with the
 scenario's real fault, then audited from PostgreSQL. Each cell is safe, oversold N (orders
 the stock does not account for) or stalled (the sale stopped with stock left; the stuck
 key is named), and is compared with the result written down for it. Each cell's lock
@@ -31,9 +33,10 @@ oversold, or a broken lock whose flaw did not show (the scenario proved nothing)
 
 The failover scenario starts a Redis Sentinel deployment of its own for each cell (redis-server
 on PATH). The zookeeper locks' cells start a three-member ZooKeeper ensemble of their own
-(Debian's zookeeper), whose leader their failover cell kills. The partition scenario runs the three processes in network namespaces of their own,
-which needs root, ip (iproute2) and nft (nftables); without them it is left out of the default
-selection, and a cell of it asked for by name reports why it could not run.`
+(Debian's zookeeper), whose leader their failover cell kills. The partition scenario runs the
+three processes in network namespaces of their own, which needs root, ip (iproute2) and nft
+(nftables); without them it is left out of the default selection, and a cell of it asked for
+by name reports why it could not run.`
 
 // cmdLab runs the lab's matrix.
 func cmdLab(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -79,6 +82,8 @@ func labFlags(j *loadgen.LabConfig, getenv func(string) string, stderr io.Writer
 	e.StringVar(&j.RedisAddr, "redis-addr", "REDIS_ADDR", "127.0.0.1:6379", "Redis for the API processes and the lab's locks (env REDIS_ADDR)")
 	e.StringVar(&j.EtcdEndpoints, "etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
 		"comma-separated etcd endpoints for the API processes: the etcd lock's (env ETCD_ENDPOINTS)")
+	e.StringVar(&j.APIBin, "api", "LAB_API", "", "the lab build of cmd/api to start (go build -tags lab ./cmd/api); "+
+		"default: labapi beside this binary, else built with the go command from this checkout (env LAB_API)")
 	fs.StringVar(&j.Prefix, "redis-prefix", "", "REDIS_KEY_PREFIX of the API processes; default lab- and 8 random characters")
 	fs.StringVar(&j.JSONPath, "json", "", "write the cells, with their samples, as JSON to this file")
 	fs.StringVar(&j.ReportPath, "report", "", "write the self-contained HTML report (matrix and a chart per cell) to this file")

@@ -14,6 +14,7 @@ import (
 	"github.com/seckill/seckill/internal/labrun"
 	"github.com/seckill/seckill/internal/loadgen"
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // learnSteps is how many steps the learning path has.
@@ -121,7 +122,7 @@ func TestLearnPathCellsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job.Cells = cells
+	job.Cells, job.APIBin = cells, servers.BuildAPI(t)
 	// Each cell takes at most 10 s (25 s for a failover), and the build and start of the
 	// processes a minute at most under -race on a busy machine.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+time.Duration(len(cells))*30*time.Second)

@@ -23,10 +23,8 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/health"
-	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/httpapi"
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/metrics"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/zklock"
@@ -50,9 +48,9 @@ type Config struct {
 	// LockCohort is how many times in a row a product lock in Redis may pass to the next
 	// holder of the same process in one Redis call (dlock's ClientOptions.Cohort); 0: never.
 	LockCohort int
-	// Etcd, when set, is an etcd: the oversell lab's etcd lock is taken in it, and with
-	// LocksInEtcd (LOCK_BACKEND=etcd) the dlock strategy's product locks too, instead of in
-	// Redis; the background checker then watches it. App does not close it.
+	// Etcd, when set, is an etcd: with LocksInEtcd (LOCK_BACKEND=etcd) the dlock strategy's
+	// product locks are taken in it instead of in Redis, and the background checker watches
+	// it; the lab build's etcd lock is taken in it too (Plug). App does not close it.
 	Etcd        *clientv3.Client
 	LocksInEtcd bool
 	// ZooKeeper, when its Servers are set, is a ZooKeeper ensemble: the oversell lab's
@@ -63,9 +61,10 @@ type Config struct {
 	LocksInZooKeeper bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
 	Build buildinfo.Info
-	// LockHistory, when set, records the product locks' operations (order.Deps.LockHistory):
-	// a test and lab tool (LOCK_HISTORY). App does not close it.
-	LockHistory history.Recorder
+	// Plug, when set, adds what a build plugs into the service from outside (Plugins): the
+	// lab build's teaching strategies, think_ms and lock history (internal/labapi). Nil: the
+	// production service.
+	Plug func(Parts) Plugins
 	// TracerProvider, when it records (tracing.Enabled), gives spans to each request, its
 	// rate-limit check, the dlock strategy's batches and lock waits and holds, and every call
 	// to cfg.Redis and LockNodes (New adds a hook to those clients). PostgreSQL's spans come
@@ -99,7 +98,7 @@ type App struct {
 	locks         *dlock.Client
 	etcdLocks     *etcdlock.Client // nil unless cfg.LocksInEtcd
 	zkLocks       *zklock.Client   // nil unless cfg.LocksInZooKeeper
-	lab           *labLocks        // the oversell lab's (internal/lab), built on the first lab purchase
+	plugins       Plugins
 	draining      atomic.Bool
 	backends      *health.Checker // the shared backends, watched in the background
 	stopListening context.CancelFunc
@@ -122,11 +121,9 @@ func New(cfg Config) *App {
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, products, keys, cfg.Logger, cfg.SoldOut)
 	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
-	products.CheckLab(lab.Check) // the lab owns its lock names and leases
 	a := &App{Keys: keys, Gate: inventory.NewGate(cfg.Redis, keys), Queue: inventory.NewQueue(cfg.Redis, keys),
-		SoldOut: soldOut, locks: newLocks(cfg, m), lab: &labLocks{rdb: cfg.Redis, etcd: cfg.Etcd, pg: sqlDB, zk: cfg.ZooKeeper.Servers},
-		listening: make(chan struct{})}
-	var productLocks order.Locker // nil: the Redis locks
+		SoldOut: soldOut, locks: newLocks(cfg, m), listening: make(chan struct{})}
+	productLocks := order.RedisLocker(a.locks)
 	if cfg.LocksInEtcd && cfg.Etcd == nil {
 		panic("app: LocksInEtcd needs Etcd")
 	}
@@ -141,16 +138,20 @@ func New(cfg Config) *App {
 		a.zkLocks = zklock.New(cfg.ZooKeeper.Servers, zklock.Options{Observer: m, SessionTimeout: cfg.ZooKeeper.SessionTimeout})
 		productLocks = zkLocker{a.zkLocks}
 	}
-	a.Orders = order.NewService(order.Deps{
+	deps := order.Deps{
 		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: a.Gate, Queue: a.Queue, SoldOut: soldOut,
-		Keys: keys, Lab: a.lab, Observer: m, Logger: cfg.Logger,
-		LockHistory: cfg.LockHistory, Tracer: cfg.TracerProvider,
-	}, cfg.Order)
+		Keys: keys, Observer: m, Logger: cfg.Logger, Tracer: cfg.TracerProvider,
+	}
+	if cfg.Plug != nil {
+		a.plugins = cfg.Plug(Parts{Redis: cfg.Redis, Etcd: cfg.Etcd, DB: sqlDB, ZooKeeper: cfg.ZooKeeper.Servers, Keys: keys, Logger: cfg.Logger})
+		a.plugins.plug(products, &deps)
+	}
+	a.Orders = order.NewService(deps, cfg.Order)
 	a.backends = newBackendChecker(cfg, a.withLockCheck(cfg, map[string]health.Check{
 		"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
 		"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
 	}), m)
-	deps := httpapi.Deps{
+	api := httpapi.Deps{
 		Logger:     cfg.Logger,
 		Ready:      a.serving,
 		Backends:   a.backends,
@@ -166,9 +167,9 @@ func New(cfg Config) *App {
 		Tracer: cfg.TracerProvider,
 	}
 	if cfg.Buyers != nil { // never a typed nil in the interface: nil means off
-		deps.Buyers = cfg.Buyers
+		api.Buyers = cfg.Buyers
 	}
-	a.Handler, a.PublicHandler = httpapi.NewServer(deps), httpapi.NewPublicServer(deps)
+	a.Handler, a.PublicHandler = httpapi.NewServer(api), httpapi.NewPublicServer(api)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
@@ -284,7 +285,10 @@ func (a *App) Close() error {
 	case <-time.After(5 * time.Second):
 	}
 	a.Orders.Close() // after startQueues has stopped: no consumer starts once it is closed
-	errs := []error{a.locks.Close(), a.lab.Close()}
+	errs := []error{a.locks.Close()}
+	if a.plugins.Close != nil {
+		errs = append(errs, a.plugins.Close())
+	}
 	if a.etcdLocks != nil {
 		errs = append(errs, a.etcdLocks.Close())
 	}

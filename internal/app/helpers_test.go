@@ -19,6 +19,7 @@ import (
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/app"
+	"github.com/seckill/seckill/internal/labapi"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/contract"
@@ -56,8 +57,16 @@ func newStackOnToken(t testing.TB, s *stack, token string) *stack {
 	return serve(t, app.Config{DB: s.DB, Redis: s.Redis, RedisPrefix: s.Prefix, AdminToken: token})
 }
 
+// production is the app.Config.Plug of the production build: nothing plugged in. serve
+// plugs in the lab build's (labapi.Plug) when cfg has none, as the tests' API process
+// (launch.BuildAPI) is the lab build.
+func production(app.Parts) app.Plugins { return app.Plugins{} }
+
 func serve(t testing.TB, cfg app.Config) *stack {
 	t.Helper()
+	if cfg.Plug == nil {
+		cfg.Plug = labapi.Plug(labapi.Options{})
+	}
 	gdb, rdb, prefix := cfg.DB, cfg.Redis.(*redis.Client), cfg.RedisPrefix
 	a := app.New(cfg)
 	srv := httptest.NewServer(a.Handler)

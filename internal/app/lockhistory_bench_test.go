@@ -9,6 +9,7 @@ import (
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/labapi"
 	"github.com/seckill/seckill/internal/testenv"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkPurchaseHotLockHistory(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { f.Close() })
-				cfg.LockHistory = f
+				cfg.Plug = labapi.Plug(labapi.Options{LockHistory: f})
 			}
 			s := serve(b, cfg)
 			p := s.createProduct(b, inventory.MaxStock, string(inventory.StrategyDlock), 0)

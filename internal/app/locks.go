@@ -20,11 +20,11 @@ func (e etcdLocker) Do(ctx context.Context, key string, ttl, wait time.Duration,
 	fn func(ctx context.Context, l order.HeldLock) error,
 ) error {
 	err := e.c.Do(ctx, key, ttl, wait, func(wctx context.Context, l *etcdlock.Lock) error {
-		lctx, stop := lossAs(ctx, wctx)
+		lctx, stop := LossAs(ctx, wctx)
 		defer stop()
 		return fn(lctx, etcdHeld{l})
 	})
-	return etcdErr(err)
+	return EtcdErr(err)
 }
 
 func (e etcdLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
@@ -35,11 +35,11 @@ func (e etcdLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.D
 		for _, l := range locks {
 			held[l.Key()] = etcdHeld{l}
 		}
-		lctx, stop := lossAs(ctx, wctx)
+		lctx, stop := LossAs(ctx, wctx)
 		defer stop()
 		return fn(lctx, held)
 	})
-	return etcdErr(err)
+	return EtcdErr(err)
 }
 
 // etcdHeld is a held etcd lock. Its next waiter's arrival is not known (it would cost a read
@@ -60,11 +60,11 @@ var errEtcdFence = errors.New("an etcd lock's fence, a revision, cannot be raise
 
 func (etcdHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errEtcdFence }
 
-// etcdErr is err, an etcd lock's, in the terms of order.Locker: not obtained in time matches
+// EtcdErr is err, an etcd lock's, in the terms of order.Locker: not obtained in time matches
 // order.ErrBusy, lost while held order.ErrLockLost, etcd unable to serve (or the client
 // closed, the process shutting down) order.ErrUnavailable. The etcd error stays in the chain
 // for the log.
-func etcdErr(err error) error {
+func EtcdErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -78,11 +78,12 @@ func etcdErr(err error) error {
 	return err
 }
 
-// lossAs returns a context derived from ctx that is cancelled when watched, ctx watched for
-// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost, zklock.ErrLost), with a cause that joins
+// LossAs returns a context derived from ctx that is cancelled when watched, ctx watched for
+// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost, zklock.ErrLost), with a
+// cause that joins
 // order.ErrLockLost to the loss; stop ends the watch. The loss is all it takes from watched:
 // ctx's own end (its deadline, with its cause) reaches the context as it reached watched.
-func lossAs(ctx, watched context.Context) (lctx context.Context, stop func()) {
+func LossAs(ctx, watched context.Context) (lctx context.Context, stop func()) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	stopWatch := context.AfterFunc(watched, func() {
 		if cause := context.Cause(watched); errors.Is(cause, etcdlock.ErrLost) || errors.Is(cause, dlock.ErrLost) || errors.Is(cause, zklock.ErrLost) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/seckill/seckill/internal/audit"
@@ -68,8 +69,11 @@ func (s *selfAudit) run(ctx context.Context) {
 	}
 }
 
-// teaching are the strategies that oversell by design (docs/strategies.md): not audited.
-var teaching = map[string]bool{string(inventory.StrategyNaive): true, string(inventory.StrategyLab): true}
+// auditedStrategy reports whether products of strategy are audited: the production ones. The lab
+// build's teaching strategies oversell by design (docs/strategies.md).
+func auditedStrategy(strategy string) bool {
+	return slices.Contains(inventory.Strategies, inventory.Strategy(strategy))
+}
 
 // round audits the products on sale and returns how many it read and how many of them are
 // inconsistent, or the first error that stopped it.
@@ -91,7 +95,7 @@ func (s *selfAudit) round(ctx context.Context) (audited, inconsistent int, err e
 			rows.Close()
 			return 0, 0, fmt.Errorf("list products on sale: %w", err)
 		}
-		if !teaching[p.strategy] {
+		if auditedStrategy(p.strategy) {
 			products = append(products, p)
 		}
 	}

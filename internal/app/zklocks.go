@@ -26,7 +26,7 @@ func (z zkLocker) Do(ctx context.Context, key string, ttl, wait time.Duration, _
 	fn func(ctx context.Context, l order.HeldLock) error,
 ) error {
 	err := z.c.Do(ctx, key, ttl, wait, func(wctx context.Context, l *zklock.Lock) error {
-		lctx, stop := lossAs(ctx, wctx)
+		lctx, stop := LossAs(ctx, wctx)
 		defer stop()
 		return fn(lctx, zkHeld{l})
 	})
@@ -41,7 +41,7 @@ func (z zkLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.Dur
 		for _, l := range locks {
 			held[l.Key()] = zkHeld{l}
 		}
-		lctx, stop := lossAs(ctx, wctx)
+		lctx, stop := LossAs(ctx, wctx)
 		defer stop()
 		return fn(lctx, held)
 	})
@@ -65,7 +65,11 @@ var errZKFence = errors.New("a ZooKeeper lock's fence, a zxid, cannot be raised"
 
 func (zkHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errZKFence }
 
-// zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as etcdErr says.
+// ZooKeeperErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says: the
+// lab build's zookeeper locks (internal/labapi) answer with it too.
+func ZooKeeperErr(err error) error { return zkErr(err) }
+
+// zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says.
 func zkErr(err error) error {
 	switch {
 	case err == nil:

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/keys"
 )
 
 // Sale is one product's sale as PostgreSQL records it and, when asked, as Redis holds it: the
@@ -72,13 +72,13 @@ type Queue struct {
 type Auditor struct {
 	db   *sql.DB
 	rdb  redis.UniversalClient
-	keys inventory.Keys
+	keys keys.Keys
 }
 
 // New returns an Auditor of the products in db whose gates live in rdb under keys. A nil rdb
 // audits PostgreSQL only.
-func New(db *sql.DB, rdb redis.UniversalClient, keys inventory.Keys) *Auditor {
-	return &Auditor{db: db, rdb: rdb, keys: keys}
+func New(db *sql.DB, rdb redis.UniversalClient, k keys.Keys) *Auditor {
+	return &Auditor{db: db, rdb: rdb, keys: k}
 }
 
 const saleQuery = `
@@ -101,7 +101,7 @@ func (a *Auditor) Sale(ctx context.Context, id int64, gate bool) (Sale, error) {
 	s.Sold = s.InitialStock - s.Stock
 	s.Oversold = max(0, s.Orders-s.InitialStock)
 	s.Consistent = s.Orders == s.Sold && s.Stock >= 0 && s.Oversold == 0 && s.DuplicateUsers == 0
-	if gate && a.rdb != nil && strategy == string(inventory.StrategyQueue) {
+	if gate && a.rdb != nil && strategy == "queue" {
 		q, err := a.queue(ctx, s)
 		if err != nil {
 			return Sale{}, err
@@ -145,11 +145,19 @@ func (a *Auditor) gate(ctx context.Context, s Sale) (Gate, error) {
 
 // queue reads the gate and streams of s's queue product and compares them with s.
 func (a *Auditor) queue(ctx context.Context, s Sale) (Queue, error) {
-	st, err := inventory.NewQueue(a.rdb, a.keys).State(ctx, s.ProductID)
-	if err != nil {
-		return Queue{}, fmt.Errorf("audit the queue of product %d: %w", s.ProductID, err)
+	id := s.ProductID
+	pipe := a.rdb.Pipeline()
+	stock := pipe.Get(ctx, a.keys.GateStock(id))
+	buyers := pipe.SCard(ctx, a.keys.GateBuyers(id))
+	queued := pipe.XLen(ctx, a.keys.QueueStream(id))
+	dead := pipe.XLen(ctx, a.keys.QueueDead(id))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return Queue{}, fmt.Errorf("audit the queue of product %d: %w", id, err)
 	}
-	q := Queue{Seeded: st.Seeded, Stock: st.Stock, Buyers: st.Buyers, Queued: st.Queued, Dead: st.Dead}
+	q := Queue{Buyers: buyers.Val(), Queued: queued.Val(), Dead: dead.Val()}
+	if n, err := stock.Int64(); err == nil {
+		q.Seeded, q.Stock = true, n
+	}
 	untouched := !q.Seeded && s.Orders == 0 && s.Stock == s.InitialStock
 	q.Agrees = untouched || q.Seeded && q.Stock == s.Stock-q.Queued && q.Buyers == s.Orders+q.Queued && q.Dead == 0
 	return q, nil

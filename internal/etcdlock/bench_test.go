@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/lockbench"
 	"github.com/seckill/seckill/internal/testenv/servers"
+	"github.com/seckill/seckill/internal/zklock"
 )
 
 // backend is one lock store, as one process holds it: Obtain waits up to a minute for key
@@ -24,10 +25,11 @@ const backendTTL = 5 * time.Second
 
 // backends returns one process's clients of each lock store: dlock on the Redis at
 // REDIS_ADDR ("dlock"), this package on the etcd at ETCD_ENDPOINTS ("etcd1": the one member
-// of `make up`) and on the three members of cluster ("etcd3"). Each call stands for a process
-// of its own: its own Redis client and dlock Client, its own etcd clients; all are closed
-// when the benchmark ends.
-func backends(b *testing.B, cluster []string) []backend {
+// of `make up`) and on the three members of cluster ("etcd3"), and internal/zklock on the
+// three members of the ZooKeeper ensemble ("zk3"). Each call stands for a process of its own:
+// its own Redis client and dlock Client, its own etcd clients, its own ZooKeeper session; all
+// are closed when the benchmark ends.
+func backends(b *testing.B, cluster, ensemble []string) []backend {
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.RedisAddr(b)})
 	b.Cleanup(func() { _ = rdb.Close() })
 	dl := dlock.New(rdb, nil)
@@ -52,7 +54,22 @@ func backends(b *testing.B, cluster []string) []backend {
 		}},
 		etcdBackend("etcd1"), // ETCD_ENDPOINTS
 		etcdBackend("etcd3", cluster...),
+		zkBackend(b, "zk3", ensemble),
 	}
+}
+
+// zkBackend is one process's client of internal/zklock on the ZooKeeper ensemble at servers
+// (one session of backendTTL), closed when the benchmark ends.
+func zkBackend(b *testing.B, name string, servers []string) backend {
+	c := zklock.New(servers, zklock.Options{})
+	b.Cleanup(func() { _ = c.Close() })
+	return backend{Name: name, Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
+		l, err := c.Obtain(ctx, key, backendTTL, time.Minute)
+		if err != nil {
+			return nil, err
+		}
+		return l.Release, nil
+	}}
 }
 
 // backendKey returns a lock name of the benchmark's own, the same in each store; at cleanup
@@ -81,20 +98,22 @@ const (
 	backendWindow = 2 * time.Second
 )
 
-// BenchmarkBackends compares the product lock's two stores in one run (make bench-locks; run
-// it with -benchtime 1x): dlock on Redis, and this package on one etcd member (ETCD_ENDPOINTS)
-// and on a three-member cluster it starts (servers.StartEtcdCluster). It measures the lock
+// BenchmarkBackends compares the product lock's stores in one run (make bench-locks; run it
+// with -benchtime 1x): dlock on Redis, this package on one etcd member (ETCD_ENDPOINTS) and on
+// a three-member cluster it starts (servers.StartEtcdCluster), and internal/zklock on a
+// three-member ZooKeeper ensemble it starts (servers.StartZooKeeper). It measures the lock
 // alone: an uncontended Obtain + Release, and 64 goroutines handing one key around through
 // 1 client of each store, or through 4 standing for four processes. It reports each store's
-// median (us/op uncontended, handoffs/s contended) and each etcd's ratio to dlock (above 1
+// median (us/op uncontended, handoffs/s contended) and each other store's ratio to dlock (above 1
 // is slower uncontended; below 1 is slower contended).
 func BenchmarkBackends(b *testing.B) {
 	testenv.RedisAddr(b)     // skips without Redis,
 	testenv.EtcdEndpoints(b) // and without etcd
 	cluster := servers.EtcdEndpoints(servers.StartEtcdCluster(b, 3))
+	ensemble := servers.ZooKeeperServers(servers.StartZooKeeper(b, 3))
 	b.Run("uncontended", func(b *testing.B) {
 		key := backendKey(b)
-		bs := backends(b, cluster)
+		bs := backends(b, cluster, ensemble)
 		for b.Loop() {
 			reportRatios(b, bs, lockbench.Uncontended(b, bs, key, backendRounds, backendOps, backendWindow))
 		}
@@ -104,7 +123,7 @@ func BenchmarkBackends(b *testing.B) {
 			key := backendKey(b)
 			clients := make([][]backend, n) // clients[i][j]: store j's i-th client (process)
 			for i := range clients {
-				clients[i] = backends(b, cluster)
+				clients[i] = backends(b, cluster, ensemble)
 			}
 			for b.Loop() {
 				reportBackends(b, clients[0], "handoffs/s", func(s backend) float64 {

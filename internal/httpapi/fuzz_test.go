@@ -28,7 +28,7 @@ import (
 
 const fuzzToken = "fuzz-admin-token"
 
-// fuzzAPI wires the API on a fresh schema with a small pool, the per-user rate limiter on
+// fuzzAPI wires the production API (nothing plugged in) on a fresh schema with a small pool, the per-user rate limiter on
 // (with a budget no fuzz run reaches, so that its body handling is fuzzed too).
 func fuzzAPI(f *testing.F) http.Handler {
 	f.Helper()
@@ -149,10 +149,12 @@ func FuzzCreateProductBody(f *testing.F) {
 		checkAnswer(t, w)
 		var req api.NewProduct
 		valid := httpapi.StrictDecode(body, &req) == nil && req.Stock != nil
-		np := inventory.NewProduct{Name: req.Name, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS}
+		np := inventory.NewProduct{Name: req.Name, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
+			LabLock: req.Lock, LeaseMS: req.LeaseMS, Fair: req.Fair, PayWithinMS: req.PayWithinMS}
 		if valid {
 			np.Stock = *req.Stock
-			valid = np.Validate() == nil
+			// The production build's rules: no teaching strategy, no think_ms (fuzzAPI plugs nothing in).
+			valid = np.Validate() == nil && np.ThinkMS == 0
 		}
 		if w.Code != http.StatusCreated {
 			if valid || (w.Code != http.StatusBadRequest && w.Code != http.StatusRequestEntityTooLarge) {

@@ -28,8 +28,8 @@ func StoredFence(err error) (int64, bool) {
 	return 0, false
 }
 
-// fenceAdmits is the SQL condition under which a write with fence ? may write a product
+// FenceAdmits is the SQL condition under which a write with fence ? may write a product
 // row: a fence above every fence written before (one write per grant, so an equal fence is
 // another grant's). Fence 0 is no lock (the redis and queue strategies): it writes only rows
 // no lock has fenced.
-const fenceAdmits = `(products.fence < ? OR products.fence = 0 AND CAST(? AS bigint) = 0)`
+const FenceAdmits = `(products.fence < ? OR products.fence = 0 AND CAST(? AS bigint) = 0)`

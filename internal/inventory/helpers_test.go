@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/testenv"
 )
 
@@ -31,7 +30,6 @@ func createProduct(t *testing.T, np inventory.NewProduct) (inventory.Product, *i
 	t.Helper()
 	gdb := testenv.Postgres(t)
 	s := inventory.NewStore(gdb)
-	s.CheckLab(lab.Check)
 	ctx := context.Background()
 	p, err := s.Create(ctx, np)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
-	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/testenv"
 )
 
@@ -20,7 +19,7 @@ func TestValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"default strategy", inventory.NewProduct{Name: "a", Stock: 1}, true},
-		{"zero stock", inventory.NewProduct{Name: "a", Stock: 0, Strategy: "naive"}, true},
+		{"zero stock", inventory.NewProduct{Name: "a", Stock: 0, Strategy: "pessimistic"}, true},
 		{"no name", inventory.NewProduct{Stock: 1}, false},
 		{"bad utf-8", inventory.NewProduct{Name: "\xff", Stock: 1}, false},
 		{"negative stock", inventory.NewProduct{Name: "a", Stock: -1}, false},
@@ -28,13 +27,11 @@ func TestValidate(t *testing.T) {
 		{"unknown strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "x"}, false},
 		{"think too long", inventory.NewProduct{Name: "a", Stock: 1, ThinkMS: inventory.MaxThinkMS + 1}, false},
 		{"fair dlock", inventory.NewProduct{Name: "a", Stock: 1, Fair: true}, true},
-		{"fair naive", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", Fair: true}, false},
-		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
-		{"lab with the etcd lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "etcd", LeaseMS: 2000}, true},
-		{"lab without a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab"}, false},
-		{"lab, negative lease", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: -1}, false},
+		{"fair optimistic", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "optimistic", Fair: true}, false},
+		{"naive, a teaching strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive"}, false},
+		{"lab, a teaching strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease"}, false},
 		{"a lock without lab", inventory.NewProduct{Name: "a", Stock: 1, LabLock: "dlock"}, false},
-		{"a lease without lab", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", LeaseMS: 100}, false},
+		{"a lease without lab", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "optimistic", LeaseMS: 100}, false},
 	}
 	for _, tt := range tests {
 		err := tt.np.Validate()
@@ -47,25 +44,44 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestCreateChecksLab: a lab product's lock and lease are checked by the lab's rules
-// (lab.Check, which the Store is given), which this package does not know: an unknown lock
-// and a lease out of bounds are refused as invalid, a known one is created; a Store that was
-// given no rules refuses every lab product.
-func TestCreateChecksLab(t *testing.T) {
+// TestCreatePlugged: a Store accepts products of a strategy that is not a production one only
+// once it is plugged in (Plug), checked by the check it was given, which this package does not
+// know; an unknown strategy is refused, never sold by a default; think_ms is refused until
+// AllowThink.
+func TestCreatePlugged(t *testing.T) {
 	t.Parallel()
 	gdb := testenv.Postgres(t)
 	ctx := context.Background()
+	lab := inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}
+	thinks := inventory.NewProduct{Name: "a", Stock: 1, ThinkMS: 5}
+	bare := inventory.NewStore(gdb)
+	for _, np := range []inventory.NewProduct{lab, thinks, {Name: "a", Stock: 1, Strategy: "x"}} {
+		if _, err := bare.Create(ctx, np); !errors.Is(err, inventory.ErrInvalid) {
+			t.Errorf("%+v in a Store with nothing plugged: Create() = %v, want ErrInvalid", np, err)
+		}
+	}
 	s := inventory.NewStore(gdb)
-	s.CheckLab(lab.Check)
+	s.Plug("lab", func(np inventory.NewProduct) error {
+		if np.LabLock != "lease" || np.LeaseMS < 10 {
+			return errors.New("lock must be lease, lease_ms at least 10")
+		}
+		return nil
+	})
+	s.Plug("naive", nil)
+	s.AllowThink()
 	for _, tt := range []struct {
 		name string
 		np   inventory.NewProduct
 		ok   bool
 	}{
-		{"lab with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200}, true},
-		{"lab with the etcd lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "etcd", LeaseMS: 2000}, true},
+		{"lab with a lock", lab, true},
+		{"think_ms", thinks, true},
+		{"naive", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", ThinkMS: 5}, true},
+		{"naive with a lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "naive", LabLock: "lease"}, false},
 		{"lab, unknown lock", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "spin"}, false},
 		{"lab, lease too short", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 5}, false},
+		{"lab, a payment window", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease", LeaseMS: 200, PayWithinMS: 1000}, false},
+		{"unknown strategy", inventory.NewProduct{Name: "a", Stock: 1, Strategy: "x"}, false},
 	} {
 		_, err := s.Create(ctx, tt.np)
 		if got := err == nil; got != tt.ok {
@@ -74,10 +90,6 @@ func TestCreateChecksLab(t *testing.T) {
 		if err != nil && !errors.Is(err, inventory.ErrInvalid) {
 			t.Errorf("%s: error %v is not ErrInvalid", tt.name, err)
 		}
-	}
-	_, err := inventory.NewStore(gdb).Create(ctx, inventory.NewProduct{Name: "a", Stock: 1, Strategy: "lab", LabLock: "lease"})
-	if !errors.Is(err, inventory.ErrInvalid) {
-		t.Errorf("a lab product in a Store without lab rules: Create() = %v, want ErrInvalid", err)
 	}
 }
 
@@ -125,36 +137,5 @@ func TestKeysShareHashSlot(t *testing.T) {
 		if want := "seckill:{p:42}:"; key[:len(want)] != want {
 			t.Errorf("key %q does not carry the hash tag {p:42}", key)
 		}
-	}
-}
-
-// TestClaimStockFences: a lab holder with a fence records it when it reads, so an older
-// holder that read before can no longer write, and its write is ErrFenced; without a fence,
-// the write is the plain lost update the lab shows.
-func TestClaimStockFences(t *testing.T) {
-	t.Parallel()
-	p, _, tx := createProduct(t, inventory.NewProduct{Name: "lab", Stock: 5, Strategy: inventory.StrategyLab, LabLock: "dlock"})
-	old, err := inventory.ClaimStock(tx, p.ID, 1) // the older holder reads, then is paused
-	if err != nil || old != 5 {
-		t.Fatalf("ClaimStock(fence 1) = %d, %v", old, err)
-	}
-	now, err := inventory.ClaimStock(tx, p.ID, 2) // its lease ran out: a newer holder reads
-	if err != nil || now != 5 {
-		t.Fatalf("ClaimStock(fence 2) = %d, %v", now, err)
-	}
-	if _, err := inventory.SwapStockFenced(tx, p.ID, old-1, 1); !errors.Is(err, inventory.ErrFenced) {
-		t.Errorf("the older holder's write = %v, want ErrFenced", err)
-	}
-	if _, err := inventory.ClaimStock(tx, p.ID, 1); !errors.Is(err, inventory.ErrFenced) {
-		t.Errorf("the older holder's read = %v, want ErrFenced", err)
-	}
-	if _, err := inventory.SwapStockFenced(tx, p.ID, now-1, 2); err != nil {
-		t.Errorf("the newer holder's write = %v", err)
-	}
-	if _, err := inventory.SwapStockFenced(tx, p.ID, old-1, 0); err != nil { // unfenced: lands whatever happened
-		t.Errorf("an unfenced write = %v", err)
-	}
-	if got, _ := inventory.Stock(tx, p.ID, false); got != 4 {
-		t.Errorf("stock %d, want 4", got)
 	}
 }

@@ -28,19 +28,15 @@ type Strategy string
 // The strategies, chosen per product.
 const (
 	StrategyDlock       Strategy = "dlock"       // Redis lock (internal/dlock) + fenced conditional update
-	StrategyNaive       Strategy = "naive"       // read, check, write: oversells, for teaching
 	StrategyPessimistic Strategy = "pessimistic" // SELECT ... FOR UPDATE
 	StrategyOptimistic  Strategy = "optimistic"  // UPDATE ... WHERE stock > 0
 	StrategyRedis       Strategy = "redis"       // atomic Lua gate in Redis, then PostgreSQL
 	StrategyQueue       Strategy = "queue"       // Lua admission onto a Redis Stream, written by consumers
-	// StrategyLab is the oversell lab's (docs/lab.md): the product's LabLock alone guards
-	// its stock. Teaching code, never a production path.
-	StrategyLab Strategy = "lab"
 )
 
-// Strategies lists every production strategy, the default first. StrategyLab is valid too,
-// but is not one of them.
-var Strategies = []Strategy{StrategyDlock, StrategyNaive, StrategyPessimistic, StrategyOptimistic, StrategyRedis, StrategyQueue}
+// Strategies lists every production strategy, the default first. The teaching strategies
+// (naive, lab) are plugged in from outside by the lab build (Store.Plug, internal/labapi).
+var Strategies = []Strategy{StrategyDlock, StrategyPessimistic, StrategyOptimistic, StrategyRedis, StrategyQueue}
 
 // Limits on new products.
 const (
@@ -59,8 +55,8 @@ type Product struct {
 	InitialStock int
 	Strategy     Strategy
 	ThinkMS      int
-	LabLock      string // the name of the lab's lock (StrategyLab only; internal/lab owns the names)
-	LeaseMS      int    // the lab lock's lease; 0: the service's lock TTL (StrategyLab only)
+	LabLock      string // the name of the lab's lock (the lab strategy only; internal/lab owns the names)
+	LeaseMS      int    // the lab lock's lease; 0: the service's lock TTL (the lab strategy only)
 	Fair         bool   // buyers served in the order they asked, across processes (StrategyDlock only)
 	// PayWithinMS is the payment window of the product's reservations: its orders are pending
 	// until paid, and expire (their units coming back) PayWithinMS after they were made. 0:
@@ -89,29 +85,38 @@ type NewProduct struct {
 	Stock    int
 	Strategy Strategy // empty means StrategyDlock
 	ThinkMS  int
-	LabLock  string // required with StrategyLab, else empty; Store.CheckLab checks it
-	LeaseMS  int    // StrategyLab only: 0 (the service's lock TTL) or a lease Store.CheckLab accepts
+	LabLock  string // empty but for a plugged strategy that asks for it (see Store.Plug)
+	LeaseMS  int    // 0 but for a plugged strategy that asks for it (see Store.Plug)
 	Fair     bool   // StrategyDlock only: a fair lock (internal/dlock's ObtainFair)
 	// PayWithinMS (0 to MaxPayWithinMS) is the payment window of the product's reservations;
 	// not for the strategies that write absolute stock values (naive, lab: see Reservable).
 	PayWithinMS int
 }
 
-// Validate reports the first problem with np, wrapped in ErrInvalid, with a message fit
-// for the person who sent it. A lab product's lock and lease are checked by the lab's own
-// rules too, when the Store creates it (see Store.CheckLab).
+// Validate reports the first problem with np as a product of a production strategy, wrapped
+// in ErrInvalid, with a message fit for the person who sent it. (Store.Create checks the
+// products of a plugged strategy with its own check instead: see Store.Plug.)
 func (np *NewProduct) Validate() error {
 	if np.Strategy == "" {
 		np.Strategy = StrategyDlock
 	}
+	switch {
+	case !slices.Contains(Strategies, np.Strategy):
+		return fmt.Errorf("%w: strategy must be one of %v", ErrInvalid, Strategies)
+	case np.LabLock != "" || np.LeaseMS != 0:
+		return fmt.Errorf("%w: lock and lease_ms are for the lab's products only", ErrInvalid)
+	}
+	return np.validateCommon()
+}
+
+// validateCommon checks the fields every product has, whatever its strategy.
+func (np *NewProduct) validateCommon() error {
 	switch {
 	case np.Name == "" || utf8.RuneCountInString(np.Name) > MaxNameLen || !utf8.ValidString(np.Name) ||
 		strings.ContainsRune(np.Name, 0):
 		return fmt.Errorf("%w: name must be 1 to %d characters of valid UTF-8, without NUL", ErrInvalid, MaxNameLen)
 	case np.Stock < 0 || np.Stock > MaxStock:
 		return fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalid, MaxStock)
-	case !np.Strategy.Valid():
-		return fmt.Errorf("%w: strategy must be one of %v or %s", ErrInvalid, Strategies, StrategyLab)
 	case np.ThinkMS < 0 || np.ThinkMS > MaxThinkMS:
 		return fmt.Errorf("%w: think_ms must be between 0 and %d", ErrInvalid, MaxThinkMS)
 	case np.Fair && np.Strategy != StrategyDlock:
@@ -122,30 +127,11 @@ func (np *NewProduct) Validate() error {
 		return fmt.Errorf("%w: pay_within_ms is not for strategy %s, which writes absolute stock values: a unit given back would be a lost update",
 			ErrInvalid, np.Strategy)
 	}
-	return np.validateLab()
-}
-
-// validateLab checks the fields only lab products have.
-func (np *NewProduct) validateLab() error {
-	if np.Strategy != StrategyLab {
-		if np.LabLock != "" || np.LeaseMS != 0 {
-			return fmt.Errorf("%w: lock and lease_ms are for strategy %s only", ErrInvalid, StrategyLab)
-		}
-		return nil
-	}
-	switch {
-	case np.LabLock == "":
-		return fmt.Errorf("%w: strategy %s needs a lock", ErrInvalid, StrategyLab)
-	case np.LeaseMS < 0:
-		return fmt.Errorf("%w: lease_ms must not be negative", ErrInvalid)
-	}
 	return nil
 }
 
 // Reservable reports whether products of strategy s may have a payment window: every
-// strategy whose writers change the stock relatively under PostgreSQL's row lock, so that a
-// unit given back is never overwritten. Not naive nor the lab, which write stock = read - 1.
-func (s Strategy) Reservable() bool { return s != StrategyNaive && s != StrategyLab }
-
-// Valid reports whether s is one of Strategies or StrategyLab.
-func (s Strategy) Valid() bool { return s == StrategyLab || slices.Contains(Strategies, s) }
+// production strategy, whose writers change the stock relatively under PostgreSQL's row lock,
+// so that a unit given back is never overwritten. Not the teaching ones, which write stock =
+// read - 1.
+func (s Strategy) Reservable() bool { return slices.Contains(Strategies, s) }

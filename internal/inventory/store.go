@@ -22,8 +22,9 @@ type Store struct {
 	notFound notFound
 	// announce, if set (NewCreations), tells the other processes of a product created here.
 	announce func(ctx context.Context, id int64)
-	// checkLab, if set (CheckLab), checks a lab product's lock and lease.
-	checkLab func(lock string, leaseMS int) error
+	// plugged checks the products of the strategies plugged in from outside (Plug), by name.
+	plugged map[Strategy]func(NewProduct) error
+	think   bool // AllowThink: products may have think_ms
 }
 
 // NewStore returns a Store on db.
@@ -32,24 +33,34 @@ func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 // DB returns the store's database handle, for services that open transactions.
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// CheckLab makes Create check a lab product's lock name and lease with check, whose error
-// says what is wrong: the oversell lab owns its locks (internal/lab's Check), so this package
-// does not know which exist. A Store without it refuses lab products. Call it before the
-// Store is used.
-func (s *Store) CheckLab(check func(lock string, leaseMS int) error) { s.checkLab = check }
-
-// Create validates np and inserts it with stock = initial_stock.
-func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
-	if err := np.Validate(); err != nil {
-		return Product{}, err
+// Plug makes Create accept products of strategy, one that is not in Strategies and that a
+// strategy plugged into the purchase service from outside sells (the lab build's naive and
+// lab, internal/labapi). check, if not nil, says what is wrong with such a product's lock and
+// lease. Call it before the Store is used.
+func (s *Store) Plug(strategy Strategy, check func(NewProduct) error) {
+	if s.plugged == nil {
+		s.plugged = map[Strategy]func(NewProduct) error{}
 	}
-	if np.Strategy == StrategyLab {
-		if s.checkLab == nil {
-			return Product{}, fmt.Errorf("%w: this process sells no lab products", ErrInvalid)
+	if check == nil {
+		check = func(np NewProduct) error {
+			if np.LabLock != "" || np.LeaseMS != 0 {
+				return fmt.Errorf("lock and lease_ms are not for strategy %s", np.Strategy)
+			}
+			return nil
 		}
-		if err := s.checkLab(np.LabLock, np.LeaseMS); err != nil {
-			return Product{}, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
+	}
+	s.plugged[strategy] = check
+}
+
+// AllowThink makes Create accept think_ms above 0: a teaching pause that only a purchase
+// service given a Thinker takes (the lab build). Call it before the Store is used.
+func (s *Store) AllowThink() { s.think = true }
+
+// Create validates np and inserts it with stock = initial_stock. An invalid product is
+// ErrInvalid, with a message for the person who sent it.
+func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
+	if err := s.validate(&np); err != nil {
+		return Product{}, err
 	}
 	var p Product
 	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms, fair,
@@ -63,6 +74,24 @@ func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 		s.announce(ctx, p.ID)
 	}
 	return p, nil
+}
+
+// validate checks np as Validate does, or with its plugged strategy's check (see Plug).
+func (s *Store) validate(np *NewProduct) error {
+	if np.ThinkMS > 0 && !s.think {
+		return fmt.Errorf("%w: think_ms is a teaching pause of the lab build of the API (go build -tags lab ./cmd/api); this one takes none", ErrInvalid)
+	}
+	check, plugged := s.plugged[np.Strategy]
+	if !plugged {
+		return np.Validate()
+	}
+	if err := np.validateCommon(); err != nil {
+		return err
+	}
+	if err := check(*np); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
 }
 
 // Get reads the product as it is now. An id PostgreSQL had no product of within the last
@@ -143,7 +172,7 @@ func Decrement(tx *gorm.DB, id int64, n int) (int, error) {
 func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
 	var left []int
 	err := tx.Raw(`UPDATE products SET stock = stock - ?, fence = ?, updated_at = now()
-		WHERE id = ? AND stock >= ? AND `+fenceAdmits+` RETURNING stock`, n, fence, id, n, fence, fence).Scan(&left).Error
+		WHERE id = ? AND stock >= ? AND `+FenceAdmits+` RETURNING stock`, n, fence, id, n, fence, fence).Scan(&left).Error
 	if err != nil {
 		return 0, fmt.Errorf("decrement product %d: %w", id, err)
 	}

@@ -38,7 +38,7 @@ func TestEtcdSafeUnderFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cells := []labrun.Pair{{Lock: "etcd", Scenario: "crash"}, {Lock: "etcd", Scenario: "pause"}, {Lock: "etcd", Scenario: "failover"}}
-	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
+	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, APIBin: servers.BuildAPI(t), DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
 		Prefix: prefix, EtcdEndpoints: endpoints, DB: sqlDB, Redis: rdb, Logf: t.Logf, HistoryDir: t.TempDir()})
 	var matrix strings.Builder
 	labrun.WriteMatrix(&matrix, res)

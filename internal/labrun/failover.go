@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/history"
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // The failover scenario: the failure the write-ups on Redis locks name as the flaw of a lock
@@ -25,14 +25,14 @@ import (
 // through the sentinels (REDIS_SENTINEL_ADDRS). The run's own processes wait meanwhile.
 
 // failoverWait bounds how long a failover cell waits for the sentinels to promote the
-// replica; they take a few seconds (launch.SentinelDownAfter, then an election).
+// replica; they take a few seconds (procs.SentinelDownAfter, then an election).
 const failoverWait = 15 * time.Second
 
 // onSentinels runs f with the run's processes and Redis swapped for a failover cell's stage,
 // and stops the stage when f returns. Its error is f's, or the stage's, which could not
 // start; the stage's processes that do not stop cleanly are only logged (cfg.Logf).
 func (r *run) onSentinels(f func() error) error {
-	d, err := launch.StartSentinels(nil)
+	d, err := procs.StartSentinels(nil)
 	if err != nil {
 		return fmt.Errorf("failover stage: %w", err)
 	}
@@ -46,7 +46,7 @@ func (r *run) onSentinels(f func() error) error {
 	}
 	env := maps.Clone(r.env)
 	env["REDIS_SENTINEL_ADDRS"], env["REDIS_SENTINEL_MASTER"] = strings.Join(d.Addrs(), ","), d.Name
-	apis, err := launch.StartAPIs(3, env)
+	apis, err := procs.StartAPIs(r.cfg.APIBin, 3, env)
 	if err != nil {
 		return fmt.Errorf("failover stage: %w", err)
 	}

@@ -5,22 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/history"
-	"github.com/seckill/seckill/internal/lab"
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // holder finds the API process that holds the lock at key, as an operator reading Redis
-// would: every lab lock value starts with its holder's process id (lab.Owner, lab.OwnerOf). want says
+// would: every lab lock value starts with its holder's process id (internal/lab's Owner; ownerOf). want says
 // which state of the key to wait for, by its PTTL. It polls every 2 ms until ctx ends.
-func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*launch.API,
+func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*procs.API,
 	want func(pttl time.Duration) bool,
-) (*launch.API, error) {
+) (*procs.API, error) {
 	for {
 		if a := holderNow(ctx, rdb, key, apis, want); a != nil {
 			return a, nil
@@ -34,9 +34,9 @@ func holder(ctx context.Context, rdb redis.UniversalClient, key string, apis []*
 }
 
 // holderNow is the process of apis that holds key in a state want accepts, or nil.
-func holderNow(ctx context.Context, rdb redis.UniversalClient, key string, apis []*launch.API,
+func holderNow(ctx context.Context, rdb redis.UniversalClient, key string, apis []*procs.API,
 	want func(pttl time.Duration) bool,
-) *launch.API {
+) *procs.API {
 	var get *redis.StringCmd
 	var ttl *redis.DurationCmd
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -46,7 +46,7 @@ func holderNow(ctx context.Context, rdb redis.UniversalClient, key string, apis 
 	if err != nil || !want(ttl.Val()) {
 		return nil
 	}
-	pid, ok := lab.OwnerOf(get.Val())
+	pid, ok := ownerOf(get.Val())
 	for _, a := range apis {
 		if ok && a.Pid() == pid {
 			return a
@@ -131,7 +131,7 @@ var errSignal = errors.New("signal")
 // pause, after its read of the stock) and returns it and when it stopped it. It checks the key
 // again once the process is stopped, and looks again for up to 5 s if the lock changed hands
 // meanwhile (docs/lab.md).
-func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*launch.API, time.Time, error) {
+func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*procs.API, time.Time, error) {
 	// go-redis reports PTTL's -2 (no key) and -1 (no expiry) as those many nanoseconds.
 	want := func(pttl time.Duration) bool { return pttl != -2 }
 	switch {
@@ -159,7 +159,7 @@ func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*la
 			return nil, time.Time{}, errors.Join(errSignal, err)
 		}
 		stopped := time.Now()
-		if holderNow(hctx, r.rdb, key, []*launch.API{a}, want) == a {
+		if holderNow(hctx, r.rdb, key, []*procs.API{a}, want) == a {
 			return a, stopped, nil
 		}
 		if err := a.Signal(syscall.SIGCONT); err != nil {
@@ -171,7 +171,7 @@ func (r *run) stopHolder(ctx context.Context, s Scenario, lock, key string) (*la
 // thinking waits until a, which held key a moment ago, has read the stock under it and thinks,
 // as the lock history that the processes append to says (tail): true then; false once a no
 // longer holds key. Its error is for ctx's end or a history that cannot be read.
-func (r *run) thinking(ctx context.Context, tl *tail, key string, a *launch.API, want func(time.Duration) bool) (bool, error) {
+func (r *run) thinking(ctx context.Context, tl *tail, key string, a *procs.API, want func(time.Duration) bool) (bool, error) {
 	for {
 		if err := tl.poll(); err != nil {
 			return false, err
@@ -179,7 +179,7 @@ func (r *run) thinking(ctx context.Context, tl *tail, key string, a *launch.API,
 		if tl.thinking(a.Pid()) {
 			return true, nil
 		}
-		if holderNow(ctx, r.rdb, key, []*launch.API{a}, want) != a {
+		if holderNow(ctx, r.rdb, key, []*procs.API{a}, want) != a {
 			return false, nil
 		}
 		select {
@@ -188,4 +188,12 @@ func (r *run) thinking(ctx context.Context, tl *tail, key string, a *launch.API,
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// ownerOf is the process id at the start of a lab lock's value, "<pid>:..." (internal/lab's
+// OwnerOf, the format every lab lock writes).
+func ownerOf(value string) (pid int, ok bool) {
+	head, _, found := strings.Cut(value, ":")
+	pid, err := strconv.Atoi(head)
+	return pid, found && err == nil
 }

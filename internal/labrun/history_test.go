@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/labrun"
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestLockHistoryNegativeControl: the lock histories of the pause scenario, recorded by the
@@ -35,7 +36,7 @@ func TestLockHistoryNegativeControl(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	cells := []labrun.Pair{{Lock: "watchdog", Scenario: "pause"}, {Lock: "fence", Scenario: "pause"}, {Lock: "dlock", Scenario: "pause"}}
-	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
+	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, APIBin: servers.BuildAPI(t), DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
 		Prefix: prefix, DB: sqlDB, Redis: rdb, Logf: t.Logf, HistoryDir: dir})
 	var matrix strings.Builder
 	labrun.WriteMatrix(&matrix, res)

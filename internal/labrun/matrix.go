@@ -16,13 +16,17 @@ import (
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/audit"
-	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/keys"
 	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // Config is one run of the lab.
 type Config struct {
 	Cells []Pair // lock and scenario, in order
+	// APIBin is the lab build of cmd/api (go build -tags lab ./cmd/api; make build's
+	// bin/labapi) that the runner starts, three processes at a time.
+	APIBin string
 	// DatabaseURL and RedisAddr are what the API processes and the audit use; Prefix is the
 	// processes' REDIS_KEY_PREFIX (default: "lab-" and 8 random characters).
 	DatabaseURL, RedisAddr, Prefix string
@@ -96,12 +100,12 @@ type run struct {
 	cfg   Config
 	env   map[string]string
 	token string
-	apis  []*launch.API
+	apis  []*procs.API
 	// retired are processes that exited mid-run (killed) and were replaced (startAPI).
-	retired []*launch.API
+	retired []*procs.API
 	rdb     redis.UniversalClient
 	// sentinels is a failover cell's Redis (see onSentinels); nil otherwise.
-	sentinels *launch.Sentinels
+	sentinels *procs.Sentinels
 	zk        *launch.ZooKeeperEnsemble // the zookeeper locks' (zookeeper.go); nil: no such cell
 	netns     []*netnsProc              // the processes' namespaces, when a partition cell needs them
 	// netnsErr says why the processes run without namespaces although a cell needs them.
@@ -129,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	r := &run{
 		cfg: cfg, token: token, rdb: cfg.Redis,
-		auditor: audit.New(cfg.DB, nil, inventory.Keys{Prefix: prefix}),
+		auditor: audit.New(cfg.DB, nil, keys.Keys{Prefix: prefix}),
 		hc:      &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}},
 		env: map[string]string{
 			"DATABASE_URL": cfg.DatabaseURL, "REDIS_ADDR": cfg.RedisAddr, "REDIS_KEY_PREFIX": prefix,
@@ -172,7 +176,7 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell, err error
 	defer func() { c.Seconds = time.Since(start).Seconds() }()
 	admin := client.New(r.apis[0].Base, &client.Options{AdminToken: r.token, HTTPClient: r.hc})
 	prod, err := admin.CreateProduct(ctx, api.NewProduct{
-		Name: "lab " + p.Lock + " " + p.Scenario, Stock: &s.Stock, Strategy: string(inventory.StrategyLab),
+		Name: "lab " + p.Lock + " " + p.Scenario, Stock: &s.Stock, Strategy: "lab",
 		ThinkMS: s.ThinkMS, Lock: p.Lock, LeaseMS: s.LeaseMS,
 	})
 	if err != nil {
@@ -180,7 +184,7 @@ func (r *run) cell(ctx context.Context, p Pair, label string) (c Cell, err error
 		return c, nil
 	}
 	c.ProductID = prod.ID
-	key := inventory.Keys{Prefix: r.env["REDIS_KEY_PREFIX"]}.Lock(prod.ID)
+	key := keys.Keys{Prefix: r.env["REDIS_KEY_PREFIX"]}.Lock(prod.ID)
 	cr := &crowd{product: prod.ID, start: time.Now(), answers: map[string]int{}, users: map[int64]heard{}}
 	for _, a := range r.apis {
 		cr.clients = append(cr.clients, client.New(a.Base, &client.Options{HTTPClient: r.hc}))

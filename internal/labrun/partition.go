@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/history"
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // The partition scenario cuts the process that holds a product's lock off from the lock's
@@ -19,12 +19,12 @@ import (
 // reaches PostgreSQL, so a holder that does not learn of its loss in time writes after
 // another process took the lock (Kleppmann's example, caused by the network instead of a
 // pause). For that, when a run has a partition cell, its three processes run each in a
-// network namespace of its own (launch.StartNetns, which needs root, ip and nft), reaching
+// network namespace of its own (procs.StartNetns, which needs root, ip and nft), reaching
 // PostgreSQL, Redis and etcd through forwarders that the cell can cut it off from.
 
 // netnsProc is the namespace of one of the run's processes.
 type netnsProc struct {
-	ns    *launch.Netns
+	ns    *procs.Netns
 	env   map[string]string // the run's env, with the forwarders' addresses
 	pg    string            // the forwarder to PostgreSQL, which probes (postgresProbe)
 	redis string            // the forwarder to Redis
@@ -46,11 +46,11 @@ func hasPartition(cells []Pair) bool {
 // needs it and namespaces can be made here (otherwise r.netnsErr says why not).
 func (r *run) startAPIs() (err error) {
 	if !hasPartition(r.cfg.Cells) {
-		r.apis, err = launch.StartAPIs(3, r.env)
+		r.apis, err = procs.StartAPIs(r.cfg.APIBin, 3, r.env)
 		return err
 	}
-	if r.netnsErr = launch.NetnsSupported(); r.netnsErr != nil {
-		r.apis, err = launch.StartAPIs(3, r.env)
+	if r.netnsErr = procs.NetnsSupported(); r.netnsErr != nil {
+		r.apis, err = procs.StartAPIs(r.cfg.APIBin, 3, r.env)
 		return err
 	}
 	for i := range 3 {
@@ -59,7 +59,7 @@ func (r *run) startAPIs() (err error) {
 			return err
 		}
 		r.netns = append(r.netns, p)
-		a, err := launch.LaunchAPIIn(p.ns, fmt.Sprintf("api%d", i+1), p.env)
+		a, err := procs.LaunchAPIIn(p.ns, r.cfg.APIBin, fmt.Sprintf("api%d", i+1), p.env)
 		if err != nil {
 			return err
 		}
@@ -77,12 +77,12 @@ func (r *run) startAPIs() (err error) {
 // exited; it is closed with the others (a data race its log shows fails the run then).
 func (r *run) startAPI(i int) error {
 	r.retired = append(r.retired, r.apis[i])
-	var a *launch.API
+	var a *procs.API
 	var err error
 	if r.netns == nil {
-		a, err = launch.StartAPI(r.apis[i].Name, r.env)
+		a, err = procs.StartAPI(r.cfg.APIBin, r.apis[i].Name, r.env)
 	} else {
-		a, err = launch.StartAPIIn(r.netns[i].ns, r.apis[i].Name, r.netns[i].env)
+		a, err = procs.StartAPIIn(r.netns[i].ns, r.cfg.APIBin, r.apis[i].Name, r.netns[i].env)
 	}
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (r *run) startAPI(i int) error {
 
 // newNetnsProc makes a namespace with forwarders to the run's PostgreSQL, Redis and etcd.
 func (r *run) newNetnsProc() (_ *netnsProc, err error) {
-	ns, err := launch.StartNetns("lab")
+	ns, err := procs.StartNetns("lab")
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (stri
 
 // partitionTarget finds the process that holds key: for the postgres locks, once it has
 // read the stock under it (see partition).
-func (r *run) partitionTarget(ctx context.Context, lock, key string) (*launch.API, error) {
+func (r *run) partitionTarget(ctx context.Context, lock, key string) (*procs.API, error) {
 	want := func(pttl time.Duration) bool { return pttl != -2 }
 	tl := newTail(lockHistory(r.historyDir), key)
 	for {
@@ -226,4 +226,4 @@ func (r *run) healNetns() error {
 
 // PartitionSupported says why the partition scenario cannot run here (it needs root, ip and
 // nft), or nil.
-func PartitionSupported() error { return launch.NetnsSupported() }
+func PartitionSupported() error { return procs.NetnsSupported() }

@@ -10,6 +10,7 @@ import (
 	"github.com/seckill/seckill/internal/labrun"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/missing"
+	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
 // TestPartitionCells runs the partition column's telling cells as `loadtest lab` does, with
@@ -46,7 +47,7 @@ func TestPartitionCells(t *testing.T) {
 	for _, lock := range labrun.ShortPartition {
 		cells = append(cells, labrun.Pair{Lock: lock, Scenario: "partition"})
 	}
-	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
+	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, APIBin: servers.BuildAPI(t), DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
 		Prefix: prefix, EtcdEndpoints: endpoints, DB: sqlDB, Redis: rdb, Logf: t.Logf, HistoryDir: t.TempDir()})
 	var matrix strings.Builder
 	labrun.WriteMatrix(&matrix, res)

@@ -4,7 +4,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // The postgres locks' cells (internal/lab: an advisory lock on a session the holder keeps).
@@ -22,9 +22,9 @@ const PostgresSessionLoss = 2 * time.Second
 // tcp_keepalives_idle = 1, tcp_keepalives_interval = 1, tcp_keepalives_count = 1 and
 // tcp_user_timeout = 2000 would. A partition cell's processes reach PostgreSQL through
 // forwarders, which would answer its probes themselves, so the forwarders probe in its place
-// (launch.Netns.ForwardProbing; docs/lab.md, "The database as a lock", says why the user
+// (procs.Netns.ForwardProbing; docs/lab.md, "The database as a lock", says why the user
 // timeout, and what PostgreSQL's defaults would do).
-var postgresProbe = launch.Probe{
+var postgresProbe = procs.Probe{
 	KeepAlive:   net.KeepAliveConfig{Idle: time.Second, Interval: time.Second, Count: 1},
 	UserTimeout: PostgresSessionLoss,
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // How a run goes through its cells and what it does with its processes between and after them.
@@ -75,7 +75,7 @@ func (r *run) close() error {
 
 // closeAPIs stops apis, and logs (cfg.Logf) the tail of the log of each that did not stop
 // cleanly.
-func (r *run) closeAPIs(apis []*launch.API) error {
+func (r *run) closeAPIs(apis []*procs.API) error {
 	var errs []error
 	for _, a := range apis {
 		if err := a.Close(); err != nil {

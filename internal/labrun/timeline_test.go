@@ -66,7 +66,7 @@ func TestTimelineInChromium(t *testing.T) {
 	defer cancel()
 	cells := []labrun.Pair{{Lock: "watchdog", Scenario: "pause"}, {Lock: "fence", Scenario: "pause"}, {Lock: "dlock", Scenario: "pause"}}
 	keep := &keeper{t: t, dir: t.TempDir(), update: os.Getenv("UPDATE_SCREENSHOTS") == "1"}
-	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
+	res, err := labrun.Run(ctx, labrun.Config{Cells: cells, APIBin: servers.BuildAPI(t), DatabaseURL: dsn, RedisAddr: testenv.RedisAddr(t),
 		Prefix: prefix, DB: sqlDB, Redis: rdb, Logf: t.Logf, HistoryDir: keep.dir, Watch: keep})
 	if err != nil {
 		t.Fatal(err)

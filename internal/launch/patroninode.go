@@ -166,7 +166,7 @@ func (n *PatroniNode) Start() error {
 		b.patroni, filepath.Join(n.dir, "config")}
 	cmd := exec.Command(b.unshare, args...)
 	if n.ns != nil {
-		cmd = exec.Command(n.ns.ip, append([]string{"netns", "exec", n.ns.Name, b.unshare}, args...)...)
+		cmd = n.ns.Exec(append([]string{b.unshare}, args...)...)
 	}
 	cmd.Dir = n.dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + n.dir, "LANG=C.UTF-8", "LC_ALL=C.UTF-8"}

@@ -51,6 +51,7 @@ type ZooKeeper struct {
 	cmd []string // java and its arguments
 	log *Buffer
 	ens *ZooKeeperEnsemble
+	ns  *Netns // the namespace it runs in; nil: the root one
 
 	// Guarded by ens.mu.
 	proc   *Process // nil while stopped
@@ -88,15 +89,25 @@ func (e *ZooKeeperEnsemble) Servers() []string {
 // it is closed already. A port taken meanwhile by another program makes it start again on
 // other ports, up to three times.
 func StartZooKeeperEnsemble(n int) (*ZooKeeperEnsemble, error) {
+	return StartZooKeeperEnsembleIn(n, nil)
+}
+
+// StartZooKeeperEnsembleIn is StartZooKeeperEnsemble with member 1 in the network namespace ns
+// (nil: none), listening on ns.Inside and reaching the others through forwarders on ns.Host
+// (Forward); they reach it on ns.Inside. ns.Isolate then cuts member 1 off silently, from its
+// peers and its clients alike. Member 1 is the one inside because ZooKeeper's election keeps
+// a connection only from the member of the larger id, and calls back the smaller one at the
+// address it gave, which for member 1 is ns.Inside: reachable from outside.
+func StartZooKeeperEnsembleIn(n int, ns *Netns) (*ZooKeeperEnsemble, error) {
 	for try := 1; ; try++ {
-		e, err := startZooKeeperEnsemble(n)
+		e, err := startZooKeeperEnsemble(n, ns)
 		if err == nil || try == 3 || !strings.Contains(err.Error(), "Address already in use") {
 			return e, err
 		}
 	}
 }
 
-func startZooKeeperEnsemble(n int) (_ *ZooKeeperEnsemble, err error) {
+func startZooKeeperEnsemble(n int, ns *Netns) (_ *ZooKeeperEnsemble, err error) {
 	java, cp, err := ZooKeeperJava()
 	if err != nil {
 		return nil, err
@@ -122,14 +133,36 @@ func startZooKeeperEnsemble(n int) (_ *ZooKeeperEnsemble, err error) {
 			addrs = append(addrs, a)
 		}
 	}
-	var peers []string
+	if ns != nil { // member 1 listens inside
+		for k := range 3 {
+			_, port, _ := net.SplitHostPort(addrs[k])
+			addrs[k] = net.JoinHostPort(ns.Inside, port)
+		}
+	}
+	views := make([][]string, n) // views[i]: the server lines of member i's configuration
 	for i := range n {
-		_, quorum, _ := net.SplitHostPort(addrs[3*i+1])
-		_, election, _ := net.SplitHostPort(addrs[3*i+2])
-		peers = append(peers, fmt.Sprintf("server.%d=127.0.0.1:%s:%s", i+1, quorum, election))
+		for j := range n {
+			quorum, election := addrs[3*j+1], addrs[3*j+2]
+			if ns != nil && i == 0 && j > 0 { // from inside, through forwarders
+				if quorum, err = ns.Forward(quorum); err != nil {
+					return nil, err
+				}
+				if election, err = ns.Forward(election); err != nil {
+					return nil, err
+				}
+			}
+			_, eport, _ := net.SplitHostPort(election)
+			if h, _, _ := net.SplitHostPort(quorum); h != strings.Split(election, ":")[0] {
+				return nil, fmt.Errorf("zookeeper member %d: quorum %s and election %s on different hosts", j+1, quorum, election)
+			}
+			views[i] = append(views[i], fmt.Sprintf("server.%d=%s:%s", j+1, quorum, eport))
+		}
 	}
 	for i := range n {
 		m := &ZooKeeper{ID: i + 1, Addr: addrs[3*i], log: &Buffer{}, ens: e}
+		if i == 0 {
+			m.ns = ns
+		}
 		data := filepath.Join(dir, "zk"+strconv.Itoa(m.ID))
 		if err := os.MkdirAll(data, 0o700); err != nil {
 			return nil, err
@@ -138,7 +171,7 @@ func startZooKeeperEnsemble(n int) (_ *ZooKeeperEnsemble, err error) {
 			return nil, err
 		}
 		cfg := filepath.Join(data, "zoo.cfg")
-		if err := os.WriteFile(cfg, []byte(zooCfg(data, m.Addr, peers)), 0o600); err != nil {
+		if err := os.WriteFile(cfg, []byte(zooCfg(data, m.Addr, views[i])), 0o600); err != nil {
 			return nil, err
 		}
 		m.cmd = []string{java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -162,7 +195,7 @@ func startZooKeeperEnsemble(n int) (_ *ZooKeeperEnsemble, err error) {
 }
 
 // zooCfg is a member's configuration: loopback only, no admin server, the four-letter words
-// the launcher asks (srvr) and operators use (ruok, mntr); peers empty: standalone.
+// the launcher asks (srvr, cons) and operators use (ruok, mntr); peers empty: standalone.
 func zooCfg(data, client string, peers []string) string {
 	host, port, _ := net.SplitHostPort(client)
 	lines := []string{
@@ -172,7 +205,7 @@ func zooCfg(data, client string, peers []string) string {
 		"dataDir=" + data,
 		"clientPortAddress=" + host, "clientPort=" + port,
 		"admin.enableServer=false",
-		"4lw.commands.whitelist=srvr,ruok,mntr",
+		"4lw.commands.whitelist=srvr,cons,ruok,mntr",
 		"autopurge.snapRetainCount=3", "autopurge.purgeInterval=1",
 	}
 	if len(peers) > 1 {
@@ -188,7 +221,11 @@ func (m *ZooKeeper) run() (*Process, error) {
 	if m.proc != nil {
 		return nil, nil
 	}
-	proc, err := StartProcess(exec.Command(m.cmd[0], m.cmd[1:]...), m.log)
+	cmd := exec.Command(m.cmd[0], m.cmd[1:]...)
+	if m.ns != nil { // java by its path: the launcher finds its libraries beside it
+		cmd = m.ns.Exec(m.cmd...)
+	}
+	proc, err := StartProcess(cmd, m.log)
 	if err != nil {
 		return nil, fmt.Errorf("start zookeeper member %d: %w", m.ID, err)
 	}
@@ -278,30 +315,46 @@ func (m *ZooKeeper) Log() string { return m.log.String() }
 // Mode is the member's mode as the four-letter word srvr tells it within a second: leader,
 // follower or standalone; empty when it does not serve (no quorum, stopped, paused).
 func (m *ZooKeeper) Mode() string {
+	for _, line := range strings.Split(m.fourLetter("srvr"), "\n") {
+		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(mode)
+		}
+	}
+	return ""
+}
+
+// Sessions is how many client connections with a session the member has, as the four-letter
+// word cons lists them within a second; 0 when it does not answer.
+func (m *ZooKeeper) Sessions() int {
+	n := 0
+	for _, line := range strings.Split(m.fourLetter("cons"), "\n") {
+		if strings.Contains(line, "sid=0x") && !strings.Contains(line, "sid=0xffffffffffffffff") {
+			n++
+		}
+	}
+	return n
+}
+
+// fourLetter is the member's answer to a four-letter word within a second; empty if none.
+func (m *ZooKeeper) fourLetter(word string) string {
 	conn, err := net.DialTimeout("tcp", m.Addr, time.Second)
 	if err != nil {
 		return ""
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("srvr")); err != nil {
+	if _, err := conn.Write([]byte(word)); err != nil {
 		return ""
 	}
 	var b strings.Builder
-	buf := make([]byte, 1024)
+	buf := make([]byte, 4096)
 	for {
 		n, err := conn.Read(buf)
 		b.Write(buf[:n])
 		if err != nil {
-			break
+			return b.String()
 		}
 	}
-	for _, line := range strings.Split(b.String(), "\n") {
-		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
-			return strings.TrimSpace(mode)
-		}
-	}
-	return ""
 }
 
 // accepts reports whether the member's client port accepts a connection within a second.

@@ -11,11 +11,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/audit"
-	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/keys"
 )
 
 // auditReport gathers what the API and the direct audit say about one product.
@@ -160,17 +159,14 @@ func newAuditor(ctx context.Context, cfg Config) (*auditor, error) {
 			a.source.Why = fmt.Sprintf("Redis out of reach, its gate and queue not read directly: %v", err)
 		}
 	}
-	a.direct = audit.New(a.pg, a.rdb, inventory.Keys{Prefix: cfg.RedisPrefix})
+	a.direct = audit.New(a.pg, a.rdb, keys.Keys{Prefix: cfg.RedisPrefix})
 	return a, nil
 }
 
 // openPostgres opens a pool of PostgreSQL at url and checks it answers.
 func (a *auditor) openPostgres(ctx context.Context, url string) error {
-	gdb, err := db.Open(url, db.PoolOptions{MaxOpen: 2})
-	if err != nil {
-		return err
-	}
-	if a.pg, err = gdb.DB(); err != nil {
+	var err error
+	if a.pg, err = openPostgres(url, 2); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

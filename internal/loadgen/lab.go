@@ -15,7 +15,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/labrun"
 	"github.com/seckill/seckill/internal/launch"
 )
@@ -23,7 +22,9 @@ import (
 // LabConfig is one invocation of the oversell lab (loadtest lab): which cells to run, for
 // the API processes it starts, and where to write the results.
 type LabConfig struct {
-	Cells         []labrun.Pair
+	Cells []labrun.Pair
+	// APIBin is the lab build of cmd/api the cells run on; empty: FindLabAPI's.
+	APIBin        string
 	DatabaseURL   string // the processes' PostgreSQL, which the audit reads too
 	RedisAddr     string // the processes' Redis, and the lab's locks'
 	Prefix        string // the processes' REDIS_KEY_PREFIX; empty: labrun picks one
@@ -40,11 +41,10 @@ type LabConfig struct {
 // RunLab runs job's cells, telling watch (when not nil) as they go, and writes the matrix
 // to stdout and the files job names.
 func RunLab(ctx context.Context, job LabConfig, watch labrun.Watcher, stdout, stderr io.Writer) error {
-	gdb, err := db.Open(job.DatabaseURL, db.PoolOptions{MaxOpen: 4})
+	sqlDB, err := openPostgres(job.DatabaseURL, 4)
 	if err != nil {
 		return fmt.Errorf("lab: PostgreSQL: %w", err)
 	}
-	sqlDB, _ := gdb.DB()
 	defer sqlDB.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: job.RedisAddr})
 	defer rdb.Close()
@@ -70,7 +70,15 @@ func RunLab(ctx context.Context, job LabConfig, watch labrun.Watcher, stdout, st
 	if job.HistoryDir == "" && job.ReportPath != "" {
 		job.HistoryDir = strings.TrimSuffix(job.ReportPath, filepath.Ext(job.ReportPath)) + "-history"
 	}
-	cfg := labrun.Config{Cells: job.Cells, DatabaseURL: job.DatabaseURL, RedisAddr: job.RedisAddr, Prefix: job.Prefix,
+	if job.APIBin == "" {
+		bin, cleanup, err := FindLabAPI()
+		if err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		defer cleanup()
+		job.APIBin = bin
+	}
+	cfg := labrun.Config{Cells: job.Cells, APIBin: job.APIBin, DatabaseURL: job.DatabaseURL, RedisAddr: job.RedisAddr, Prefix: job.Prefix,
 		EtcdEndpoints: job.EtcdEndpoints, DB: sqlDB, Redis: rdb, HistoryDir: job.HistoryDir,
 		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }, Watch: watch}
 	if !job.Quiet {

@@ -9,9 +9,10 @@ import "github.com/seckill/seckill/internal/inventory"
 // (docs/running-a-sale.md#alerts).
 var (
 	// PurchaseStrategies are the strategy labels of seckill_purchases_total: the production
-	// strategies, the lab's, "bundle" (bundle purchases) and "unknown" (a product that could
-	// not be read).
-	PurchaseStrategies = append(append([]string{}, strategyNames()...), string(inventory.StrategyLab), "bundle", "unknown")
+	// strategies, "bundle" (bundle purchases) and "unknown" (a product that could not be
+	// read). A strategy plugged in from outside (the lab build's) gets its series at its first
+	// purchase.
+	PurchaseStrategies = append(append([]string{}, strategyNames()...), "bundle", "unknown")
 	// PurchaseOutcomes are the outcome labels of seckill_purchases_total: what order.Outcome
 	// returns.
 	PurchaseOutcomes = []string{"bought", "accepted", "sold_out", "already_purchased", "busy", "not_found",

@@ -67,7 +67,7 @@ func TestOutcomesKnown(t *testing.T) {
 			t.Errorf("Outcome(%v) = %q, not in PurchaseOutcomes %v", err, got, metrics.PurchaseOutcomes)
 		}
 	}
-	for _, s := range append(inventory.Strategies, inventory.StrategyLab) {
+	for _, s := range inventory.Strategies {
 		if !slices.Contains(metrics.PurchaseStrategies, string(s)) {
 			t.Errorf("strategy %s not in PurchaseStrategies", s)
 		}

@@ -164,7 +164,7 @@ func (q *queuedBuyer) writeQueued(ctx context.Context, id int64, entries []inven
 	}
 	p, err := q.products.Meta(ctx, id)
 	if err == nil {
-		err = think(ctx, p) // once per batch, outside the write's bound
+		err = q.think(ctx, p) // once per batch, outside the write's bound
 	}
 	backoff := newBackoff()
 	for attempt := 1; ; attempt++ {
@@ -191,7 +191,7 @@ func (q *queuedBuyer) writeQueued(ctx context.Context, id int64, entries []inven
 			backoff.wait(ctx)
 			if p.ID == 0 { // the product's fields were not read yet
 				if p, err = q.products.Meta(ctx, id); err == nil {
-					err = think(ctx, p)
+					err = q.think(ctx, p)
 				}
 			} else {
 				err = nil

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/labapi"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/faultproxy"
@@ -145,7 +146,7 @@ func TestAdmitReplyLost(t *testing.T) {
 func TestNaiveMarksNothingSoldOut(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
-	p := e.product(t, 1, inventory.StrategyNaive, 0)
+	p := e.product(t, 1, labapi.Naive, 0)
 	ctx := context.Background()
 	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil {
 		t.Fatal(err)

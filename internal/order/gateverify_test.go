@@ -33,7 +33,7 @@ func TestGateBackOlderAfterReturns(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 			t.Cleanup(func() { rdb.Close() })
 			gdb := testenv.Postgres(t)
-			a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: testenv.Name("t"), Order: noSweeper})
+			a := app.New(app.Config{Plug: teaching, DB: gdb, Redis: rdb, RedisPrefix: testenv.Name("t"), Order: noSweeper})
 			t.Cleanup(func() { a.Close() })
 			e := &env{db: gdb, rdb: rdb, prefix: a.Keys.Prefix, app: a, store: labStore(gdb)}
 			svc, ctx := a.Orders, context.Background()

@@ -14,6 +14,7 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/lab"
+	"github.com/seckill/seckill/internal/labapi"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -33,7 +34,7 @@ func newEnv(t *testing.T, cfg order.Config) *env {
 	t.Helper()
 	gdb := testenv.Postgres(t)
 	rdb, prefix := testenv.Redis(t)
-	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg})
+	a := app.New(app.Config{Plug: teaching, DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg})
 	t.Cleanup(func() { a.Close() })
 	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: labStore(gdb)}
 }
@@ -111,10 +112,11 @@ func newService(t *testing.T, e *env, p process, cfg order.Config) *order.Servic
 	keys := inventory.Keys{Prefix: e.prefix}
 	locks := dlock.New(p.rdb, nil)
 	t.Cleanup(func() { locks.Close() })
-	store := inventory.NewStore(e.db)
+	store := labStore(e.db)
 	svc := order.NewService(order.Deps{
 		Products: store, Locks: locks, Gate: inventory.NewGate(p.rdb, keys), Queue: inventory.NewQueue(p.rdb, keys),
 		SoldOut: inventory.NewSoldOut(p.rdb, store, keys, logger, inventory.SoldOutOptions{}), Keys: keys, Logger: logger, Observer: p.obs,
+		Think: labapi.Thinker{},
 	}, cfg)
 	t.Cleanup(svc.Close) // its queue consumers, if a purchase started any
 	return svc
@@ -185,9 +187,16 @@ func flushPrefix(t *testing.T, rdb *redis.Client, prefix string) {
 	}
 }
 
-// labStore is a product store on gdb that sells lab products too, as the app's does.
+// teaching is the app.Config.Plug of the lab build (internal/labapi), which the tests' API
+// processes are: naive, lab and think_ms.
+var teaching = labapi.Plug(labapi.Options{})
+
+// labStore is a product store on gdb that sells what the lab build's does: the teaching
+// strategies and think_ms too.
 func labStore(gdb *gorm.DB) *inventory.Store {
 	s := inventory.NewStore(gdb)
-	s.CheckLab(lab.Check)
+	s.Plug(labapi.Naive, nil)
+	s.Plug(labapi.Lab, func(np inventory.NewProduct) error { return lab.Check(np.LabLock, np.LeaseMS) })
+	s.AllowThink()
 	return s
 }

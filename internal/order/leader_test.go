@@ -108,7 +108,7 @@ func TestSlowProductLeavesConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sqlDB, _ := gdb.DB(); sqlDB.Close() })
-	e.db, e.store = gdb, inventory.NewStore(gdb)
+	e.db, e.store = gdb, labStore(gdb)
 	s := newService(t, e, process{}, order.Config{ProductConns: 2, PurchaseTimeout: time.Second})
 	slow := e.product(t, 1000, inventory.StrategyPessimistic, 200)
 	other := e.product(t, 100, inventory.StrategyOptimistic, 0)

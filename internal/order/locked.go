@@ -116,7 +116,7 @@ func (l *lockedBuyer) lead(ctx context.Context, p inventory.Product, bt *batch) 
 			run.answered = true
 			return nil
 		}
-		err := think(wctx, p) // the teaching pause: lock held, no transaction open
+		err := l.think(wctx, p) // the teaching pause: lock held, no transaction open
 		var results []result
 		var left int
 		if err == nil {

@@ -39,6 +39,21 @@ type HeldLock interface {
 	NextWaiterSince() (time.Time, bool)
 }
 
+// WriteWatcher is a HeldLock told of each write under it, such as a lock history's decorator
+// of a Locker (internal/labapi). Writing is called just before the write; the func it returns,
+// with the write's error once it is over, COMMIT included.
+type WriteWatcher interface {
+	Writing() (written func(err error))
+}
+
+// writing is l's Writing, if l is a WriteWatcher.
+func writing(l HeldLock) (written func(err error)) {
+	if w, ok := l.(WriteWatcher); ok {
+		return w.Writing()
+	}
+	return func(error) {}
+}
+
 // RedisLocker is the Locker of locks in Redis (or Redlock), through c.
 func RedisLocker(c *dlock.Client) Locker { return redisLocker{c} }
 

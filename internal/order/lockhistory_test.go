@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/lab"
+	"github.com/seckill/seckill/internal/labapi"
 	"github.com/seckill/seckill/internal/order"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -27,7 +28,7 @@ func recordedEnv(t *testing.T, cfg order.Config) (*env, func() []history.LockOp)
 	t.Cleanup(func() { f.Close() })
 	gdb := testenv.Postgres(t)
 	rdb, prefix := testenv.Redis(t)
-	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg, LockHistory: f})
+	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: cfg, Plug: labapi.Plug(labapi.Options{LockHistory: f})})
 	t.Cleanup(func() { a.Close() })
 	e := &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: labStore(gdb)}
 	return e, func() []history.LockOp {
@@ -127,7 +128,7 @@ func TestLockHistoryLab(t *testing.T) {
 		{"setnx", 0, false, "grant:ok read:ok write:ok release:ok"},
 		{"dlock", 500, true, "grant:ok read:ok write:fail release:ok"},
 	} {
-		p, err := e.store.Create(ctx, inventory.NewProduct{Name: "lab", Stock: 5, Strategy: inventory.StrategyLab,
+		p, err := e.store.Create(ctx, inventory.NewProduct{Name: "lab", Stock: 5, Strategy: labapi.Lab,
 			LabLock: tc.lock, ThinkMS: tc.think})
 		if err != nil {
 			t.Fatal(err)

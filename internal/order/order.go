@@ -2,9 +2,9 @@
 // shares (product metadata, the sold-out mark, the observer, lookups and audits) and hands
 // each purchase to its strategy's buyer, a type that holds only that strategy's state: the
 // locked buyer (dlock, and bundles), the gated buyer (redis), the queued buyer (queue), the
-// row-lock buyer (naive, pessimistic, optimistic) and the lab buyer (the oversell lab). The
-// locks it takes are the interfaces it declares (Locker, LabLocker), which internal/app
-// fills; it never imports the HTTP layer, etcd's lock or the lab.
+// row-lock buyer (pessimistic, optimistic), and the Strategies plugged in from outside (the lab
+// build's teaching ones, internal/labapi). The locks it takes are the Locker it declares,
+// which internal/app fills; it never imports the HTTP layer, etcd's lock or the lab.
 //
 // An order of a product with a payment window is a reservation (reservation.go): pending
 // until paid (Pay), or ended, cancelled (Cancel) or expired (the sweeper, sweep.go), its unit
@@ -49,7 +49,7 @@ var (
 	ErrOrderNotFound = errors.New("order: no such order")
 )
 
-// ErrLockLost is what a Locker or a LabLocker reports when a lock was lost while held (see
+// ErrLockLost is what a Locker (or a plugged Strategy's lock) reports when a lock was lost while held (see
 // Locker); RedisLocker's locks report dlock.ErrLost, which the service knows too. A purchase
 // that lost its lock before it committed is answered ErrBusy.
 var ErrLockLost = errors.New("order: product lock lost")

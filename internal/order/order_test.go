@@ -113,7 +113,7 @@ func TestGateGivesBackOnFailedWrite(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, order.Config{})
 	p := e.product(t, 2, inventory.StrategyRedis, 300)
-	hasty := app.New(app.Config{DB: e.db, Redis: e.rdb, RedisPrefix: e.prefix, Order: order.Config{PurchaseTimeout: 100 * time.Millisecond}})
+	hasty := app.New(app.Config{Plug: teaching, DB: e.db, Redis: e.rdb, RedisPrefix: e.prefix, Order: order.Config{PurchaseTimeout: 100 * time.Millisecond}})
 	t.Cleanup(func() { hasty.Close() })
 	if _, err := hasty.Orders.Purchase(context.Background(), p.ID, 1); !errors.Is(err, order.ErrBusy) {
 		t.Fatalf("purchase whose deadline ends mid-write = %v, want ErrBusy", err)

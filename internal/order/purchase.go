@@ -90,10 +90,11 @@ func explain(ctx, pctx context.Context, err error) error {
 	return classify(err)
 }
 
-// buy hands the purchase to the buyer of the product's strategy (dlock's by default).
+// buy hands the purchase to the buyer of the product's strategy. A strategy this service
+// does not sell (a lab product reaching the production build) is inventory.ErrInvalid.
 func (s *Service) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	if buy, ok := s.buyers[p.Strategy]; ok {
 		return buy(ctx, p, userID)
 	}
-	return s.locked.buy(ctx, p, userID)
+	return Order{}, fmt.Errorf("%w: product %d has strategy %q, which this build of the API does not sell", inventory.ErrInvalid, p.ID, p.Strategy)
 }

@@ -100,7 +100,7 @@ func ownRedisEnv(t *testing.T, addr string, readTimeout ...time.Duration) *env {
 		DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: append(readTimeout, 0)[0]})
 	t.Cleanup(func() { rdb.Close() })
 	prefix := testenv.Name("t")
-	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix})
+	a := app.New(app.Config{Plug: teaching, DB: gdb, Redis: rdb, RedisPrefix: prefix})
 	t.Cleanup(func() { a.Close() })
 	return &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: inventory.NewStore(gdb)}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/labapi"
 	"github.com/seckill/seckill/internal/order"
 )
 
@@ -169,8 +170,8 @@ func TestNoWindowForAbsoluteWriters(t *testing.T) {
 	e := newEnv(t, noSweeper)
 	ctx := context.Background()
 	for _, np := range []inventory.NewProduct{
-		{Name: "n", Stock: 1, Strategy: inventory.StrategyNaive, PayWithinMS: 1000},
-		{Name: "l", Stock: 1, Strategy: inventory.StrategyLab, LabLock: "dlock", PayWithinMS: 1000},
+		{Name: "n", Stock: 1, Strategy: labapi.Naive, PayWithinMS: 1000},
+		{Name: "l", Stock: 1, Strategy: labapi.Lab, LabLock: "dlock", PayWithinMS: 1000},
 		{Name: "d", Stock: 1, PayWithinMS: inventory.MaxPayWithinMS + 1},
 		{Name: "d", Stock: 1, PayWithinMS: -1},
 	} {

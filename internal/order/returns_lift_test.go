@@ -19,7 +19,7 @@ func TestLiftWaitsOutsideRowLock(t *testing.T) {
 	t.Parallel()
 	gdb := testenv.Postgres(t)
 	rdb, prefix := testenv.Redis(t)
-	a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: noSweeper,
+	a := app.New(app.Config{Plug: teaching, DB: gdb, Redis: rdb, RedisPrefix: prefix, Order: noSweeper,
 		SoldOut: inventory.SoldOutOptions{Lease: 3 * time.Second, Hold: 20 * time.Second}})
 	t.Cleanup(func() { a.Close() })
 	e := &env{db: gdb, rdb: rdb, prefix: prefix, app: a, store: labStore(gdb)}

@@ -3,8 +3,6 @@ package order
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -12,64 +10,9 @@ import (
 )
 
 // rowLockBuyer is the purchase path of the strategies that PostgreSQL alone serialises:
-// naive (nothing does: it oversells, for teaching), pessimistic (the row lock) and
-// optimistic (the conditional update). It holds no state of its own.
+// pessimistic (the row lock) and optimistic (the conditional update). It holds no state of
+// its own.
 type rowLockBuyer struct{ *core }
-
-// naive is the teaching control: read the stock without a lock, check it, think, then
-// insert the order and write back stock = read - 1, with no conditional update. Buyers who
-// read the same stock all pass the check and all write the same value: lost updates, so it
-// oversells. The two writes share one transaction only so that the buyer's answer is exact;
-// that does not close the race. It never marks the product sold out: its own lost updates
-// can bring the stock back above zero after someone read zero.
-func (r rowLockBuyer) naive(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
-	return r.readThinkWrite(ctx, p, userID, 0, nil)
-}
-
-// readThinkWrite reads the stock, answers sold out if none is left, thinks, then inserts the order
-// and writes back stock = read - 1 (with a fence, only if no newer one touched the row): the naive
-// strategy, and the lab's purchase once its lock is held. Nothing in it stops two buyers who read
-// the same stock from both writing; the write is recorded under g, the lab lock's grant (nil:
-// none).
-func (c *core) readThinkWrite(ctx context.Context, p inventory.Product, userID int64, fence int64, g *grant) (Order, error) {
-	readAt := time.Now()
-	stock, err := inventory.ClaimStock(c.db.WithContext(ctx), p.ID, fence)
-	g.read(ctx, readAt, stock, err)
-	if err != nil {
-		return Order{}, err
-	}
-	if stock <= 0 {
-		err := orderOrSoldOut(c.db.WithContext(ctx), p.ID, userID)
-		if errors.Is(err, errUnitBack) { // naive takes no payment window: never, but for a restock
-			err = fmt.Errorf("product %d: %w", p.ID, inventory.ErrSoldOut)
-		}
-		return Order{}, err
-	}
-	if err := think(ctx, p); err != nil {
-		// The write is never sent: recorded as failed, with why (the lock's loss, for one).
-		g.writingStock(ctx, stock-1)(nil, err)
-		return Order{}, err
-	}
-	written := g.writingStock(ctx, stock-1)
-	var before *int // the stock the write overwrote, once applied
-	o, err := c.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
-		before = nil // a retried transaction starts again
-		o, err := insertOrder(tx, p.ID, userID)
-		if err != nil {
-			return Order{}, 0, err
-		}
-		b, err := inventory.SwapStockFenced(tx, p.ID, stock-1, fence)
-		if err == nil {
-			before = &b
-		}
-		return o, -1, err // -1: never a sold-out mark
-	})
-	if err != nil {
-		before = nil // not committed: nothing was overwritten
-	}
-	written(before, err)
-	return o, err
-}
 
 // buyPessimistic locks the product row with SELECT ... FOR UPDATE for the whole transaction,
 // think_ms included (that is the strategy): buyers of one product queue in PostgreSQL, each
@@ -79,7 +22,7 @@ func (r rowLockBuyer) pessimistic(ctx context.Context, p inventory.Product, user
 		if err := r.soldOutCheck(ctx, tx, p, userID, true); err != nil {
 			return Order{}, 0, err
 		}
-		if err := think(ctx, p); err != nil {
+		if err := r.think(ctx, p); err != nil {
 			return Order{}, 0, err
 		}
 		return r.insertAndDecrement(tx, p, userID)
@@ -93,7 +36,7 @@ func (r rowLockBuyer) optimistic(ctx context.Context, p inventory.Product, userI
 	if err := r.soldOutCheck(ctx, r.db.WithContext(ctx), p, userID, false); err != nil {
 		return Order{}, err
 	}
-	if err := think(ctx, p); err != nil {
+	if err := r.think(ctx, p); err != nil {
 		return Order{}, err
 	}
 	return r.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {

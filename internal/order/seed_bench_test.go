@@ -26,7 +26,7 @@ func BenchmarkSeedGate(b *testing.B) {
 			red := servers.StartRedis(b, "--slowlog-log-slower-than", "0", "--slowlog-max-len", "100000")
 			rdb := red.Client()
 			gdb := testenv.Postgres(b)
-			a := app.New(app.Config{DB: gdb, Redis: rdb, RedisPrefix: "bench"})
+			a := app.New(app.Config{Plug: teaching, DB: gdb, Redis: rdb, RedisPrefix: "bench"})
 			b.Cleanup(func() { a.Close() })
 			ctx := context.Background()
 			p, err := inventory.NewStore(gdb).Create(ctx, inventory.NewProduct{Name: "p", Stock: n + 1_000_000, Strategy: inventory.StrategyRedis})

@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/dlock"
-	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/tracing"
 )
@@ -89,19 +88,21 @@ type Observer interface {
 type Deps struct {
 	Products *inventory.Store
 	Locks    *dlock.Client // Redis locks: the gates' repairs, and the products' unless ProductLocks is set
-	// ProductLocks is the dlock strategy's product lock; nil: RedisLocker(Locks).
+	// ProductLocks is the dlock strategy's product lock (a lock history's decorator of it, in
+	// the lab build); nil: RedisLocker(Locks).
 	ProductLocks Locker
 	Gate         *inventory.Gate
 	Queue        *inventory.Queue
 	SoldOut      *inventory.SoldOut
 	Keys         inventory.Keys
-	Lab          LabLocker    // the oversell lab's locks (strategy lab); nil: lab products are unavailable
 	Observer     Observer     // optional
 	Logger       *slog.Logger // optional
-	// LockHistory, when set, records every grant, write, loss and release of the product
-	// locks of the dlock strategy and the lab, for a linearizability checker
-	// (internal/history): a test and lab tool, off (nil) by default.
-	LockHistory history.Recorder
+	// Strategies are purchase paths plugged in from outside, by name: the lab build's
+	// teaching strategies (internal/labapi). A product of a strategy that neither they nor
+	// the production strategies serve is refused (inventory.ErrInvalid).
+	Strategies map[inventory.Strategy]Strategy
+	// Think takes products' think_ms pause (a teaching knob of the lab build); nil: none.
+	Think Thinker
 	// Tracer, when it records (see tracing.Enabled), gives each batch of the dlock strategy
 	// spans: the batch, linked to each of its buyers' spans, the wait for the product's lock
 	// and its hold (see trace.go). Nil or a no-op provider: no spans, at no cost.
@@ -128,10 +129,10 @@ type buyFunc func(ctx context.Context, p inventory.Product, userID int64) (Order
 
 // NewService returns a Service over d with cfg.
 func NewService(d Deps, cfg Config) *Service {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	c := &core{db: d.Products.DB(), cfg: cfg, log: d.Logger, observer: d.Observer, products: d.Products,
 		keys: d.Keys, soldOut: d.SoldOut, lists: &buyerLists{marks: d.SoldOut},
-		history: newLockHistory(d.LockHistory), tracer: tracing.Tracer(d.Tracer)}
+		thinker: d.Think, tracer: tracing.Tracer(d.Tracer)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -143,9 +144,6 @@ func NewService(d Deps, cfg Config) *Service {
 	if locks == nil {
 		locks = RedisLocker(d.Locks)
 	}
-	if c.history != nil {
-		locks = recordedLocker{Locker: locks, h: c.history}
-	}
 	seeder := &seeder{core: c, gate: d.Gate, locks: RedisLocker(d.Locks)}
 	seeder.returns = &returner{core: c, gate: d.Gate, seeder: seeder}
 	rows := rowLockBuyer{c}
@@ -153,18 +151,21 @@ func NewService(d Deps, cfg Config) *Service {
 		queued: newQueuedBuyer(c, d.Queue, seeder), returns: seeder.returns}
 	s.buyers = map[inventory.Strategy]buyFunc{
 		inventory.StrategyDlock:       s.locked.buy,
-		inventory.StrategyNaive:       rows.naive,
 		inventory.StrategyPessimistic: rows.pessimistic,
 		inventory.StrategyOptimistic:  rows.optimistic,
 		inventory.StrategyRedis:       newGatedBuyer(c, d.Gate, seeder).buy,
 		inventory.StrategyQueue:       s.queued.buy,
-		inventory.StrategyLab:         labBuyer{core: c, locks: d.Lab}.buy,
+	}
+	for name, st := range d.Strategies {
+		s.buyers[name] = func(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
+			return st.Buy(ctx, Checkout{c}, p, userID)
+		}
 	}
 	return s
 }
 
-// withDefaults is cfg with the documented default in place of each zero field.
-func (cfg Config) withDefaults() Config {
+// WithDefaults is cfg with the documented default in place of each zero field.
+func (cfg Config) WithDefaults() Config {
 	if cfg.LockTTL <= 0 {
 		cfg.LockTTL = 2 * time.Second
 	}
@@ -230,20 +231,13 @@ func (noObserver) Returned(string, int)                                {}
 func (noObserver) Shed(inventory.Strategy)                             {}
 func (noObserver) FenceRaised()                                        {}
 
-// think pauses for the product's teaching delay, or until ctx ends. Strategies take it
+// think takes the product's think_ms pause, if the service has a Thinker. Strategies take it
 // before their transaction opens, where they can, so that it holds no connection.
-func think(ctx context.Context, p inventory.Product) error {
-	if p.ThinkMS == 0 {
+func (c *core) think(ctx context.Context, p inventory.Product) error {
+	if p.ThinkMS == 0 || c.thinker == nil {
 		return nil
 	}
-	t := time.NewTimer(p.Think())
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return c.thinker.Think(ctx, p)
 }
 
 // repeatableRead makes a transaction's reads one consistent snapshot.

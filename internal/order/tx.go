@@ -19,7 +19,7 @@ import (
 
 // core is what every buyer shares: the database and the per-product connection slots its
 // transactions take, the configuration, the log, the observer, the product keys, the
-// sold-out mark and the buyer lists behind it, and the lock history. The shared
+// sold-out mark and the buyer lists behind it, and the think_ms pause. The shared
 // transaction helpers (runTx, settle, buyInTx) are its methods, in this file.
 type core struct {
 	db       *gorm.DB
@@ -31,7 +31,7 @@ type core struct {
 	soldOut  *inventory.SoldOut
 	lists    *buyerLists // who holds an order of each sold-out product (the fast path's retries)
 	slots    *slots
-	history  *lockHistory // nil unless Deps.LockHistory
+	thinker  Thinker      // nil: think_ms is not taken (see think)
 	tracer   trace.Tracer // nil unless Deps.Tracer records: no spans (see trace.go)
 }
 

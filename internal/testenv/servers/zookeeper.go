@@ -18,6 +18,12 @@ func StartZooKeeper(t T, n int) []*ZooKeeper {
 	t.Helper()
 	e, err := launch.StartZooKeeperEnsemble(n)
 	check(t, err)
+	return wrapZooKeeper(t, e)
+}
+
+// wrapZooKeeper kills e's members and removes their data when the test ends, printing the tail
+// of each one's log if it failed, and returns them.
+func wrapZooKeeper(t T, e *launch.ZooKeeperEnsemble) []*ZooKeeper {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, m := range e.Members {
@@ -28,7 +34,7 @@ func StartZooKeeper(t T, n int) []*ZooKeeper {
 			t.Errorf("close the zookeeper ensemble: %v", err)
 		}
 	})
-	out := make([]*ZooKeeper, n)
+	out := make([]*ZooKeeper, len(e.Members))
 	for i, m := range e.Members {
 		out[i] = &ZooKeeper{ZooKeeper: m, t: t}
 	}
@@ -79,6 +85,16 @@ func ZooKeeperLeader(t T, members []*ZooKeeper) *ZooKeeper {
 	}
 	t.Fatalf("zookeeper leader %d is none of the members", l.ID)
 	return nil
+}
+
+// StartZooKeeperIn is StartZooKeeper with member 1 in the network namespace ns, which the
+// test cuts off silently with ns.Isolate (see launch.StartZooKeeperEnsembleIn). Member 1 is
+// the first returned.
+func StartZooKeeperIn(t T, n int, ns *Netns) []*ZooKeeper {
+	t.Helper()
+	e, err := launch.StartZooKeeperEnsembleIn(n, ns.Netns)
+	check(t, err)
+	return wrapZooKeeper(t, e)
 }
 
 // ZooKeeperJava checks that a ZooKeeper member can be started here (java and Debian's

@@ -1,0 +1,4 @@
+package labrun
+
+// OwnerOf is ownerOf, for the tests.
+var OwnerOf = ownerOf
