@@ -16,7 +16,8 @@ type NewProduct struct {
 	ThinkMS int `json:"think_ms"`
 	// Lock is the lab lock that alone guards a lab product (required with strategy lab,
 	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, fence,
-	// dlock, redsync, redislock or etcd.
+	// dlock, redsync, redislock, etcd, postgres-nofence, postgres, zookeeper-nofence or
+	// zookeeper.
 	Lock string `json:"lock,omitempty"`
 	// LeaseMS is the lab lock's lease (strategy lab only): 0, the API's LOCK_TTL, or 10 to
 	// 60,000.
