@@ -79,7 +79,8 @@ func EtcdErr(err error) error {
 }
 
 // LossAs returns a context derived from ctx that is cancelled when watched, ctx watched for
-// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost, zklock.ErrLost), with a cause that joins
+// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost, zklock.ErrLost), with a
+// cause that joins
 // order.ErrLockLost to the loss; stop ends the watch. The loss is all it takes from watched:
 // ctx's own end (its deadline, with its cause) reaches the context as it reached watched.
 func LossAs(ctx, watched context.Context) (lctx context.Context, stop func()) {

@@ -76,6 +76,14 @@ func (l zkLock) fence(t *testing.T) int64 {
 	return 0
 }
 
+// grantSteps is how long a test waits, once a claim's node is the first, for its process to
+// know it holds the lock: unlike etcd's, whose grant is the write of its key, a ZooKeeper
+// claim is granted after its node is created, once the process has listed the children and
+// read its node's zxid (a few ms). Frozen or cut off before then, the process never holds the
+// lock, and its buyer is answered unavailable (seen once), not fenced. The critical section
+// (think_ms 500 or 1500) outlasts it.
+const grantSteps = 150 * time.Millisecond
+
 // waitExpired waits until ZooKeeper has expired the session of the lock's holder with fence,
 // frozen at stopped, and logs how long that took.
 func (l zkLock) waitExpired(t *testing.T, log func(string, ...any), fence int64, stopped time.Time) {
@@ -107,6 +115,7 @@ func TestZooKeeperPausedHolderIsFenced(t *testing.T) {
 	first := s.start(1, paused)
 	s.waitBought(t, 1)
 	fence := waitNewHolder(t, "a new lock holder on "+paused.Name, func() int64 { return lock.fence(t) })
+	time.Sleep(grantSteps)
 	stopped, victim := s.freeze(t, paused)
 	log("%s frozen holding the lock with fence %d, buyer %d in flight", paused.Name, fence, victim)
 	lock.waitExpired(t, log, fence, stopped)

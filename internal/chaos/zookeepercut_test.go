@@ -57,6 +57,7 @@ func TestZooKeeperHolderCutOff(t *testing.T) {
 	first := s.start(1, cut.apiProc)
 	s.waitBought(t, 1)
 	fence := waitNewHolder(t, "a new lock holder on "+cut.Name, func() int64 { return lock.fence(t) })
+	time.Sleep(grantSteps)
 	cut.ns.Partition(zkFwd...)
 	onset := time.Now()
 	victims := s.inflightUsers(cut.Name)

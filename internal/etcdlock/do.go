@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// Do obtains the lock (see Obtain), runs fn on a context watched for its loss (see
-// Lock.Watch), and releases the lock when fn returns or panics, on a fresh context bounded
-// to a few seconds. It returns fn's error, joined with a cause wrapping ErrLost if the lock
-// was lost while fn ran. A release that fails otherwise goes to the Observer only: fn's work
-// is done, and the key is deleted in the background (see Lock.Release).
+// Do obtains the lock, runs fn on a context cancelled if the lock is lost (see Lock.Watch), and
+// releases it when fn returns or panics. It returns Obtain's error, or fn's joined with a cause
+// wrapping ErrLost if the lock was lost while fn ran; a release that fails otherwise goes to the
+// Observer only, and the key is deleted in the background.
 func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
 	fn func(ctx context.Context, l *Lock) error,
 ) error {

@@ -173,11 +173,10 @@ func (l *Lock) watch() {
 	}
 }
 
-// Release gives the lock back: its key is deleted, and the next waiter is granted it. It
-// returns an error wrapping ErrLost if the lease had ended; one wrapping ErrUnavailable if
-// etcd did not confirm the deletion within ctx, in which case the key is deleted in the
-// background (see forget): the process's other locks, under the same lease, are kept. Only
-// the first call does anything.
+// Release deletes the lock's key, granting the lock to the next waiter; only the first call does
+// anything. It returns an error wrapping ErrLost if the lease had ended, or ErrUnavailable if etcd
+// did not confirm the deletion within ctx, and then deletes the key in the background, keeping the
+// process's other locks.
 func (l *Lock) Release(ctx context.Context) error {
 	l.release.Do(func() {
 		defer func() { l.c.obs.Released(l.key, time.Since(l.at), l.relErr) }()

@@ -79,7 +79,7 @@ func startDeployment(t *testing.T, log func(string, ...any)) *deployment {
 	for _, a := range d.apis {
 		targets = append(targets, strings.TrimPrefix(a.Base, "http://"))
 	}
-	d.lb = servers.StartHAProxy(t, targets, nil)
+	d.lb = servers.StartHAProxyMasterWorker(t, targets, nil)
 	d.admin = client.New(d.lb.Base, &client.Options{AdminToken: adminToken})
 	log("3 API processes behind HAProxy at %s", d.lb.Base)
 

@@ -13,9 +13,11 @@ import (
 // both check it.
 
 // claimStock reads a lab product's stock for a lock holder. With fence > 0 it first records
-// fence on the row, unless one at least as large is there (an *inventory.StaleFenceError,
-// inventory.ErrFenced): from then on a holder with an older fence can no longer write, even
-// one that read the same stock before it (docs/lab.md).
+// fence on the row, unless one at least as large is there (an *inventory.StaleFenceError, inventory.ErrFenced): from
+// then on, a holder with an older fence can no longer write, even one that read the same
+// stock before it. That is the
+// fencing token checked by the storage on every access; a fence checked only on the write
+// would let an older holder's write land between a newer holder's read and its write.
 func claimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 	if fence == 0 {
 		return inventory.Stock(tx, id, false)
@@ -32,11 +34,11 @@ func claimStock(tx *gorm.DB, id int64, fence int64) (int, error) {
 	return stock[0], nil
 }
 
-// swapStock is SetStock for a lock holder that claimed the row with claimStock: it writes
-// only if the row still holds fence (else inventory.ErrFenced; fence 0 always writes) and
-// returns the stock it overwrote, with the row locked until tx ends, for the lab's timeline to
-// compare. It locks FOR NO KEY UPDATE, as the UPDATE does, not FOR UPDATE, which the order's
-// foreign key lock would deadlock with (docs/lab.md).
+// swapStock is SetStock for a lock holder that claimed the row with claimStock: it writes only if
+// the row still holds fence (else inventory.ErrFenced; fence 0 always writes) and returns the
+// stock it overwrote, with the row locked until tx ends, for the lab's timeline to compare. It
+// locks FOR NO KEY UPDATE, as the UPDATE does, not FOR UPDATE, which the order's foreign key lock
+// would deadlock with (docs/lab.md).
 func swapStock(tx *gorm.DB, id int64, stock int, fence int64) (before int, err error) {
 	q := `WITH old AS (SELECT stock FROM products WHERE id = ? FOR NO KEY UPDATE)
 		UPDATE products SET stock = ?, updated_at = now() FROM old WHERE products.id = ?`

@@ -23,10 +23,10 @@ var build struct {
 	err  error
 }
 
-// BuildAPI returns the path of cmd/api's lab build (-tags lab) built for this process (with -race when this binary has the
-// race detector), building it on the first call; later calls return the same path, or the same
-// error. It needs the go command and the module's source, and the path is valid in this process
-// only (docs/testing.md). It is safe for concurrent use.
+// BuildAPI returns the path of cmd/api's lab build (-tags lab) built for this process (with -race
+// when this binary has the race detector), building it on the first call; later calls return the
+// same path, or the same error. It needs the go command and the module's source, and the path is
+// valid in this process only (docs/testing.md). It is safe for concurrent use.
 func BuildAPI() (string, error) {
 	build.once.Do(func() {
 		build.file, build.err = buildAPI()

@@ -55,14 +55,10 @@ var (
 		[]string{"product_id"}, nil)
 )
 
-// WatchSales adds the state of the sales under way, read at each scrape, to the metrics:
-// seckill_product_stock from the PostgreSQL pool given to New (one indexed read of the
-// newest products), and seckill_queue_backlog, seckill_queue_drained_total and
-// seckill_queue_dead_letters from the Redis
-// client given to New under keys (the registry of live queue products and one round trip for
-// their streams). A read that fails or takes more than 2 s leaves its series out of that
-// scrape, and so does one that outlasts half the scrape timeout Prometheus sends, when that is
-// shorter. Call it once, before serving.
+// WatchSales adds the sales under way, read at each scrape, to the metrics: seckill_product_stock
+// from PostgreSQL, and the queue strategy's backlog, drained and dead-letter series from Redis
+// under keys. A read that fails or outlasts 2 s, or half the scrape timeout Prometheus sends if
+// shorter, leaves its series out of that scrape (docs/api.md). Call it once, before serving.
 func (m *Metrics) WatchSales(keys inventory.Keys) {
 	m.reg.MustRegister(&salesCollector{m: m, keys: keys})
 }

@@ -16,12 +16,9 @@ var RoundLimit = time.Minute
 // errBound is the cause of a round's context that ran out.
 var errBound = errors.New("lockbench: round ran out of time")
 
-// Bound returns the context of one round of what: cancelled, with a cause wrapping errBound,
-// after RoundLimit; stop ends it. A lock that ignores its context and is still busy a minute
-// after that crashes the run (a panic names what hung), so that a hung lock fails the run
-// instead of stalling it. The bound is a cancellation and not a context deadline: a lock
-// that sees a deadline on its context may skip work of its own (redislock bounds its retries
-// with a deadline only when its context has none), which would change what is measured.
+// Bound returns the context of one round of what, cancelled (a cause wrapping errBound, not a
+// deadline) after RoundLimit; stop ends it. A lock still busy a minute after that crashes the run
+// with a panic naming what hung. See docs/dlock.md#benchmarks (bounded rounds).
 func Bound(b *testing.B, what string) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	over := time.AfterFunc(RoundLimit, func() {

@@ -22,11 +22,9 @@ type Lock struct {
 	Obtain func(ctx context.Context, key string) (release func(context.Context) error, err error)
 }
 
-// Medians measures each lock rounds times, interleaved (every lock once per round), reports
-// each median as the metric "<name>-<unit>", and returns the medians by name. Each round
-// starts one lock further along: a lock measured right after another pays for what that one
-// left behind (garbage to collect, a warm or cold connection), and measured in a fixed order
-// the last one was 10-30 % slower than the same lock measured first.
+// Medians measures each lock rounds times, interleaved, each round starting one lock further
+// along, reports each median as the metric "<name>-<unit>", and returns the medians by name.
+// Measured in a fixed order, the last lock was 10-30 % slower than the same lock measured first.
 func Medians(b *testing.B, locks []Lock, rounds int, unit string, measure func(Lock) float64) map[string]float64 {
 	return Measure(b, locks, rounds, unit, measure).Medians
 }
@@ -98,12 +96,9 @@ type Timing struct {
 	steps   [][]float64 // steps[s][j]: lock j's microseconds a cycle in step s; 0 if it did not run
 }
 
-// Ratio returns the median, over the steps in which both ran, of a's time a cycle over b's in
-// the same step: the two ran chunk cycles each back to back, so that what the machine does
-// meanwhile (other work, a vCPU asleep or awake) weighs on both alike. A ratio of the rounds'
-// medians moves with every swing that falls on one lock's part of a round and not the
-// other's: on this 2-core machine, shared and loaded, 0.94-1.27 for the same code in four
-// runs, where the paired ratio moved 1.00-1.04 (docs/dlock.md, "Benchmarks").
+// Ratio returns the median, over the steps in which both ran, of a's time a cycle over b's in the
+// same step, so that a swing of the machine weighs on both alike (docs/dlock.md#benchmarks, paired
+// ratios).
 func (t *Timing) Ratio(a, b string) float64 {
 	i, j := slices.Index(t.names, a), slices.Index(t.names, b)
 	var r []float64
