@@ -9,10 +9,11 @@ type NewProduct struct {
 	// Stock is required, 0 to 100,000,000; a pointer because 0 is a stock and missing is an
 	// error: write new(10).
 	Stock *int `json:"stock"`
-	// Strategy is one of dlock (the default, when empty), naive, pessimistic, optimistic,
-	// redis, or lab (the oversell lab, docs/lab.md).
+	// Strategy is one of dlock (the default, when empty), pessimistic, optimistic, redis,
+	// queue, or, in the lab build of the API only, naive and lab (the oversell lab, docs/lab.md).
 	Strategy string `json:"strategy"`
-	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock.
+	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock; above
+	// 0, the lab build of the API only.
 	ThinkMS int `json:"think_ms"`
 	// Lock is the lab lock that alone guards a lab product (required with strategy lab,
 	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, fence,
