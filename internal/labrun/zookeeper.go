@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/history"
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // The zookeeper locks' cells (internal/lab on internal/zklock). A run with such a cell starts
@@ -55,7 +55,7 @@ func (r *run) startZooKeeper() error {
 	if !slices.ContainsFunc(r.cfg.Cells, func(p Pair) bool { return isZooKeeper(p.Lock) }) {
 		return nil
 	}
-	e, err := launch.StartZooKeeperEnsemble(3)
+	e, err := procs.StartZooKeeperEnsemble(3)
 	if err != nil {
 		return fmt.Errorf("zookeeper ensemble: %w", err)
 	}
@@ -73,13 +73,13 @@ func (r *run) zkFailover(ctx context.Context, key string) string {
 	if err != nil {
 		return "no fault: " + err.Error()
 	}
-	leader, err := launch.ZooKeeperLeader(r.zk.Members)
+	leader, err := procs.ZooKeeperLeader(r.zk.Members)
 	if err != nil {
 		return "no fault: " + err.Error()
 	}
 	leader.Stop()
 	killed := time.Now()
-	next, err := launch.ZooKeeperLeader(slices.DeleteFunc(slices.Clone(r.zk.Members), func(m *launch.ZooKeeper) bool { return m == leader }))
+	next, err := procs.ZooKeeperLeader(slices.DeleteFunc(slices.Clone(r.zk.Members), func(m *procs.ZooKeeper) bool { return m == leader }))
 	r.recordFault(key, a.Pid(), history.FaultFailover, killed, time.Now()) // to the new leader
 	if err != nil {
 		return fmt.Sprintf("SIGKILL to the ZooKeeper leader (member %d) while %s (pid %d) was holding %s; %v", leader.ID, a.Name, a.Pid(), key, err)

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/seckill/seckill/internal/labrun"
-	"github.com/seckill/seckill/internal/launch"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // LabConfig is one invocation of the oversell lab (loadtest lab): which cells to run, for
@@ -57,7 +57,7 @@ func RunLab(ctx context.Context, job LabConfig, watch labrun.Watcher, stdout, st
 		}
 	}
 	if slices.ContainsFunc(job.Cells, func(p labrun.Pair) bool { return strings.HasPrefix(p.Lock, "zookeeper") }) {
-		if _, _, err := launch.ZooKeeperJava(); err != nil {
+		if _, _, err := procs.ZooKeeperJava(); err != nil {
 			return fmt.Errorf("lab: the zookeeper cells start a ZooKeeper ensemble of their own: %w", err)
 		}
 	}
