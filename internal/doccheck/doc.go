@@ -1,4 +1,6 @@
-// Package doccheck holds the test that keeps doc comments short: none over 100 words, and
-// no package doc of 300 words or more. The reasons behind a design go to docs/, and a comment
-// links them. It has no code: run `go test -v ./internal/doccheck` for the counts.
+// Package doccheck holds the tests that keep doc comments short and their links true: no doc
+// comment over 100 words, no package doc of 300 words or more, and no comment linking a page
+// of docs/ or bench/, or a section of one, that is not there. The reasons behind a design go
+// to docs/, and a comment links them. It has no code: run `go test -v ./internal/doccheck`
+// for the counts.
 package doccheck

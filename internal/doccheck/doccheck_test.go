@@ -276,3 +276,13 @@ type T struct {
 		t.Errorf("violations = %q, want %q", got, want)
 	}
 }
+
+// parseSource parses one file's source, with its comments.
+func parseSource(t *testing.T, src string) *ast.File {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "/m/p/p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

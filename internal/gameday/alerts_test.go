@@ -22,13 +22,16 @@ import (
 )
 
 // timeScale divides the durations of the game day's copy of the rules: a minute of the
-// rules is a second of the game day, so that an alert's `for:` and its windows fit faults
-// of seconds, and an alert resolves within seconds of its fault's end.
-const timeScale = 60
+// rules is 4 s of the game day, so that an alert's `for:` and its windows fit faults of
+// seconds (internal/observecheck's alert test scales them the same way).
+const timeScale = 15
 
 // scrapeInterval is Prometheus's scrape and evaluation interval: four samples in the
-// shortest window of the scaled rules (a rule's [1m], one second here).
-const scrapeInterval = "250ms"
+// shortest window of the scaled rules (a rule's [1m], 4 s here). The scrape timeout is as
+// long: a shorter one (the game day first scraped every 250 ms) times out the scrapes of
+// replicas busy on a loaded machine, and SeckillReplicaDown and SeckillNoReplica fire for
+// replicas that serve.
+const scrapeInterval = "1s"
 
 // deployDir is the project's deploy/ directory.
 func deployDir() string { return filepath.Dir(filepath.Dir(servers.HAProxyConfig())) }

@@ -79,7 +79,7 @@ func startDeployment(t *testing.T, log func(string, ...any)) *deployment {
 	for _, a := range d.apis {
 		targets = append(targets, strings.TrimPrefix(a.Base, "http://"))
 	}
-	d.lb = servers.StartHAProxy(t, targets, nil)
+	d.lb = servers.StartHAProxyMasterWorker(t, targets, nil)
 	d.admin = client.New(d.lb.Base, &client.Options{AdminToken: adminToken})
 	log("3 API processes behind HAProxy at %s", d.lb.Base)
 
@@ -124,7 +124,7 @@ func (d *deployment) createProduct(t *testing.T, name, strategy string, stock in
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := d.admin.CreateProduct(ctx, api.NewProduct{Name: name, Stock: &stock, Strategy: strategy, ThinkMS: 10})
+	p, err := d.admin.CreateProduct(ctx, api.NewProduct{Name: name, Stock: &stock, Strategy: strategy})
 	if err != nil || p.ID == 0 {
 		t.Fatalf("create product %s = %+v, %v", name, p, err)
 	}

@@ -70,8 +70,9 @@ func (v verdict) ok(queueLossAllowed bool) bool {
 }
 
 // judge holds a cell's attempts to PostgreSQL's truth and the history checker, and measures
-// its unavailability from fault on.
-func judge(c *cell, tr truth, fault time.Time) verdict {
+// its unavailability from fault to end (the end of the fault's selling, before the bursts
+// that sell it out).
+func judge(c *cell, tr truth, fault, end time.Time) verdict {
 	tries := c.attempts()
 	v := verdict{Fault: c.Fault, Strategy: c.Strategy, Attempts: len(tries), Classes: map[string]int{},
 		Sold: tr.Initial - tr.Stock, Orders: len(tr.Orders)}
@@ -131,7 +132,7 @@ func judge(c *cell, tr truth, fault time.Time) verdict {
 	for _, r := range res.Reasons {
 		untrue("history: %s", r)
 	}
-	v.UnavailableS, v.RecoverS = unavailability(tries, fault)
+	v.UnavailableS, v.RecoverS = unavailability(tries, fault, end)
 	return v
 }
 
@@ -141,13 +142,13 @@ func definite(a attempt) bool {
 	return history.PurchaseOutcome(a.Status, a.Code) == history.Fail && a.Status != 0
 }
 
-// unavailability measures, from fault on: the seconds (whole seconds of sending time) in
+// unavailability measures, from fault to end: the seconds (whole seconds of sending time) in
 // which buyers tried and none was served, and the time from fault to the sending of the last
 // buyer not served (0 when every buyer was).
-func unavailability(tries []attempt, fault time.Time) (unavailable, recover float64) {
+func unavailability(tries []attempt, fault, end time.Time) (unavailable, recover float64) {
 	tried, served := map[int]bool{}, map[int]bool{}
 	for _, a := range tries {
-		if a.Sent.Before(fault) {
+		if a.Sent.Before(fault) || !a.Sent.Before(end) {
 			continue
 		}
 		sec := int(a.Sent.Sub(fault) / time.Second)

@@ -66,7 +66,7 @@ func (r *report) writePage(path string) error {
 body{font:14px system-ui,sans-serif;margin:20px;color:#222}h1{font-size:20px}
 #verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff}#verdict.PASS{background:#2e7d32}#verdict.FAIL{background:#c62828}
 table{border-collapse:collapse;margin:10px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}td:first-child,td:nth-child(2),th{text-align:left}
-tr.FAIL td{background:#ffebee}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
+tr.FAIL td{background:#ffebee}#faults td{text-align:left}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 svg text{font-size:11px}.note{color:#555}
 </style></head><body>
 <h1>seckill game day: <span id="verdict" class="%s">%s</span></h1>

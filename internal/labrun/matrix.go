@@ -17,6 +17,7 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 	"github.com/seckill/seckill/internal/audit"
 	"github.com/seckill/seckill/internal/keys"
+	"github.com/seckill/seckill/internal/launch"
 	"github.com/seckill/seckill/internal/procs"
 )
 
@@ -105,7 +106,8 @@ type run struct {
 	rdb     redis.UniversalClient
 	// sentinels is a failover cell's Redis (see onSentinels); nil otherwise.
 	sentinels *procs.Sentinels
-	netns     []*netnsProc // the processes' namespaces, when a partition cell needs them
+	zk        *launch.ZooKeeperEnsemble // the zookeeper locks' (zookeeper.go); nil: no such cell
+	netns     []*netnsProc              // the processes' namespaces, when a partition cell needs them
 	// netnsErr says why the processes run without namespaces although a cell needs them.
 	netnsErr error
 	auditor  *audit.Auditor

@@ -6,7 +6,7 @@ import "github.com/seckill/seckill/internal/inventory"
 // they make at 0 from the start, as the Prometheus client libraries advise: a series that
 // appears only at its first increment hides that increment from rate() and increase(), so
 // an alert on the first event of its kind would never fire
-// (docs/running-a-sale.md#alerts).
+// (docs/running-a-sale.md#the-alerts).
 var (
 	// PurchaseStrategies are the strategy labels of seckill_purchases_total: the production
 	// strategies, "bundle" (bundle purchases) and "unknown" (a product that could not be

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,6 +70,18 @@ type HAProxy struct {
 // the environment it is given (see deploy/haproxy/haproxy.cfg).
 func StartHAProxy(t testing.TB, backends []string, env map[string]string) *HAProxy {
 	t.Helper()
+	return startHAProxy(t, backends, env, false)
+}
+
+// StartHAProxyMasterWorker is StartHAProxy in master-worker mode (-W), as Debian's systemd
+// unit runs it: a master process and a worker that serves, which Reload replaces.
+func StartHAProxyMasterWorker(t testing.TB, backends []string, env map[string]string) *HAProxy {
+	t.Helper()
+	return startHAProxy(t, backends, env, true)
+}
+
+func startHAProxy(t testing.TB, backends []string, env map[string]string, masterWorker bool) *HAProxy {
+	t.Helper()
 	bin := HAProxyBin(t)
 	if len(backends) > 6 {
 		t.Fatalf("StartHAProxy: %d backends, the configuration has room for 6", len(backends))
@@ -86,6 +99,9 @@ func StartHAProxy(t testing.TB, backends []string, env map[string]string) *HAPro
 		}
 		// -db: in the foreground, no daemon.
 		h.cmd = []string{bin, "-db", "-f", HAProxyConfig()}
+		if masterWorker {
+			h.cmd = append(h.cmd, "-W")
+		}
 		h.env = []string{"PATH=" + os.Getenv("PATH")}
 		for k, v := range vars {
 			h.env = append(h.env, k+"="+v)
@@ -123,21 +139,29 @@ func (h *HAProxy) start() *process {
 	return proc
 }
 
-// Restart stops haproxy (Stop: the requests in flight finish, new connections are refused
-// meanwhile) and starts it again on the same addresses, as an operator's restart does, and
-// waits (10 s at most) until its stats page answers again; it returns the time from the stop
-// to then, about how long new clients were refused. Call it from the test's goroutine.
-func (h *HAProxy) Restart() time.Duration {
+// Reload replaces the worker of a master-worker haproxy (StartHAProxyMasterWorker) as
+// `systemctl reload haproxy` does (SIGUSR2 to the master): the master starts a new worker,
+// which takes over the listening sockets, and the old worker finishes the requests it has and
+// exits; no connection is refused or reset. It waits (10 s at most) until the master reports
+// the new worker loaded, and returns how long that took. Call it from the test's goroutine.
+func (h *HAProxy) Reload() time.Duration {
 	h.t.Helper()
-	down := time.Now()
-	h.Stop()
-	h.start()
-	for deadline := time.Now().Add(10 * time.Second); h.States() == nil; time.Sleep(10 * time.Millisecond) {
-		if h.proc.exited() || time.Now().After(deadline) {
-			h.t.Fatalf("haproxy did not come back on %s (%v); log:\n%s", h.Addr, h.proc.Err(), h.Log.Tail(30))
-		}
+	if !slices.Contains(h.cmd, "-W") {
+		h.t.Fatal("haproxy: Reload needs master-worker mode (StartHAProxyMasterWorker)")
 	}
-	return time.Since(down)
+	const loaded = "Loading success."
+	before := strings.Count(h.Log.String(), loaded)
+	start := time.Now()
+	if err := h.proc.signal(syscall.SIGUSR2); err != nil {
+		h.t.Fatalf("reload haproxy: %v", err)
+	}
+	for strings.Count(h.Log.String(), loaded) == before {
+		if h.proc.exited() || time.Since(start) > 10*time.Second {
+			h.t.Fatalf("haproxy did not reload within 10s (%v); log:\n%s", h.proc.Err(), h.Log.Tail(30))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
 }
 
 // Stop sends SIGUSR1 (haproxy's soft stop: it stops listening and lets the requests in
