@@ -115,3 +115,51 @@ func TestCheckLocksRefusesMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLocksLeaseRunsOut mirrors the lab's lease × pause under load (docs/lab.md#lock-histories):
+// holder a's 500 ms lease runs out at 501 ms and b is granted the lock at 510-512 ms. A write a
+// sends after b's grant completed is refused (the negative control: the untrue history); a
+// write a sent before the lease ran out, whose COMMIT came after b's grant and b's read of the
+// stock it had not yet decremented, is linearizable: the model places it at its start, while a
+// still held the lock. That second history oversold a unit (b's write overwrote 9 with 9, a
+// lost decrement that Value and Before show), which the lock model, without reads, cannot see.
+func TestCheckLocksLeaseRunsOut(t *testing.T) {
+	const G, R, W, Rd = history.Grant, history.Release, history.Write, history.Read
+	const ok = history.OK
+	stock := func(op history.LockOp, value, before int) history.LockOp {
+		op.Value = &value
+		if op.Kind == W {
+			op.Before = &before
+		}
+		return op
+	}
+	for _, tt := range []struct {
+		name string
+		ops  []history.LockOp
+		want history.Verdict
+	}{
+		{"the expired holder writes after the next grant", []history.LockOp{
+			lop("a", G, "ta", ok, 0, 1), stock(lop("a", Rd, "ta", ok, 2, 3), 10, 0),
+			lop("b", G, "tb", ok, 510, 512), stock(lop("b", Rd, "tb", ok, 513, 514), 10, 0),
+			stock(lop("a", W, "ta", ok, 600, 620), 9, 10), lop("a", R, "ta", ok, 621, 622),
+			stock(lop("b", W, "tb", ok, 630, 640), 9, 9), lop("b", R, "tb", ok, 641, 642),
+		}, history.Illegal},
+		{"the expired holder's write began before the next grant", []history.LockOp{
+			lop("a", G, "ta", ok, 0, 1), stock(lop("a", Rd, "ta", ok, 2, 3), 10, 0),
+			stock(lop("a", W, "ta", ok, 450, 700), 9, 10),
+			lop("b", G, "tb", ok, 510, 512), stock(lop("b", Rd, "tb", ok, 513, 514), 10, 0),
+			stock(lop("b", W, "tb", ok, 620, 710), 9, 9), lop("a", R, "ta", ok, 701, 702),
+			lop("b", R, "tb", ok, 711, 712),
+		}, history.Linearizable},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := history.CheckLocks(tt.ops, 10*time.Second, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != tt.want {
+				t.Fatalf("verdict = %s, want %s (%s)", res.Verdict, tt.want, res)
+			}
+		})
+	}
+}
