@@ -106,7 +106,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	e.QuietVar(&rs.redlock, "redlock-addrs", "REDLOCK_ADDRS", "", "comma-separated independent Redis `masters` (3 or more; host:port or URLs) for the product locks, with Redlock (env REDLOCK_ADDRS)")
 	lockBackend := e.String("lock-backend", "LOCK_BACKEND", backendRedis, "where the dlock strategy's product locks live: redis, etcd or zookeeper (env LOCK_BACKEND)")
 	zkServers := e.String("zookeeper-servers", "ZOOKEEPER_SERVERS", "127.0.0.1:2181",
-		"comma-separated ZooKeeper `members` (host:port) for LOCK_BACKEND=zookeeper (env ZOOKEEPER_SERVERS)")
+		"comma-separated ZooKeeper `members` (host:port) for LOCK_BACKEND=zookeeper and the lab's zookeeper locks (env ZOOKEEPER_SERVERS)")
 	e.DurationVar(&cfg.zookeeper.SessionTimeout, "zookeeper-session-timeout", "ZOOKEEPER_SESSION_TIMEOUT", 0,
 		"the ZooKeeper session the product locks are held in, as asked of the ensemble (which bounds it); 0s: LOCK_TTL (env ZOOKEEPER_SESSION_TIMEOUT)")
 	etcdEndpoints := e.String("etcd-endpoints", "ETCD_ENDPOINTS", "http://127.0.0.1:2379",
@@ -163,7 +163,9 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	explicit := getenv("ETCD_ENDPOINTS") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "etcd-endpoints" })
 	errs = append(errs, cfg.parseLockBackend(*lockBackend, *etcdEndpoints, explicit, *etcdUser, getenv("ETCD_PASSWORD"))...)
-	errs = append(errs, cfg.parseZooKeeper(*zkServers)...)
+	zkExplicit := getenv("ZOOKEEPER_SERVERS") != ""
+	fs.Visit(func(f *flag.Flag) { zkExplicit = zkExplicit || f.Name == "zookeeper-servers" })
+	errs = append(errs, cfg.parseZooKeeper(*zkServers, zkExplicit)...)
 	if cfg.databaseURL == "" { // only -database-url "" gets here: the variable is checked above
 		errs = append(errs, errors.New("-database-url is empty: give PostgreSQL's URL, or leave the flag out"))
 	}

@@ -22,7 +22,8 @@ import (
 // in Redis (or with Redlock over REDLOCK_ADDRS); LOCK_BACKEND=etcd takes them in the etcd
 // at ETCD_ENDPOINTS. Everything else (the redis strategy's gate, the sold-out channel, the
 // rate limits, the lab's Redis locks) stays in Redis either way. ETCD_ENDPOINTS set with
-// the Redis backend gives the oversell lab its etcd lock and nothing more.
+// the Redis backend gives the oversell lab its etcd lock and nothing more, as
+// ZOOKEEPER_SERVERS does its zookeeper locks.
 // LOCK_BACKEND=zookeeper takes them in the ZooKeeper ensemble at ZOOKEEPER_SERVERS (see
 // zookeeper.go).
 
@@ -128,6 +129,8 @@ func newEtcdClient(cfg etcdConfig) (*clientv3.Client, error) {
 func logLockBackend(log *slog.Logger, cfg config) {
 	if cfg.lockBackend == backendZooKeeper {
 		log.Info("product locks in zookeeper", "servers", cfg.zookeeper.Servers, "session_timeout", cfg.zookeeper.SessionTimeout.String())
+	} else if len(cfg.zookeeper.Servers) > 0 {
+		log.Info("zookeeper for the lab's zookeeper locks only", "servers", cfg.zookeeper.Servers)
 	}
 	if cfg.lockBackend == backendEtcd {
 		log.Info("product locks in etcd", "endpoints", cfg.etcd.endpoints)

@@ -83,7 +83,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, Plug: plug, TracerProvider: tp, AccessLog: cfg.accessLog,
 		SelfAudit: cfg.selfAudit,
 		Buyers:    buyers,
-		ZooKeeper: cfg.zookeeper,
+		ZooKeeper: cfg.zookeeper, LocksInZooKeeper: cfg.lockBackend == backendZooKeeper,
 		Order: order.Config{
 			LockTTL: cfg.lockTTL, LockWait: cfg.lockWait, BatchMax: cfg.batchMax, BatchLinger: cfg.batchLinger,
 			PurchaseTimeout: cfg.purchaseTimeout, ProductConns: max(1, cfg.dbMaxConns/2),

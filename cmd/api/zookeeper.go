@@ -8,13 +8,14 @@ import (
 )
 
 // parseZooKeeper fills cfg.zookeeper.Servers from ZOOKEEPER_SERVERS when LOCK_BACKEND is
-// zookeeper (its session timeout is parsed with the other durations), and checks both.
-func (cfg *config) parseZooKeeper(servers string) []error {
+// zookeeper, or when the servers were given (explicit) for the oversell lab's zookeeper locks
+// alone (its session timeout is parsed with the other durations), and checks both.
+func (cfg *config) parseZooKeeper(servers string, explicit bool) []error {
 	var errs []error
 	if cfg.zookeeper.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("ZOOKEEPER_SESSION_TIMEOUT %v: want 0s (LOCK_TTL) or more", cfg.zookeeper.SessionTimeout))
 	}
-	if cfg.lockBackend != backendZooKeeper {
+	if cfg.lockBackend != backendZooKeeper && !explicit {
 		return errs
 	}
 	for i, s := range strings.Split(servers, ",") {

@@ -13,7 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/loadgen"
 )
 
-const labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
+var labHelp = `Run the oversell lab (docs/lab.md): every lab lock in every scenario, each cell a fresh
 product of strategy lab sold by three API processes this command starts (the lab build of
 cmd/api: -api, else labapi beside this binary, as make build puts bin/labapi beside
 bin/loadtest, else built with the go command from the checkout it runs in) to many more
@@ -28,13 +28,15 @@ holders wrote (every cell expected to oversell), linearizable elsewhere.
 Exit status 0 when every cell came out as expected, 3 when one did not: a safe lock that
 oversold, or a broken lock whose flaw did not show (the scenario proved nothing).
 
-  locks:     ` + "none mutex setnx setnx-expire del lease watchdog dlock redsync redislock etcd" + `
-  scenarios: crowd long-work crash pause failover partition
+  locks:     ` + strings.Join(labrun.Locks, " ") + `
+  scenarios: ` + strings.Join(loadgen.ScenarioNames(), " ") + `
 
 The failover scenario starts a Redis Sentinel deployment of its own for each cell (redis-server
-on PATH). The partition scenario runs the three processes in network namespaces of their own,
-which needs root, ip (iproute2) and nft (nftables); without them it is left out of the default
-selection, and a cell of it asked for by name reports why it could not run.`
+on PATH). The zookeeper locks' cells start a three-member ZooKeeper ensemble of their own
+(Debian's zookeeper), whose leader their failover cell kills. The partition scenario runs the
+three processes in network namespaces of their own, which needs root, ip (iproute2) and nft
+(nftables); without them it is left out of the default selection, and a cell of it asked for
+by name reports why it could not run.`
 
 // cmdLab runs the lab's matrix.
 func cmdLab(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

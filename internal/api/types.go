@@ -9,14 +9,16 @@ type NewProduct struct {
 	// Stock is required, 0 to 100,000,000; a pointer because 0 is a stock and missing is an
 	// error: write new(10).
 	Stock *int `json:"stock"`
-	// Strategy is one of dlock (the default, when empty), naive, pessimistic, optimistic,
-	// redis, or lab (the oversell lab, docs/lab.md).
+	// Strategy is one of dlock (the default, when empty), pessimistic, optimistic, redis,
+	// queue, or, in the lab build of the API only, naive and lab (the oversell lab, docs/lab.md).
 	Strategy string `json:"strategy"`
-	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock.
+	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock; above
+	// 0, the lab build of the API only.
 	ThinkMS int `json:"think_ms"`
 	// Lock is the lab lock that alone guards a lab product (required with strategy lab,
 	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, fence,
-	// dlock, redsync, redislock or etcd.
+	// dlock, redsync, redislock, etcd, postgres-nofence, postgres, zookeeper-nofence or
+	// zookeeper.
 	Lock string `json:"lock,omitempty"`
 	// LeaseMS is the lab lock's lease (strategy lab only): 0, the API's LOCK_TTL, or 10 to
 	// 60,000.

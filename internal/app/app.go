@@ -53,10 +53,12 @@ type Config struct {
 	// it; the lab build's etcd lock is taken in it too (Plug). App does not close it.
 	Etcd        *clientv3.Client
 	LocksInEtcd bool
-	// ZooKeeper, when its Servers are set (LOCK_BACKEND=zookeeper), takes the dlock strategy's
-	// product locks in that ZooKeeper ensemble instead of in Redis; the background checker then
-	// watches it. The App owns its client and closes it.
-	ZooKeeper ZooKeeperConfig
+	// ZooKeeper, when its Servers are set, is a ZooKeeper ensemble: the oversell lab's
+	// zookeeper locks are taken in it, and with LocksInZooKeeper (LOCK_BACKEND=zookeeper) the
+	// dlock strategy's product locks too, instead of in Redis; the background checker then
+	// watches it. The App owns its clients and closes them.
+	ZooKeeper        ZooKeeperConfig
+	LocksInZooKeeper bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
 	Build buildinfo.Info
 	// Plug, when set, adds what a build plugs into the service from outside (Plugins): the
@@ -95,7 +97,7 @@ type App struct {
 
 	locks         *dlock.Client
 	etcdLocks     *etcdlock.Client // nil unless cfg.LocksInEtcd
-	zkLocks       *zklock.Client   // nil unless cfg.ZooKeeper.Servers
+	zkLocks       *zklock.Client   // nil unless cfg.LocksInZooKeeper
 	plugins       Plugins
 	draining      atomic.Bool
 	backends      *health.Checker // the shared backends, watched in the background
@@ -129,9 +131,9 @@ func New(cfg Config) *App {
 		a.etcdLocks = etcdlock.New(cfg.Etcd, m)
 		productLocks = etcdLocker{a.etcdLocks}
 	}
-	if len(cfg.ZooKeeper.Servers) > 0 {
-		if cfg.LocksInEtcd {
-			panic("app: product locks in etcd and in ZooKeeper both")
+	if cfg.LocksInZooKeeper {
+		if cfg.LocksInEtcd || len(cfg.ZooKeeper.Servers) == 0 {
+			panic("app: LocksInZooKeeper needs ZooKeeper's Servers, and not LocksInEtcd")
 		}
 		a.zkLocks = zklock.New(cfg.ZooKeeper.Servers, zklock.Options{Observer: m, SessionTimeout: cfg.ZooKeeper.SessionTimeout})
 		productLocks = zkLocker{a.zkLocks}
@@ -141,7 +143,7 @@ func New(cfg Config) *App {
 		Keys: keys, Observer: m, Logger: cfg.Logger, Tracer: cfg.TracerProvider,
 	}
 	if cfg.Plug != nil {
-		a.plugins = cfg.Plug(Parts{Redis: cfg.Redis, Etcd: cfg.Etcd, Keys: keys, Logger: cfg.Logger})
+		a.plugins = cfg.Plug(Parts{Redis: cfg.Redis, Etcd: cfg.Etcd, DB: sqlDB, ZooKeeper: cfg.ZooKeeper.Servers, Keys: keys, Logger: cfg.Logger})
 		a.plugins.plug(products, &deps)
 	}
 	a.Orders = order.NewService(deps, cfg.Order)

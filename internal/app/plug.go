@@ -1,6 +1,7 @@
 package app
 
 import (
+	"database/sql"
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
@@ -33,10 +34,12 @@ type Plugged struct {
 
 // Parts are the App's parts that a Config.Plug builds on.
 type Parts struct {
-	Redis  redis.UniversalClient
-	Etcd   *clientv3.Client // nil: the process has no etcd
-	Keys   inventory.Keys
-	Logger *slog.Logger
+	Redis     redis.UniversalClient
+	Etcd      *clientv3.Client // nil: the process has no etcd
+	DB        *sql.DB          // the service's PostgreSQL pool
+	ZooKeeper []string         // ZooKeeper's members (host:port); none: the process has no ZooKeeper
+	Keys      inventory.Keys
+	Logger    *slog.Logger
 }
 
 // plug applies p to the product store and returns the service's dependencies it adds.

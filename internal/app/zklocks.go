@@ -65,7 +65,11 @@ var errZKFence = errors.New("a ZooKeeper lock's fence, a zxid, cannot be raised"
 
 func (zkHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errZKFence }
 
-// zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as etcdErr says.
+// ZooKeeperErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says: the
+// lab build's zookeeper locks (internal/labapi) answer with it too.
+func ZooKeeperErr(err error) error { return zkErr(err) }
+
+// zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says.
 func zkErr(err error) error {
 	switch {
 	case err == nil:

@@ -25,7 +25,7 @@ func TestEtcdLockLost(t *testing.T) {
 	t.Cleanup(func() { first.Close(); second.Close() })
 	ctx := context.Background()
 	key := prefix + ":{p:1}:lock"
-	h, err := lab.New(rdb, nil, first).Acquire(ctx, "etcd", key, 2*time.Second, time.Second)
+	h, err := lab.New(rdb, lab.Clients{Etcd: first}).Acquire(ctx, "etcd", key, 2*time.Second, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestEtcdLockLost(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the holder's context was not cancelled within 10 s of its lease's end")
 	}
-	next, err := lab.New(rdb, nil, second).Acquire(ctx, "etcd", key, 2*time.Second, time.Second)
+	next, err := lab.New(rdb, lab.Clients{Etcd: second}).Acquire(ctx, "etcd", key, 2*time.Second, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestEtcdLockLost(t *testing.T) {
 // unavailable.)
 func TestEtcdLockWithoutEtcd(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
-	_, err := lab.New(rdb, nil, nil).Acquire(context.Background(), "etcd", prefix+":{p:1}:lock", time.Second, time.Second)
+	_, err := lab.New(rdb, lab.Clients{}).Acquire(context.Background(), "etcd", prefix+":{p:1}:lock", time.Second, time.Second)
 	if !errors.Is(err, lab.ErrNoEtcd) || !errors.Is(err, etcdlock.ErrUnavailable) ||
 		errors.Is(err, etcdlock.ErrNotObtained) || !strings.Contains(err.Error(), "ETCD_ENDPOINTS") {
 		t.Errorf("etcd lock without etcd = %v, want ErrNoEtcd, unavailable, naming ETCD_ENDPOINTS", err)

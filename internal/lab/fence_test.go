@@ -21,7 +21,7 @@ func TestWatchdogFenceDlock(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	dl := dlock.New(rdb, nil)
 	t.Cleanup(func() { dl.Close() })
-	l := lab.New(rdb, dl, nil)
+	l := lab.New(rdb, lab.Clients{Dlocks: dl})
 	ctx := context.Background()
 	for i, tc := range []struct {
 		lock            string

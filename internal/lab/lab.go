@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/seckill/seckill/internal/dlock"
 	"github.com/seckill/seckill/internal/etcdlock"
+	"github.com/seckill/seckill/internal/zklock"
 )
 
 // ExpireGap is the teaching delay of the setnx-expire lock between its SETNX and its EXPIRE:
@@ -30,10 +32,11 @@ type Held struct {
 	// etcd only), otherwise the caller's.
 	Ctx context.Context
 	// Fence is the lock's fencing token, which the holder's reads and writes must check
-	// (fence, dlock and etcd only); 0: none.
+	// (fence, dlock, etcd, postgres and zookeeper only); 0: none.
 	Fence int64
 	// Token is the value the lock wrote where it is unique to this grant (lease, watchdog,
-	// fence, dlock, redsync, redislock, etcd's name tag); empty for the locks whose value is not
+	// fence, dlock, redsync, redislock, the name tags of etcd, postgres and zookeeper); empty
+	// for the locks whose value is not
 	// (none, mutex, setnx, setnx-expire, del). Lock histories name the grant by it.
 	Token string
 	// Tried is when the attempt that got the lock began (a lock that retries makes many):
@@ -55,16 +58,34 @@ type Locks struct {
 	redsync   *redsync.Redsync
 	redislock *redislock.Client
 	etcd      *etcdlock.Client // nil: the etcd lock answers ErrNoEtcd
+	pg        *sql.DB          // nil: the postgres locks answer ErrNoPostgres
+	zk        *zklock.Client   // nil: the zookeeper locks answer ErrNoZooKeeper
 	mutexes   sync.Map         // key -> *mutexSlot: the mutex lock's per-process mutexes
+	zkQueues  sync.Map         // key -> chan struct{}: the zookeeper locks' queue in this process
 	owner     string
 }
 
-// New returns the lab's locks over rdb, with dlocks for the watchdog, fence and dlock locks and
-// etcd for the etcd lock (nil when the process has no etcd: that lock then fails with
-// ErrNoEtcd).
-func New(rdb redis.UniversalClient, dlocks *dlock.Client, etcd *etcdlock.Client) *Locks {
+// Clients are the lock clients the lab's locks need besides Redis. The zero value has none:
+// the locks that need one fail (see each field).
+type Clients struct {
+	// Dlocks is for the watchdog, fence and dlock locks; required for them.
+	Dlocks *dlock.Client
+	// Etcd is for the etcd lock; nil when the process has no etcd: that lock then fails
+	// with ErrNoEtcd.
+	Etcd *etcdlock.Client
+	// Postgres is the pool whose sessions hold the postgres locks' advisory locks, on a
+	// database migrated from db/ (its lab_lock_fence sequence); nil: those locks fail with
+	// ErrNoPostgres.
+	Postgres *sql.DB
+	// ZooKeeper is for the zookeeper locks; nil when the process has no ZooKeeper: those
+	// locks then fail with ErrNoZooKeeper.
+	ZooKeeper *zklock.Client
+}
+
+// New returns the lab's locks over rdb, with c's clients for the locks that need them.
+func New(rdb redis.UniversalClient, c Clients) *Locks {
 	return &Locks{
-		rdb: rdb, dlocks: dlocks, etcd: etcd,
+		rdb: rdb, dlocks: c.Dlocks, etcd: c.Etcd, pg: c.Postgres, zk: c.ZooKeeper,
 		redsync:   redsync.New(goredis.NewPool(rdb)),
 		redislock: redislock.New(rdb),
 		owner:     Owner(os.Getpid()),
@@ -85,10 +106,10 @@ func OwnerOf(value string) (pid int, ok bool) {
 func (l *Locks) token() string { return l.owner + rand.Text() }
 
 // Acquire takes lock name (one of Names) on key with the given lease, waiting
-// up to wait for it. An error that wraps dlock.ErrNotObtained (etcdlock.ErrNotObtained for
-// the etcd lock) means it was not had in time; for the etcd lock, one that wraps
-// etcdlock.ErrUnavailable means etcd could not serve, or this process has none (ErrNoEtcd);
-// any other is a failure of Redis.
+// up to wait for it. An error that wraps dlock.ErrNotObtained (etcdlock.ErrNotObtained,
+// zklock.ErrNotObtained for the etcd and zookeeper locks) means it was not had in time; one
+// that wraps etcdlock.ErrUnavailable or zklock.ErrUnavailable, that etcd or ZooKeeper could not
+// serve, or this process has none; any other is a failure of Redis, or of PostgreSQL.
 func (l *Locks) Acquire(ctx context.Context, name, key string, lease, wait time.Duration) (Held, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -117,6 +138,10 @@ func (l *Locks) Acquire(ctx context.Context, name, key string, lease, wait time.
 		h, err = l.redislockLock(wctx, key, lease)
 	case "etcd":
 		h, err = l.etcdLock(ctx, key, lease, wait)
+	case "postgres", "postgres-nofence":
+		h, err = l.postgresLock(ctx, key, wait, name == "postgres")
+	case "zookeeper", "zookeeper-nofence":
+		h, err = l.zookeeperLock(ctx, key, lease, wait, name == "zookeeper")
 	default:
 		return Held{}, fmt.Errorf("lab: no lock named %q", name)
 	}

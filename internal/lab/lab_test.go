@@ -14,19 +14,26 @@ import (
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/zklock"
 )
 
-// TestLocksExclude: every lab lock that is shared (through Redis, or etcd for the etcd lock)
-// keeps a second taker out while held (it gets dlock.ErrNotObtained, or
-// etcdlock.ErrNotObtained, when its wait runs out), lets it in once released, and writes a
-// value to Redis that names its process; the flaws the lab shows come from expiry and faults,
-// not from a lock that never excluded anybody. The etcd lock's case is skipped without
-// ETCD_ENDPOINTS.
+// TestLocksExclude: every lab lock that is shared (through Redis, etcd for the etcd lock, or
+// PostgreSQL, ZooKeeper) keeps a second taker out while held (it gets dlock.ErrNotObtained,
+// etcdlock.ErrNotObtained or zklock.ErrNotObtained when its wait runs out), lets it in once
+// released, and writes a value to Redis that names its process; the flaws the lab shows come
+// from expiry and faults, not from a lock that never excluded anybody. The etcd lock's case
+// is skipped without ETCD_ENDPOINTS; the zookeeper locks' start a ZooKeeper member.
 func TestLocksExclude(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	dl := dlock.New(rdb, nil)
 	t.Cleanup(func() { dl.Close() })
+	pg, _ := testenv.Postgres(t).DB()
 	ctx := context.Background()
+	zl := zklock.New(zooKeeper(t), zklock.Options{}) // one member for both zookeeper locks
+	t.Cleanup(func() { zl.Close() })
+	if err := zl.Ping(ctx); err != nil { // its session, before the short waits below
+		t.Fatal(err)
+	}
 	for i, name := range lab.Names {
 		if name == "none" {
 			continue
@@ -37,7 +44,7 @@ func TestLocksExclude(t *testing.T) {
 				el = etcdlock.New(testenv.Etcd(t), nil)
 				t.Cleanup(func() { el.Close() })
 			}
-			l := lab.New(rdb, dl, el)
+			l := lab.New(rdb, lab.Clients{Dlocks: dl, Etcd: el, Postgres: pg, ZooKeeper: zl})
 			key := prefix + ":{p:" + strconv.Itoa(i) + "}:lock"
 			h, err := l.Acquire(ctx, name, key, time.Second, 100*time.Millisecond)
 			if err != nil {
@@ -62,14 +69,14 @@ func TestLocksExclude(t *testing.T) {
 			_ = h.Release(ctx)
 		})
 	}
-	if _, err := lab.New(rdb, dl, nil).Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
+	if _, err := lab.New(rdb, lab.Clients{Dlocks: dl}).Acquire(ctx, "nope", prefix+":x", time.Second, 0); err == nil {
 		t.Error("an unknown lock was acquired")
 	}
 }
 
-// notObtained reports whether err says a lab lock was not had in time, in either store.
+// notObtained reports whether err says a lab lock was not had in time, in any store.
 func notObtained(err error) bool {
-	return errors.Is(err, dlock.ErrNotObtained) || errors.Is(err, etcdlock.ErrNotObtained)
+	return errors.Is(err, dlock.ErrNotObtained) || errors.Is(err, etcdlock.ErrNotObtained) || errors.Is(err, zklock.ErrNotObtained)
 }
 
 // TestFlawsAreReal: the flaws the lab relies on, shown on a single Redis without the lab's
@@ -77,7 +84,7 @@ func notObtained(err error) bool {
 // holder took after the first one's lease ran out; lease's release does not.
 func TestFlawsAreReal(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
-	l := lab.New(rdb, nil, nil)
+	l := lab.New(rdb, lab.Clients{})
 	ctx := context.Background()
 	key := prefix + ":{p:1}:lock"
 	h, err := l.Acquire(ctx, "setnx", key, time.Second, 0)
@@ -108,8 +115,8 @@ func TestFlawsAreReal(t *testing.T) {
 	}
 }
 
-// TestImports keeps the lab apart: it imports internal/dlock and internal/etcdlock, the
-// locks it shows, and nothing else of seckill.
+// TestImports keeps the lab apart: it imports internal/dlock, internal/etcdlock and
+// internal/zklock, the locks it shows, and nothing else of seckill.
 func TestImports(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {
@@ -117,7 +124,8 @@ func TestImports(t *testing.T) {
 	}
 	for _, p := range pkg.Imports {
 		if strings.HasPrefix(p, "github.com/seckill/seckill/") &&
-			p != "github.com/seckill/seckill/internal/dlock" && p != "github.com/seckill/seckill/internal/etcdlock" {
+			p != "github.com/seckill/seckill/internal/dlock" && p != "github.com/seckill/seckill/internal/etcdlock" &&
+			p != "github.com/seckill/seckill/internal/zklock" {
 			t.Errorf("internal/lab imports %s", p)
 		}
 	}

@@ -6,9 +6,11 @@ import (
 )
 
 // Names lists the locks a lab product may name, from no lock at all to the project's own,
-// then the peer Redis libraries and etcd's lock (internal/etcdlock); Acquire takes each
-// (docs/lab.md says what each one gets wrong, if anything).
-var Names = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "fence", "dlock", "redsync", "redislock", "etcd"}
+// then the peer Redis libraries, etcd's lock (internal/etcdlock), and the database (a
+// PostgreSQL advisory lock) and ZooKeeper (internal/zklock) as locks, each without and with a
+// fence; Acquire takes each (docs/lab.md says what each one gets wrong, if anything).
+var Names = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "fence", "dlock", "redsync", "redislock", "etcd",
+	"postgres-nofence", "postgres", "zookeeper-nofence", "zookeeper"}
 
 // Bounds of a lab product's own lease (its lease_ms), when it has one.
 const (

@@ -20,10 +20,11 @@ func TestTriedBoundsTheGrant(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	dl := dlock.New(rdb, nil)
 	t.Cleanup(func() { dl.Close() })
-	l := lab.New(rdb, dl, nil)
+	pg, _ := testenv.Postgres(t).DB()
+	l := lab.New(rdb, lab.Clients{Dlocks: dl, Postgres: pg})
 	ctx := context.Background()
 	const hold = 200 * time.Millisecond
-	for i, name := range []string{"mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "dlock", "redsync", "redislock"} {
+	for i, name := range []string{"mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "dlock", "redsync", "redislock", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			key := prefix + ":{p:" + strconv.Itoa(i) + "}:lock"
 			first, err := l.Acquire(ctx, name, key, 5*time.Second, time.Second)

@@ -2,6 +2,7 @@ package labapi
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,22 +16,27 @@ import (
 	"github.com/seckill/seckill/internal/etcdlock"
 	"github.com/seckill/seckill/internal/lab"
 	"github.com/seckill/seckill/internal/order"
+	"github.com/seckill/seckill/internal/zklock"
 )
 
 // labLocks takes the oversell lab's locks (internal/lab, docs/lab.md) for the lab strategy,
-// in the purchase service's terms (heldLab). Its locks, and the lock
-// clients they need (a dlock client on the API's Redis, an etcd lock client when the process
-// has an etcd), are built on the first purchase of a lab product, once: a process that sells
-// no lab product builds none of them. It is safe for concurrent use.
+// in the purchase service's terms (heldLab). Its locks, and the lock clients they need (a
+// dlock client on the API's Redis, an etcd or ZooKeeper lock client when the process has
+// one), are built on the first purchase of a lab product, once: a process that sells no lab
+// product builds none of them. The postgres locks hold their sessions from the API's own
+// pool. It is safe for concurrent use.
 type labLocks struct {
 	rdb  redis.UniversalClient
 	etcd *clientv3.Client // nil: the lab's etcd lock answers unavailable (lab.ErrNoEtcd)
+	pg   *sql.DB
+	zk   []string // ZooKeeper's members; none: the lab's zookeeper locks answer unavailable
 
 	mu      sync.Mutex
 	closed  bool
 	locks   *lab.Locks // nil until the first lab purchase
 	dlocks  *dlock.Client
 	etcdLks *etcdlock.Client
+	zkLks   *zklock.Client
 }
 
 // errLabClosed is a lab purchase that reaches a process shutting down.
@@ -48,7 +54,10 @@ func (l *labLocks) get() (*lab.Locks, error) {
 		if l.etcd != nil {
 			l.etcdLks = etcdlock.New(l.etcd, nil)
 		}
-		l.locks = lab.New(l.rdb, l.dlocks, l.etcdLks)
+		if len(l.zk) > 0 {
+			l.zkLks = zklock.New(l.zk, zklock.Options{Root: "/seckill/lab"})
+		}
+		l.locks = lab.New(l.rdb, lab.Clients{Dlocks: l.dlocks, Etcd: l.etcdLks, Postgres: l.pg, ZooKeeper: l.zkLks})
 	}
 	return l.locks, nil
 }
@@ -69,7 +78,7 @@ type heldLab struct {
 }
 
 // Acquire takes lab lock name on key (see lab.Locks.Acquire), in the service's terms: an
-// etcd lock's errors as app.EtcdErr says, and a loss as the cause of the holder's context that
+// etcd or ZooKeeper lock's errors as app.EtcdErr and app.ZooKeeperErr say, and a loss as the cause of the holder's context that
 // matches order.ErrLockLost.
 func (l *labLocks) Acquire(ctx context.Context, name, key string, lease, wait time.Duration) (heldLab, error) {
 	locks, err := l.get()
@@ -78,13 +87,13 @@ func (l *labLocks) Acquire(ctx context.Context, name, key string, lease, wait ti
 	}
 	h, err := locks.Acquire(ctx, name, key, lease, wait)
 	if err != nil {
-		return heldLab{}, app.EtcdErr(err)
+		return heldLab{}, app.ZooKeeperErr(app.EtcdErr(err))
 	}
 	hctx, stop := app.LossAs(ctx, h.Ctx)
 	return heldLab{Ctx: hctx, Fence: h.Fence, Token: h.Token, Tried: h.Tried,
 		Release: func(ctx context.Context) error {
 			stop()
-			return app.EtcdErr(h.Release(ctx))
+			return app.ZooKeeperErr(app.EtcdErr(h.Release(ctx)))
 		}}, nil
 }
 
@@ -100,6 +109,9 @@ func (l *labLocks) Close() error {
 	errs := []error{l.dlocks.Close()}
 	if l.etcdLks != nil {
 		errs = append(errs, l.etcdLks.Close())
+	}
+	if l.zkLks != nil {
+		errs = append(errs, l.zkLks.Close())
 	}
 	return errors.Join(errs...)
 }

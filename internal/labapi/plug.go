@@ -28,7 +28,7 @@ type Options struct {
 func Plug(opts Options) func(app.Parts) app.Plugins {
 	return func(parts app.Parts) app.Plugins {
 		h := newLockHistory(opts.LockHistory)
-		locks := &labLocks{rdb: parts.Redis, etcd: parts.Etcd}
+		locks := &labLocks{rdb: parts.Redis, etcd: parts.Etcd, pg: parts.DB, zk: parts.ZooKeeper}
 		p := app.Plugins{
 			Strategies: map[inventory.Strategy]app.Plugged{
 				Naive: {Strategy: naive{}},

@@ -41,7 +41,8 @@ func TestJudge(t *testing.T) {
 }
 
 // TestExpectedCoversEveryCell: every lab lock and scenario has an expected result, the short
-// matrix names only real cells, and every broken lock shows a flaw in it.
+// matrix names only real cells, and every broken lock shows a flaw in it, or in the partition
+// cells of make test (ShortPartition).
 func TestExpectedCoversEveryCell(t *testing.T) {
 	for _, l := range Locks {
 		for _, s := range Scenarios {
@@ -57,6 +58,14 @@ func TestExpectedCoversEveryCell(t *testing.T) {
 		}
 		if Expected[p.Lock][p.Scenario] != Safe {
 			inShort[p.Lock] = true
+		}
+	}
+	for _, l := range ShortPartition {
+		if Expected[l] == nil {
+			t.Errorf("short partition cell of %s: no such lock", l)
+		}
+		if Expected[l]["partition"] != Safe {
+			inShort[l] = true
 		}
 	}
 	for _, l := range Locks {
@@ -98,6 +107,67 @@ func TestEtcdCellsOutlastTheLease(t *testing.T) {
 		}
 		if other, _ := cellScenario(Pair{Lock: "dlock", Scenario: sc.Name}); !reflect.DeepEqual(other, sc) {
 			t.Errorf("dlock × %s runs %+v, want the scenario as written", sc.Name, other)
+		}
+	}
+}
+
+// TestPostgresCellsOutlastTheSession: the postgres locks' partition cell cuts its holder off
+// for longer than PostgreSQL takes to end a silent client's session (with room for the
+// session's last packet before the cut), with work longer than that too, so that the next
+// holder gets the lock while the first still works, and the sale still fits the cell's time;
+// their other cells run the scenarios as written, but for what they say.
+func TestPostgresCellsOutlastTheSession(t *testing.T) {
+	const ms = time.Millisecond
+	for _, lock := range []string{"postgres", "postgres-nofence"} {
+		for _, sc := range Scenarios {
+			s, ok := cellScenario(Pair{Lock: lock, Scenario: sc.Name})
+			if !ok {
+				t.Fatalf("%s × %s: no cell", lock, sc.Name)
+			}
+			if sc.Name != "partition" {
+				s.What = sc.What
+				if !reflect.DeepEqual(s, sc) {
+					t.Errorf("%s × %s runs %+v, want the scenario as written", lock, sc.Name, s)
+				}
+				continue
+			}
+			beyond := PostgresSessionLoss + 500*ms
+			if s.Pause <= beyond || time.Duration(s.ThinkMS)*ms <= beyond {
+				t.Errorf("%s × partition: cut %v, work %d ms: want both beyond %v", lock, s.Pause, s.ThinkMS, beyond)
+			}
+			if sale := time.Duration(s.ThinkMS)*ms + s.Pause; sale > cellTimeout*3/4 {
+				t.Errorf("%s × partition: the sale needs about %v of the cell's %v", lock, sale, cellTimeout)
+			}
+		}
+	}
+	ka := postgresProbe.KeepAlive
+	if got := ka.Idle + time.Duration(ka.Count)*ka.Interval; got != PostgresSessionLoss || postgresProbe.UserTimeout != PostgresSessionLoss {
+		t.Errorf("the probes end a silent session after %v, its data unacknowledged after %v; PostgresSessionLoss says %v",
+			got, postgresProbe.UserTimeout, PostgresSessionLoss)
+	}
+}
+
+// TestZooKeeperCellsOutlastTheSession: the zookeeper locks' cells ask for a session of at
+// least ZooKeeperMinSession, what a scenario means to outlast the lease (the work, the pause,
+// the cut) outlasts the session with room for the ensemble's expiry, a tick late, and the
+// failover cell kills the ensemble's leader with the scenario's numbers as written.
+func TestZooKeeperCellsOutlastTheSession(t *testing.T) {
+	const ms = time.Millisecond
+	for _, sc := range Scenarios {
+		s, ok := cellScenario(Pair{Lock: "zookeeper-nofence", Scenario: sc.Name})
+		session := time.Duration(s.LeaseMS) * ms
+		if !ok || session < ZooKeeperMinSession {
+			t.Errorf("zookeeper × %s: session %v, want at least %v", sc.Name, session, ZooKeeperMinSession)
+		}
+		beyond := session + 500*ms // the ensemble's tick
+		if sc.ThinkMS > sc.LeaseMS && time.Duration(s.ThinkMS)*ms <= beyond {
+			t.Errorf("zookeeper × %s: think %d ms does not outlast the %v session", sc.Name, s.ThinkMS, session)
+		}
+		if sc.Pause > time.Duration(sc.LeaseMS)*ms && s.Pause <= beyond {
+			t.Errorf("zookeeper × %s: pause %v does not outlast the %v session", sc.Name, s.Pause, session)
+		}
+		if sc.Name == "failover" && (s.ThinkMS != sc.ThinkMS || s.LeaseMS != sc.LeaseMS || s.Stock != sc.Stock) {
+			t.Errorf("zookeeper × failover runs %+v, want the scenario's numbers", s)
 		}
 	}
 }

@@ -58,7 +58,8 @@ var Scenarios = []Scenario{
 // Locks are the lab's locks, in the matrix's order: internal/lab's Names, which the lab build
 // of the API takes (TestLocksAreTheLabs keeps the two lists one), named here so that the runner
 // links none of the locks.
-var Locks = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "fence", "dlock", "redsync", "redislock", "etcd"}
+var Locks = []string{"none", "mutex", "setnx", "setnx-expire", "del", "lease", "watchdog", "fence", "dlock", "redsync", "redislock", "etcd",
+	"postgres-nofence", "postgres", "zookeeper-nofence", "zookeeper"}
 
 // Expected is the result written down for every cell: lock -> scenario -> verdict. A cell
 // that differs fails the lab, a safe lock that oversold as much as a broken lock whose flaw
@@ -76,19 +77,37 @@ var Expected = map[string]map[string]string{
 	"redsync":      {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"redislock":    {"crowd": Safe, "long-work": Oversold, "crash": Safe, "pause": Oversold, "failover": Oversold, "partition": Oversold},
 	"etcd":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
+	// The advisory lock lives as long as its session: a killed holder's ends with its process,
+	// a paused holder's lives on (the sale waits), a cut-off holder's ends once PostgreSQL
+	// finds its client gone, while the holder works on.
+	"postgres-nofence": {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Oversold},
+	"postgres":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
+	// A ZooKeeper session expires on the ensemble's clock, as an etcd lease: a paused or
+	// cut-off holder loses its node while it works on; only the fence stops its write. The
+	// leader's death loses nothing (failover).
+	"zookeeper-nofence": {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Oversold, "failover": Safe, "partition": Oversold},
+	"zookeeper":         {"crowd": Safe, "long-work": Safe, "crash": Safe, "pause": Safe, "failover": Safe, "partition": Safe},
 }
 
-// Short is the matrix that `make test` runs: each lock's defining flaw once, the fence alone
-// under a pause (what saves it is PostgreSQL's check), and dlock in every scenario. Pairs are
-// lock, scenario.
+// Short is the matrix that `make test` runs: each lock's defining flaw once (those shown only
+// in the partition column: ShortPartition), the fence alone under a pause (what saves it is
+// PostgreSQL's check), the advisory lock under a pause (its session outlives it), ZooKeeper's
+// lock with its fence under a pause and its leader's death, and dlock in every scenario but
+// partition. Pairs are lock, scenario.
 var Short = [][2]string{
 	{"none", "crowd"}, {"mutex", "crowd"}, {"dlock", "crowd"},
 	{"del", "long-work"}, {"lease", "long-work"}, {"redsync", "long-work"}, {"redislock", "long-work"},
 	{"dlock", "long-work"},
 	{"setnx", "crash"}, {"setnx-expire", "crash"}, {"dlock", "crash"},
-	{"watchdog", "pause"}, {"fence", "pause"}, {"dlock", "pause"},
-	{"lease", "failover"}, {"dlock", "failover"},
+	{"watchdog", "pause"}, {"fence", "pause"}, {"dlock", "pause"}, {"postgres-nofence", "pause"},
+	{"zookeeper-nofence", "pause"}, {"zookeeper", "pause"},
+	{"lease", "failover"}, {"dlock", "failover"}, {"zookeeper", "failover"},
 }
+
+// ShortPartition is the locks whose partition cells `make test` runs (TestPartitionCells),
+// apart from Short, whose processes run without network namespaces: the unfenced watchdog,
+// setnx, dlock, etcd, and the advisory lock without and with its fence.
+var ShortPartition = []string{"watchdog", "setnx", "dlock", "etcd", "postgres-nofence", "postgres"}
 
 // timeout is how long the scenario's buyers keep trying.
 func (s Scenario) timeout() time.Duration {
@@ -114,11 +133,17 @@ func scenario(name string) (Scenario, bool) {
 const EtcdMinLease = 2 * time.Second
 
 // cellScenario returns the scenario as cell p runs it: p's scenario, adjusted for the etcd
-// lock (see forEtcd); false if there is no such scenario.
+// lock (see forEtcd), the postgres locks (forPostgres) and the zookeeper locks
+// (forZooKeeper); false if there is no such scenario.
 func cellScenario(p Pair) (Scenario, bool) {
 	s, ok := scenario(p.Scenario)
-	if ok && p.Lock == "etcd" {
+	switch {
+	case ok && p.Lock == "etcd":
 		s = s.forEtcd()
+	case ok && isPostgres(p.Lock):
+		s = s.forPostgres()
+	case ok && isZooKeeper(p.Lock):
+		s = s.forZooKeeper()
 	}
 	return s, ok
 }

@@ -83,6 +83,9 @@ func (r *run) injure(ctx context.Context, s Scenario, lock, key string, c *crowd
 	}
 	switch s.Fault {
 	case "failover":
+		if isZooKeeper(lock) {
+			return r.zkFailover(ctx, key), nil
+		}
 		return r.failover(ctx, lock, key), nil
 	case "partition":
 		return r.partition(ctx, s, lock, key)

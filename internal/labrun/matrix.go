@@ -105,7 +105,8 @@ type run struct {
 	rdb     redis.UniversalClient
 	// sentinels is a failover cell's Redis (see onSentinels); nil otherwise.
 	sentinels *procs.Sentinels
-	netns     []*netnsProc // the processes' namespaces, when a partition cell needs them
+	zk        *procs.ZooKeeperEnsemble // the zookeeper locks' (zookeeper.go); nil: no such cell
+	netns     []*netnsProc             // the processes' namespaces, when a partition cell needs them
 	// netnsErr says why the processes run without namespaces although a cell needs them.
 	netnsErr error
 	auditor  *audit.Auditor

@@ -26,8 +26,10 @@ import (
 type netnsProc struct {
 	ns    *procs.Netns
 	env   map[string]string // the run's env, with the forwarders' addresses
+	pg    string            // the forwarder to PostgreSQL, which probes (postgresProbe)
 	redis string            // the forwarder to Redis
 	etcd  []string          // the forwarders to etcd's endpoints
+	zk    []string          // the forwarders to ZooKeeper's members
 }
 
 // hasPartition reports whether one of cells is a partition cell.
@@ -105,9 +107,10 @@ func (r *run) newNetnsProc() (_ *netnsProc, err error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("the partition scenario needs a postgres:// URL as DATABASE_URL: %v", err)
 	}
-	if u.Host, err = ns.Forward(u.Host); err != nil {
+	if p.pg, err = ns.ForwardProbing(u.Host, postgresProbe); err != nil {
 		return nil, err
 	}
+	u.Host = p.pg
 	p.env["DATABASE_URL"] = u.String()
 	if p.redis, err = ns.Forward(r.env["REDIS_ADDR"]); err != nil {
 		return nil, err
@@ -128,14 +131,25 @@ func (r *run) newNetnsProc() (_ *netnsProc, err error) {
 		}
 		p.env["ETCD_ENDPOINTS"] = strings.Join(fwd, ",")
 	}
+	if r.zk != nil {
+		for _, m := range r.zk.Servers() {
+			fwd, err := ns.Forward(m)
+			if err != nil {
+				return nil, err
+			}
+			p.zk = append(p.zk, fwd)
+		}
+		p.env["ZOOKEEPER_SERVERS"] = strings.Join(p.zk, ",")
+	}
 	return p, nil
 }
 
 // partition cuts the process that holds key off from the lock's server for s.Pause, then
 // heals, and says what it did. It waits (up to 2 s) for a new holder, so that the cut lands
-// at the start of its work, as the scenario means; a lock whose value does not change from
-// one holding to the next (setnx, del) is cut wherever its holder is. Its error is for a
-// partition that could not be made or healed.
+// at the start of its work; a lock whose value does not change from one holding to the next
+// (setnx, del) is cut wherever its holder is. The postgres locks' holder, cut off from
+// PostgreSQL itself, is cut once it has read the stock (partitionTarget). Its error is for
+// a partition that could not be made or healed.
 func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (string, error) {
 	if r.netns == nil {
 		return "no fault: " + r.netnsErr.Error(), nil
@@ -154,15 +168,20 @@ func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (stri
 	cancel()
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	a, err := holder(hctx, r.rdb, key, r.apis, func(pttl time.Duration) bool { return pttl != -2 })
+	a, err := r.partitionTarget(hctx, lock, key)
 	if err != nil {
 		return "no fault: " + err.Error(), nil
 	}
 	i := slices.Index(r.apis, a) // holder returns one of r.apis
-	p, from, cut := r.netns[i], "Redis", []string{}
+	p, from, cut := r.netns[i], "Redis (not from PostgreSQL)", []string{}
 	cut = append(cut, p.redis)
-	if lock == "etcd" {
-		from, cut = "etcd", p.etcd
+	switch {
+	case lock == "etcd":
+		from, cut = "etcd (not from PostgreSQL)", p.etcd
+	case isZooKeeper(lock):
+		from, cut = "ZooKeeper (not from PostgreSQL)", p.zk
+	case isPostgres(lock):
+		from, cut = "PostgreSQL, its lock's session and its reads and writes alike, once it had read the stock,", []string{p.pg}
 	}
 	if err := p.ns.Partition(cut...); err != nil {
 		return "", err
@@ -176,8 +195,24 @@ func (r *run) partition(ctx context.Context, s Scenario, lock, key string) (stri
 		return "", err
 	}
 	r.recordFault(key, a.Pid(), history.FaultPartition, cutAt, time.Now())
-	return fmt.Sprintf("%s (pid %d), holding %s, cut off from %s (not from PostgreSQL) for %v, then healed",
+	return fmt.Sprintf("%s (pid %d), holding %s, cut off from %s for %v, then healed",
 		a.Name, a.Pid(), key, from, s.Pause), nil
+}
+
+// partitionTarget finds the process that holds key: for the postgres locks, once it has
+// read the stock under it (see partition).
+func (r *run) partitionTarget(ctx context.Context, lock, key string) (*procs.API, error) {
+	want := func(pttl time.Duration) bool { return pttl != -2 }
+	tl := newTail(lockHistory(r.historyDir), key)
+	for {
+		a, err := holder(ctx, r.rdb, key, r.apis, want)
+		if err != nil || !isPostgres(lock) {
+			return a, err
+		}
+		if ok, err := r.thinking(ctx, tl, key, a, want); err != nil || ok {
+			return a, err
+		}
+	}
 }
 
 // healNetns lifts any partition left (a cell that ended mid-fault).

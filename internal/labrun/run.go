@@ -13,6 +13,9 @@ import (
 // cells starts the run's processes and runs its cells in order, adding each to res. Its
 // error is for a process that could not be started, signalled or partitioned.
 func (r *run) cells(ctx context.Context, res *Result) error {
+	if err := r.startZooKeeper(); err != nil {
+		return err
+	}
 	if err := r.startAPIs(); err != nil {
 		return err
 	}
@@ -28,7 +31,7 @@ func (r *run) cells(ctx context.Context, res *Result) error {
 		}
 		var c Cell
 		var err error
-		if s, _ := cellScenario(p); s.Fault == "failover" {
+		if s, _ := cellScenario(p); s.Fault == "failover" && !isZooKeeper(p.Lock) {
 			if serr := r.onSentinels(func() error { c, err = r.cell(ctx, p, label); return err }); serr != nil && err == nil {
 				c = Cell{Lock: p.Lock, Scenario: p.Scenario, Expected: Expected[p.Lock][p.Scenario], Error: serr.Error()}
 			}
@@ -63,6 +66,10 @@ func (r *run) close() error {
 		err = errors.Join(err, p.ns.Close())
 	}
 	r.netns = nil
+	if r.zk != nil {
+		err = errors.Join(err, r.zk.Close())
+		r.zk = nil
+	}
 	return err
 }
 
@@ -86,9 +93,12 @@ func (r *run) logf(format string, args ...any) {
 }
 
 // heal brings the processes back to three running ones, a killed one started again, with
-// no partition left.
+// no partition left, and a killed ZooKeeper member started again.
 func (r *run) heal() error {
 	if err := r.healNetns(); err != nil {
+		return err
+	}
+	if err := r.healZooKeeper(); err != nil {
 		return err
 	}
 	for i, a := range r.apis {

@@ -5,35 +5,41 @@ import "github.com/seckill/seckill/internal/procs"
 // The processes of internal/procs, under the names the tests use; the API is this package's
 // build of cmd/api (BuildAPI).
 type (
-	API             = procs.API
-	AOFMark         = procs.AOFMark
-	Buffer          = procs.Buffer
-	Netns           = procs.Netns
-	Process         = procs.Process
-	Redis           = procs.Redis
-	RedisClock      = procs.RedisClock
-	RedisFault      = procs.RedisFault
-	SentinelOptions = procs.SentinelOptions
-	Sentinels       = procs.Sentinels
+	API               = procs.API
+	AOFMark           = procs.AOFMark
+	Buffer            = procs.Buffer
+	Netns             = procs.Netns
+	Process           = procs.Process
+	Redis             = procs.Redis
+	RedisClock        = procs.RedisClock
+	RedisFault        = procs.RedisFault
+	SentinelOptions   = procs.SentinelOptions
+	Sentinels         = procs.Sentinels
+	ZooKeeper         = procs.ZooKeeper
+	ZooKeeperEnsemble = procs.ZooKeeperEnsemble
 )
 
 // Launchers and bounds of internal/procs.
 var (
-	ErrUnavailable      = procs.ErrUnavailable
-	Addrs               = procs.Addrs
-	FreeAddr            = procs.FreeAddr
-	LookBin             = procs.LookBin
-	NetnsSupported      = procs.NetnsSupported
-	RedisBin            = procs.RedisBin
-	StableProxy         = procs.StableProxy
-	StartNetns          = procs.StartNetns
-	StartProcess        = procs.StartProcess
-	StartRedis          = procs.StartRedis
-	StartRedisReplica   = procs.StartRedisReplica
-	StartSentinels      = procs.StartSentinels
-	FaketimeLib         = procs.FaketimeLib
-	StartRedisCluster   = procs.StartRedisCluster
-	StartRedisFakeClock = procs.StartRedisFakeClock
+	ErrUnavailable           = procs.ErrUnavailable
+	Addrs                    = procs.Addrs
+	FreeAddr                 = procs.FreeAddr
+	LookBin                  = procs.LookBin
+	NetnsSupported           = procs.NetnsSupported
+	RedisBin                 = procs.RedisBin
+	StableProxy              = procs.StableProxy
+	StartNetns               = procs.StartNetns
+	StartProcess             = procs.StartProcess
+	StartRedis               = procs.StartRedis
+	StartRedisReplica        = procs.StartRedisReplica
+	StartSentinels           = procs.StartSentinels
+	FaketimeLib              = procs.FaketimeLib
+	StartRedisCluster        = procs.StartRedisCluster
+	StartRedisFakeClock      = procs.StartRedisFakeClock
+	StartZooKeeperEnsemble   = procs.StartZooKeeperEnsemble
+	StartZooKeeperEnsembleIn = procs.StartZooKeeperEnsembleIn
+	ZooKeeperJava            = procs.ZooKeeperJava
+	ZooKeeperLeader          = procs.ZooKeeperLeader
 )
 
 // Bounds of a Sentinel deployment (internal/procs).

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/seckill/seckill/internal/labrun"
+	"github.com/seckill/seckill/internal/procs"
 )
 
 // LabConfig is one invocation of the oversell lab (loadtest lab): which cells to run, for
@@ -55,7 +56,12 @@ func RunLab(ctx context.Context, job LabConfig, watch labrun.Watcher, stdout, st
 			return fmt.Errorf("lab: etcd %s, which the etcd lock needs (make up starts one; else set ETCD_ENDPOINTS): %w", job.EtcdEndpoints, err)
 		}
 	}
-	if slices.ContainsFunc(job.Cells, func(p labrun.Pair) bool { return p.Scenario == "failover" }) {
+	if slices.ContainsFunc(job.Cells, func(p labrun.Pair) bool { return strings.HasPrefix(p.Lock, "zookeeper") }) {
+		if _, _, err := procs.ZooKeeperJava(); err != nil {
+			return fmt.Errorf("lab: the zookeeper cells start a ZooKeeper ensemble of their own: %w", err)
+		}
+	}
+	if slices.ContainsFunc(job.Cells, func(p labrun.Pair) bool { return p.Scenario == "failover" && !strings.HasPrefix(p.Lock, "zookeeper") }) {
 		if _, err := exec.LookPath("redis-server"); err != nil {
 			return fmt.Errorf("lab: the failover cells start a Redis Sentinel deployment of their own, and redis-server is not on PATH " +
 				"(Debian's redis-server package has it; or leave them out with -scenarios)")

@@ -2,22 +2,54 @@ package procs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Forward starts a TCP forwarder on the namespace's host end to target, a server of the root
 // namespace, and returns the address to give the processes inside in its place; Close stops it.
 // Its own connections to target stay healthy whatever Partition does (docs/testing.md).
 func (n *Netns) Forward(target string) (string, error) {
-	lc := net.ListenConfig{KeepAlive: -1}
+	return n.forward(target, net.ListenConfig{KeepAlive: -1}, 0)
+}
+
+// ForwardProbing is Forward with a forwarder that probes each connection from the namespace
+// as p says and, when the process stops answering (a partition, a host gone), ends the
+// connection to target too: it stands for a server that sets those TCP options on its own
+// connections, as PostgreSQL's tcp_keepalives_* and tcp_user_timeout do, where Forward's
+// forwarder keeps the server's connection for as long as the partition lasts
+// (docs/testing.md).
+func (n *Netns) ForwardProbing(target string, p Probe) (string, error) {
+	p.KeepAlive.Enable = true
+	return n.forward(target, net.ListenConfig{KeepAliveConfig: p.KeepAlive}, p.UserTimeout)
+}
+
+// Probe is how a probing forwarder (ForwardProbing) finds that a process stopped answering.
+type Probe struct {
+	// KeepAlive probes a connection that has been idle for its Idle, every Interval, and
+	// ends it after Count probes unanswered.
+	KeepAlive net.KeepAliveConfig
+	// UserTimeout (TCP_USER_TIMEOUT) ends a connection whose data went unacknowledged that
+	// long, as keepalives cannot (they probe only a connection with nothing in flight), and
+	// one whose keepalives went unanswered that long. 0: the kernel's retransmissions, for
+	// about 15 minutes.
+	UserTimeout time.Duration
+}
+
+// forward starts a forwarder whose listener is made by lc, setting TCP_USER_TIMEOUT to
+// userTimeout on each connection it accepts when not 0.
+func (n *Netns) forward(target string, lc net.ListenConfig, userTimeout time.Duration) (string, error) {
 	ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(n.Host, "0"))
 	if err != nil {
 		return "", fmt.Errorf("forward %s from %s: %w", target, n.Name, err)
 	}
-	f := &forwarder{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	f := &forwarder{ln: ln, target: target, userTimeout: userTimeout, conns: map[net.Conn]struct{}{}}
 	f.wg.Add(1)
 	go f.accept()
 	n.mu.Lock()
@@ -28,9 +60,10 @@ func (n *Netns) Forward(target string) (string, error) {
 
 // forwarder copies the connections to ln both ways to target.
 type forwarder struct {
-	ln     net.Listener
-	target string
-	wg     sync.WaitGroup
+	ln          net.Listener
+	target      string
+	userTimeout time.Duration // TCP_USER_TIMEOUT of the accepted connections; 0: unset
+	wg          sync.WaitGroup
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -43,6 +76,10 @@ func (f *forwarder) accept() {
 		in, err := f.ln.Accept()
 		if err != nil {
 			return
+		}
+		if err := setUserTimeout(in, f.userTimeout); err != nil {
+			_ = in.Close() // it would not end as its server's would
+			continue
 		}
 		out, err := net.Dial("tcp", f.target)
 		if err != nil {
@@ -95,4 +132,21 @@ func (f *forwarder) close() {
 	}
 	f.mu.Unlock()
 	f.wg.Wait()
+}
+
+// setUserTimeout sets TCP_USER_TIMEOUT on c to d, when d is not 0.
+func setUserTimeout(c net.Conn, d time.Duration) error {
+	tc, ok := c.(*net.TCPConn)
+	if d == 0 || !ok {
+		return nil
+	}
+	sc, err := tc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = sc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(d.Milliseconds()))
+	})
+	return errors.Join(err, serr)
 }

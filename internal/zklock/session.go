@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -29,7 +31,7 @@ type session struct {
 func newSession(servers []string, ttl time.Duration, obs Observer) (*session, error) {
 	s := &session{ttl: ttl, obs: obs, changed: make(chan struct{}), held: map[*Lock]struct{}{}}
 	conn, _, err := zk.Connect(servers, ttl, zk.WithLogger(nopLogger{}), zk.WithLogInfo(false),
-		zk.WithEventCallback(s.event))
+		zk.WithEventCallback(s.event), zk.WithDialer(cappedDialer(ttl)))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %v: %w", servers, err)
 	}
@@ -43,6 +45,46 @@ func newSession(servers []string, ttl time.Duration, obs Observer) (*session, er
 	}
 	return s, nil
 }
+
+// cappedDialer dials connections whose handshake waits at most limit for the member: the
+// client library waits ten times two thirds of the session, so a new session whose first pick
+// was a frozen member (SIGSTOP: the kernel still accepts the connection) waited 13 s for a
+// 2 s session before it tried another (TestEnsembleFaults). Once the member has answered, the
+// library's own deadlines hold.
+func cappedDialer(limit time.Duration) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &handshakeConn{Conn: c, limit: limit}, nil
+	}
+}
+
+// handshakeConn is a connection whose deadlines are at most limit away until it first reads.
+type handshakeConn struct {
+	net.Conn
+	limit    time.Duration
+	answered atomic.Bool
+}
+
+func (c *handshakeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.answered.Store(true)
+	}
+	return n, err
+}
+
+func (c *handshakeConn) cap(t time.Time) time.Time {
+	if lim := time.Now().Add(c.limit); !c.answered.Load() && !t.IsZero() && t.After(lim) {
+		return lim
+	}
+	return t
+}
+
+func (c *handshakeConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.cap(t)) }
+func (c *handshakeConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.cap(t)) }
 
 type nopLogger struct{}
 

@@ -96,3 +96,12 @@ func StartZooKeeperIn(t T, n int, ns *Netns) []*ZooKeeper {
 	check(t, err)
 	return wrapZooKeeper(t, e)
 }
+
+// ZooKeeperJava checks that a ZooKeeper member can be started here (java and Debian's
+// zookeeper jars), for a test whose program starts an ensemble of its own; it skips the test
+// (fails it under SECKILL_REQUIRE_ALL) if not.
+func ZooKeeperJava(t T) {
+	t.Helper()
+	_, _, err := launch.ZooKeeperJava()
+	check(t, err)
+}
