@@ -7,16 +7,10 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 )
 
-// Locker is the lock the dlock strategy holds on a product while it writes (and on every
-// product of a bundle). Two backends satisfy it: Redis (internal/dlock, RedisLocker, here)
-// and etcd (internal/etcdlock, which internal/app adapts). The service needs no more of a
-// lock than this.
-//
-// Its errors: not obtained within the wait, an error that matches ErrBusy (or
-// dlock.ErrNotObtained); lost while held, one that matches ErrLockLost (or dlock.ErrLost),
-// which is also the cause of fn's context then (answered busy, see classify); a backend
-// that cannot serve, one that matches ErrUnavailable or that IsUnavailable recognises
-// (answered unavailable).
+// Locker is the lock the dlock strategy holds on each product it writes: RedisLocker here,
+// etcd's and ZooKeeper's adapted by internal/app. Its errors match ErrBusy or
+// dlock.ErrNotObtained (not obtained in time), ErrLockLost or dlock.ErrLost (lost while held,
+// also fn's context's cause), or ErrUnavailable or IsUnavailable (backend down).
 type Locker interface {
 	// Do obtains key's lock with a lease of ttl, waiting up to wait (in arrival order across
 	// processes when fair), runs fn on a context that is cancelled if the lock is lost, and
@@ -78,17 +72,12 @@ func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.
 	})
 }
 
-// EtcdFenceBase is added to an etcd lock's fence (its key's create revision) to make the fence
-// a product's row records. Redis fences are microseconds since 1970 (about 1.8e15 in 2026;
-// 2^52 is reached in 2112), so every etcd fence is above every Redis fence: a deployment
-// moved from Redis locks to etcd writes at once, and a fleet misconfigured with both lets
-// only the etcd holders write. Moving back to Redis needs the products' fences reset (see
-// docs/deployment.md); cmd/api warns at start when it finds such products.
+// EtcdFenceBase is added to an etcd lock's fence (its key's create revision) before a product's
+// row records it, putting every etcd fence above every Redis fence. See
+// docs/deployment.md#product-locks-in-etcd.
 const EtcdFenceBase int64 = 1 << 52
 
-// ZooKeeperFenceBase is added to a ZooKeeper lock's fence (its node's creation zxid: the
-// election epoch in the high 32 bits, a counter in the low ones) to make the fence a product's
-// row records: above every etcd fence (EtcdFenceBase plus a revision, far below 2^62) and
-// every Redis fence, for as long as the ensemble's epoch stays below 2^30. Moving a product
-// back to etcd or Redis locks needs its fence reset, as for etcd.
+// ZooKeeperFenceBase is added to a ZooKeeper lock's fence (its node's creation zxid) before a
+// product's row records it, putting it above every etcd and Redis fence. See
+// docs/dlock.md#which-lock-service.
 const ZooKeeperFenceBase int64 = 1 << 62

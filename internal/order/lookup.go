@@ -4,10 +4,9 @@ import (
 	"context"
 )
 
-// OrderOf returns user userID's order of product productID as PostgreSQL has it committed
-// now: the live one (pending or paid), else the latest that ended (expired or cancelled), or an error matching inventory.ErrNotFound (no such product), ErrOrderNotFound or
-// ErrUnavailable. A client that got no answer, or an ErrOutcomeUnknown, can ask it; retrying
-// the purchase also tells, and never buys twice.
+// OrderOf returns user userID's committed order of product productID: the live one, else the
+// latest ended; it tells a client whose purchase got no answer. Its errors match
+// inventory.ErrNotFound, ErrOrderNotFound or ErrUnavailable.
 func (s *Service) OrderOf(ctx context.Context, productID, userID int64) (Order, error) {
 	if _, err := s.c.products.Meta(ctx, productID); err != nil {
 		return Order{}, classify(err)

@@ -29,18 +29,14 @@ var (
 	// ErrAlreadyPurchased: the user already has an order for this product. The error is a
 	// *PurchasedError, which holds that order.
 	ErrAlreadyPurchased = errors.New("order: already purchased")
-	// ErrBusy: the product's lock could not be had within the wait budget, or was lost
-	// before the purchase committed, or the purchase ran out of time, or it arrived while
-	// the product's purchases had stood in line for a connection (see slots). Nothing was
-	// written; the buyer may retry.
+	// ErrBusy: no lock in time, a lock lost before COMMIT, the deadline passed, or a full
+	// line for a connection (see slots). Nothing was written; the buyer may retry.
 	ErrBusy = errors.New("order: busy")
 	// ErrUnavailable: Redis or PostgreSQL could not be reached or refused to work. Nothing
 	// was written.
 	ErrUnavailable = errors.New("order: service unavailable")
-	// ErrOutcomeUnknown: the purchase's COMMIT was sent and got no answer, and PostgreSQL
-	// could not be asked what became of it in time; or (queue strategy) the script that
-	// queues it was sent to Redis and got no answer. The order may exist: OrderOf tells, and
-	// a retry never buys twice.
+	// ErrOutcomeUnknown: the purchase's COMMIT (or queueing script) got no answer that could
+	// be settled. The order may exist: OrderOf tells, and a retry never buys twice.
 	ErrOutcomeUnknown = errors.New("order: outcome unknown")
 	// ErrCanceled: the buyer went away (its context was cancelled) before the purchase was
 	// written. Nothing was written.
@@ -49,9 +45,8 @@ var (
 	ErrOrderNotFound = errors.New("order: no such order")
 )
 
-// ErrLockLost is what a Locker (or a plugged Strategy's lock) reports when a lock was lost while held (see
-// Locker); RedisLocker's locks report dlock.ErrLost, which the service knows too. A purchase
-// that lost its lock before it committed is answered ErrBusy.
+// ErrLockLost is what a Locker or a plugged Strategy's lock reports when it loses a held lock
+// (RedisLocker reports dlock.ErrLost); the purchase is answered ErrBusy.
 var ErrLockLost = errors.New("order: product lock lost")
 
 // errDeadline is the cause of a purchase's context when its deadline (Config.PurchaseTimeout)
@@ -63,8 +58,7 @@ var errDeadline = fmt.Errorf("%w: purchase deadline passed", ErrBusy)
 var errPanic = errors.New("order: batch leader panicked")
 
 // PurchasedError is the error of a purchase by a user who already has an order for the
-// product. It matches ErrAlreadyPurchased and holds that order, so that a client who is not
-// sure whether an earlier attempt went through learns its order.
+// product: it matches ErrAlreadyPurchased and holds that order.
 type PurchasedError struct {
 	Order Order
 }

@@ -39,13 +39,10 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 	return o, err
 }
 
-// PurchaseBundle sells one unit of each product to the user, all or nothing: the products'
-// locks are taken together (dlock's ObtainMulti, in key order, so that overlapping bundles
-// cannot deadlock), then one transaction inserts every order and decrements every
-// product under its lock's fence. The products must be of the dlock strategy, not fair, 1 to
-// MaxBundle of them, each once (else inventory.ErrInvalid). It returns the orders in the
-// order of productIDs, or one of Purchase's errors; a product's own verdict (sold out,
-// already purchased, not found) comes as a *ProductError that names it.
+// PurchaseBundle sells the user one unit of each of 1 to MaxBundle distinct, not fair dlock
+// products, all or nothing, and returns the orders in the order of productIDs. Its errors are
+// Purchase's, inventory.ErrInvalid, or a *ProductError naming the product sold out, already
+// purchased or not found. See docs/api.md#bundles.
 func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
 	var orders []Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {

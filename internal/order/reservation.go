@@ -56,14 +56,11 @@ func refusal(o Order, want string) error {
 	return fmt.Errorf("order %d: unexpected status %q", o.ID, o.Status)
 }
 
-// Pay pays user userID's reservation of product productID: its live order, else its latest
-// (see OrderOf). It returns the order, paid; an order paid already (or final from the start)
-// is answered the same (Pay is idempotent). It returns an error matching ErrOrderExpired (a
-// reservation past its pay_by, which this call expires, giving its unit back, if nobody has
-// yet), ErrOrderCancelled, ErrOrderNotFound, inventory.ErrNotFound, ErrUnavailable or
-// ErrOutcomeUnknown (the payment's COMMIT got no answer: paying again tells). An order is
-// never both paid and returned: the payment and the return are conditional transitions of a
-// pending order in PostgreSQL, against PostgreSQL's clock.
+// Pay pays user userID's reservation of product productID (the order OrderOf finds) and
+// returns it paid; it is idempotent, and an order final from the start is answered the same.
+// Its errors match ErrOrderExpired (the call expires it), ErrOrderCancelled, ErrOrderNotFound,
+// inventory.ErrNotFound, ErrUnavailable or ErrOutcomeUnknown (paying again tells). See
+// docs/strategies.md#reservations.
 func (s *Service) Pay(ctx context.Context, productID, userID int64) (Order, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.PurchaseTimeout)
 	defer cancel()
@@ -95,13 +92,10 @@ func (s *Service) Pay(ctx context.Context, productID, userID int64) (Order, erro
 	return o, refusal(o, StatusPaid)
 }
 
-// Cancel cancels user userID's reservation of product productID (its live order, else its
-// latest): a pending order is cancelled and its unit goes back to stock, in PostgreSQL and,
-// for the redis and queue strategies, in the gate. It returns the order, cancelled; an order
-// cancelled already is answered the same (Cancel is idempotent). It returns an error matching
-// ErrOrderPaid, ErrOrderExpired (a reservation past its pay_by expires instead, this call
-// giving its unit back if nobody has yet), ErrOrderNotFound, inventory.ErrNotFound,
-// ErrUnavailable or ErrOutcomeUnknown (cancelling again tells).
+// Cancel cancels user userID's reservation of product productID (the order OrderOf finds),
+// giving its unit back to stock and to the gate, and returns it cancelled; it is idempotent.
+// Its errors match ErrOrderPaid, ErrOrderExpired (the call expires it), ErrOrderNotFound,
+// inventory.ErrNotFound, ErrUnavailable or ErrOutcomeUnknown (cancelling again tells).
 func (s *Service) Cancel(ctx context.Context, productID, userID int64) (Order, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.PurchaseTimeout)
 	defer cancel()

@@ -28,17 +28,13 @@ type Config struct {
 	// writing it. Default: 0, no waiting: batches form from buyers who arrive while the lock
 	// is being waited for, and a lone buyer is served at once.
 	BatchLinger time.Duration
-	// PurchaseTimeout bounds one purchase: waiting for the lock or a connection, think_ms
-	// and the statements. A purchase past it is ErrBusy and writes nothing. A COMMIT sent
-	// before it may take commitTimeout (5s) more, and finding out what became of a COMMIT
-	// that got no answer settleTimeout (5s) more: every purchase is answered within
-	// PurchaseTimeout + 10s. Default: 10s.
+	// PurchaseTimeout bounds one purchase's waits, think_ms and statements; past it the
+	// purchase is ErrBusy and writes nothing, and it is answered within AfterDeadline more.
+	// Default: 10s.
 	PurchaseTimeout time.Duration
-	// ProductConns caps how many pooled PostgreSQL connections the purchases of one product
-	// hold at once in this process, so that one slow product (think_ms under a row lock, a
-	// crowd) cannot starve the pool for the others; buyers beyond it wait in the process,
-	// under a controlled delay: ErrBusy after 5 ms for one that arrives while that line has
-	// stood for 100 ms (see slots). Default: 10, half the default pool.
+	// ProductConns caps the pooled connections one product's purchases hold at once in this
+	// process; a buyer beyond it waits, or is ErrBusy after 5 ms once that line has stood
+	// for 100 ms (see slots). Default: 10, half the default pool.
 	ProductConns int
 	// SeedChunk is how many buyers one step of a gate seeding reads from PostgreSQL and
 	// writes to Redis (redis and queue strategies). Default: 10,000.
@@ -109,10 +105,8 @@ type Deps struct {
 	Tracer trace.TracerProvider
 }
 
-// Service sells products: one Purchase is one buyer's attempt at one unit. It keeps what
-// every purchase shares, the product metadata, the sold-out mark, the observer, lookups and
-// audits, and hands each purchase to its strategy's buyer, which holds that strategy's state
-// (see the package doc). It is safe for concurrent use.
+// Service sells products, handing each Purchase to its strategy's buyer (see the package
+// doc). It is safe for concurrent use.
 type Service struct {
 	c      *core
 	gate   *inventory.Gate  // audits of redis products
@@ -207,12 +201,9 @@ func (cfg Config) WithDefaults() Config {
 // once no purchase is in flight.
 func (s *Service) Close() { s.queued.close() }
 
-// StartQueues starts this process's consumer of every queue product whose stream holds
-// purchases, so that a backlog left by a process that died is written even if no buyer of
-// the product reaches this one. It looks only at the queue products purchases were queued of
-// lately or whose streams are not empty (inventory.Queue.Backlogged), not at every queue
-// product ever created: its cost does not grow with history, and it reads nothing from
-// PostgreSQL.
+// StartQueues starts this process's consumer of every queue product with a backlog
+// (inventory.Queue.Backlogged), so a dead process's queued purchases get written. Its error is
+// Redis's. See docs/strategies.md#the-queue-strategy.
 func (s *Service) StartQueues(ctx context.Context) error { return s.queued.start(ctx) }
 
 // ListenQueue delivers the queue consumers' announcements to this process's waiting buyers

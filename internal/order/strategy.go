@@ -35,11 +35,9 @@ func (k Checkout) Config() Config { return k.c.cfg }
 // Think takes p's think_ms pause, if the service has a Thinker.
 func (k Checkout) Think(ctx context.Context, p inventory.Product) error { return k.c.think(ctx, p) }
 
-// Write inserts userID's order of p, then runs write (the strategy's change of the stock), in
-// one transaction of its own while holding one of the product's connection slots. It returns
-// the order, committed, or an error: ErrAlreadyPurchased, write's, ErrOutcomeUnknown (a COMMIT
-// with no answer that could not be settled), or one that means nothing was written. It never
-// marks the product sold out.
+// Write inserts userID's order of p and runs write, the stock change, in one transaction,
+// and returns the order committed; it never marks p sold out. Its errors: ErrAlreadyPurchased,
+// write's, ErrOutcomeUnknown, or one meaning nothing was written.
 func (k Checkout) Write(ctx context.Context, p inventory.Product, userID int64, write func(tx *gorm.DB) error) (Order, error) {
 	return k.c.buyInTx(ctx, p, userID, func(tx *gorm.DB) (Order, int, error) {
 		o, err := insertOrder(tx, p.ID, userID)

@@ -31,10 +31,9 @@ const (
 	sweepConns    = 4
 )
 
-// Sweep runs one pass of the reservation sweeper: it expires the pending orders past their pay_by
-// of up to limit products, up to limit each, giving their units back, and drives again up to limit
-// unfinished gate returns. A product whose row another transaction holds is skipped (Busy); one
-// that fails does not stop the others, and the error joins their errors. Safe for concurrent use.
+// Sweep runs one sweeper pass over up to limit products, expiring up to limit overdue
+// reservations of each and driving up to limit unfinished gate returns. Its error joins the
+// failed products' errors; a product whose row is held is skipped (Busy). Safe for concurrent use.
 func (s *Service) Sweep(ctx context.Context, limit int) (SweepStats, error) {
 	var st SweepStats
 	var due []int64

@@ -48,10 +48,9 @@ const (
 // answer. A server's write timeout must leave room for it (cmd/api).
 const AfterDeadline = commitTimeout + settleTimeout
 
-// IdleInTransactionTimeout is the idle_in_transaction_session_timeout cmd/api sets when purchases
-// end at purchaseTimeout: that plus a second for the COMMIT's way. PostgreSQL then rolls back a
-// transaction whose process froze, hung or was cut off after its statements went out, freeing the
-// rows it locked; see docs/failures.md#silent-partitions.
+// IdleInTransactionTimeout is the idle_in_transaction_session_timeout cmd/api sets for purchases that end
+// at purchaseTimeout: a second more, so PostgreSQL frees the rows of a frozen or cut-off
+// process. See docs/failures.md#silent-partitions.
 func IdleInTransactionTimeout(purchaseTimeout time.Duration) time.Duration {
 	return purchaseTimeout + time.Second
 }

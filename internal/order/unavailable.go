@@ -13,11 +13,9 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 )
 
-// IsUnavailable reports whether err means PostgreSQL or Redis could not be reached, went away,
-// or refused to serve for a while, as opposed to a bug or a rule of the data: such a failure
-// is answered "retry shortly", never as a server error. It sees through wrapping (fmt.Errorf's
-// %w, errors.Join), and so through the lock's and the gate's errors. A lock whose store is not
-// Redis (etcd) reports its outages wrapped in ErrUnavailable instead (see Locker).
+// IsUnavailable reports whether err, however wrapped, means PostgreSQL or Redis could not be
+// reached or refused to serve for a while: an outage to retry, not a bug. etcd and ZooKeeper
+// locks report theirs as ErrUnavailable instead.
 func IsUnavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
