@@ -69,30 +69,22 @@ type Options struct {
 	// Client holds or waits for then fails without a call to Redis).
 	Wait time.Duration
 
-	// MinBackoff and MaxBackoff bound the polling between attempts while
-	// waiting; each pause is drawn at random (full jitter) between MinBackoff
-	// and a cap that doubles from MinBackoff up to MaxBackoff, and is cut
-	// short by a release notification or the holder's remaining ttl.
-	// Defaults: 2ms and 64ms.
+	// MinBackoff and MaxBackoff bound the jittered exponential backoff between
+	// attempts while waiting (see docs/dlock.md#guarantees). Defaults: 2ms and 64ms.
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
 
-	// MaxHold caps how long the watchdog (Lock.Watch) keeps the lock alive,
-	// counted from the acquisition: its last renewal is shortened so that the
-	// key expires in Redis at MaxHold, and the watched context is then
-	// cancelled with a cause that wraps ErrLost. Default: 0, unlimited.
+	// MaxHold caps how long after the acquisition the watchdog keeps the lock;
+	// the key expires then and the watched context's cause wraps ErrLost.
+	// Default: 0, unlimited.
 	MaxHold time.Duration
 
-	// Drift is the margin subtracted from the ttl when computing the local
-	// safe deadline of the lock (see Lock.Deadline), for clock drift between
-	// this process and Redis and for the delay of the acquire call.
-	// Default: ttl/100 + 2ms, as in Redlock.
+	// Drift is the margin taken off the ttl for Lock.Deadline, for clock drift
+	// and the acquire call's delay. Default: ttl/100 + 2ms, as in Redlock.
 	Drift time.Duration
 
-	// Token is the lock's value in Redis. It must be unique per Obtain and
-	// unguessable: obtaining a key that already holds the same token succeeds
-	// (this makes a retried acquire call safe), so a shared token would let
-	// two holders in. Default: 128 random bits from crypto/rand.
+	// Token is the lock's value in Redis, unique per Obtain and unguessable: a
+	// shared token would let two holders in. Default: 128 random bits.
 	Token string
 
 	// Observer receives the lock's events. Default: the Client's observer
@@ -110,10 +102,8 @@ type ClientOptions struct {
 	// nil. Default: none.
 	Observer Observer
 
-	// Cohort is how many times in a row a Release may hand its lock to a goroutine of this Client
-	// waiting for the same key, in one Redis call, before releasing it to every Client
-	// (docs/dlock.md#handing-the-lock-over-in-a-process-cohorting). Redlock, fair and read-write
-	// locks never hand over. Default: 0, never.
+	// Cohort is how many times in a row a Release may hand its lock to a waiter of this Client
+	// (docs/dlock.md#handing-the-lock-over-in-a-process-cohorting). Default: 0, never.
 	Cohort int
 
 	// NodeTimeout bounds each acquire call to one node of a Redlock Client
@@ -195,10 +185,9 @@ func (c *Client) isClosed() bool {
 	return c.closed
 }
 
-// Do obtains the lock, runs fn with its watched context (see Lock.Watch), and releases it when fn
-// returns or panics, also when ctx was cancelled. It returns Obtain's error, or fn's joined with a
-// cause wrapping ErrLost if the lock was lost while fn ran; a failed release goes to the Observer
-// only. Do is safe for concurrent use.
+// Do obtains the lock, runs fn with its watched context (see Lock.Watch), and releases it,
+// also on panic or a cancelled ctx. It returns Obtain's error, or fn's joined with ErrLost if the lock was lost
+// meanwhile; a failed release goes to the Observer. Do is safe for concurrent use.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, opt *Options,
 	fn func(ctx context.Context, l *Lock) error,
 ) (err error) {

@@ -114,7 +114,6 @@ func parseFairGrant(v string, sent, recv time.Time) (fence int64, next time.Time
 	return fence, mid.Add(time.Duration(since-now) * time.Millisecond), nil
 }
 
-// NextWaiterSince reports, for a lock taken with ObtainFair, when the waiter queued behind it
-// started waiting (in this process's clock), and whether there was one, so that a batch under a
-// fair lock serves only the callers that came before it.
+// NextWaiterSince reports when the next waiter of a fair lock began to wait, by this process's
+// clock, and whether there is one.
 func (l *Lock) NextWaiterSince() (time.Time, bool) { return l.nextWaiter, !l.nextWaiter.IsZero() }

@@ -17,9 +17,8 @@ const (
 	released           // Release was called
 )
 
-// Lock is a held lock, returned by Obtain. Key and Token never change, and Fence
-// only by RaiseFence; the other methods talk to Redis. A Lock is safe for concurrent use, but it
-// is meant to have one owner: pass it down to the code that works under it.
+// Lock is a held lock, returned by Obtain; Key and Token never change, Fence only by
+// RaiseFence. It is safe for concurrent use but meant to have one owner.
 type Lock struct {
 	c        *Client
 	r        *request
@@ -109,10 +108,10 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// Refresh sets the lock's ttl, if it is still held, and moves the safe
-// deadline on. It returns ErrNotHeld when the key is gone or taken (and then
-// reports the lock lost), or when the lock was released or lost before; it
-// never re-acquires. With a watchdog running there is no need to call it.
+// Refresh sets the held lock's ttl and moves its safe deadline on (a watchdog makes it
+// needless); it never re-acquires. It
+// returns ErrNotHeld, reporting the lock lost, when the key is gone or taken, or the lock was
+// released or lost before.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if err := l.r.checkTTL(ttl); err != nil {
 		return err
@@ -149,9 +148,9 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// Release deletes the key if it still holds this lock, wakes the waiters, and stops the watchdog,
-// waiting for it to exit. It returns ErrNotHeld when the lock expired, was lost or released, or
-// someone else holds the key (left untouched). ctx may be the watched context.
+// Release deletes the key if it still holds this lock, wakes the waiters and stops the watchdog;
+// ctx may be the watched context. It returns ErrNotHeld when the lock expired, was lost or
+// released, or another holds the key (left untouched).
 func (l *Lock) Release(ctx context.Context) error {
 	wasLost, err := l.markReleased()
 	if err != nil {

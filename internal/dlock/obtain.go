@@ -115,10 +115,9 @@ func (r *request) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// Obtain takes the lock on key for ttl, trying once or, with Options.Wait, waiting for the
-// holder's release. It returns ErrNotObtained when the key stays busy (also matching ctx.Err()
-// when ctx ended the wait) and a wrapped error, never ErrNotObtained, when Redis fails. ttl
-// must exceed the drift margin. Obtain is safe for concurrent use.
+// Obtain takes the lock on key for ttl (above the drift margin), waiting up to Options.Wait. It
+// returns ErrNotObtained when the key stays busy (joined with ctx.Err() if ctx ended the wait),
+// or Redis's error wrapped, never ErrNotObtained. Obtain is safe for concurrent use.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	if opt != nil && opt.Fair {
 		return c.ObtainFair(ctx, key, ttl, opt)
