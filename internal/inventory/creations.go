@@ -7,10 +7,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Creations shares product creations between API processes through Redis, so that a Store
-// that remembered an id as not found (NotFoundTTL) forgets it as soon as another process
-// creates a product under it, not NotFoundTTL later. Announcements are best effort: a lost one
-// leaves that Store answering not found for NotFoundTTL at most. It is safe for concurrent use.
+// Creations tells every API process's Store of a product created, through Redis, best effort
+// (see NotFoundTTL). It is safe for concurrent use.
 type Creations struct {
 	rdb   redis.UniversalClient
 	keys  Keys

@@ -5,9 +5,8 @@ import (
 	"fmt"
 )
 
-// StaleFenceError is the ErrFenced of a fenced write: the product's row holds Stored, a fence
-// at least the writer's Fence. A writer that still holds its lock may raise its fence above
-// Stored and write again (docs/dlock.md, "If Redis loses its data").
+// StaleFenceError is the ErrFenced of a fenced write: the row holds Stored, at least the
+// writer's Fence. See docs/dlock.md#if-redis-loses-its-data.
 type StaleFenceError struct {
 	Product, Fence, Stored int64
 }

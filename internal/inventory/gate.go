@@ -28,19 +28,15 @@ var (
 	// that have not ended: not sold out yet, since one of them may give its unit back. Try
 	// again later.
 	ErrAdmissionsPending = errors.New("inventory: no unit left in the gate, with admissions pending")
-	// ErrGateUnverified means the gate has no unit left, but Redis serves another data set
-	// than the one the gate last agreed with PostgreSQL in (it restarted, maybe older, or a
-	// replica was promoted), which may have lost units given back: verify the gate
-	// (Gate.Verification, Recover, Stamp), then try again.
+	// ErrGateUnverified means the gate has no unit left in a Redis data set it has not agreed
+	// with PostgreSQL in: verify it (Gate.Verification, Recover, Stamp), then try again. See
+	// docs/strategies.md#a-gate-from-an-older-data-set.
 	ErrGateUnverified = errors.New("inventory: sold out in a gate not verified in this Redis data set")
 )
 
-// Gate is the redis strategy's admission control: per product, a stock counter, the set of
-// admitted buyers and the admissions PostgreSQL has not confirmed yet, in Redis, changed by
-// Lua scripts only, so at most stock distinct users get through without PostgreSQL being
-// touched. Every admission carries the token of one purchase attempt, which makes a
-// retried call harmless and lets only that attempt give its unit back. It is safe for
-// concurrent use.
+// Gate is the redis strategy's admission control in Redis: per product, a stock counter,
+// the admitted buyers and the unconfirmed admissions, each carrying its attempt's token. It is
+// safe for concurrent use. See docs/strategies.md#the-redis-gate-under-faults.
 type Gate struct {
 	rdb  redis.UniversalClient
 	keys Keys

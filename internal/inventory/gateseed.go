@@ -28,11 +28,9 @@ const seedingTTL = 5 * time.Minute
 // well under one. Each goes out on its own round trip (a pipeline would run back to back).
 const addBatch = 1000
 
-// Seeding loads a product's gate from PostgreSQL's view in bounded chunks, so that a product
-// with millions of orders neither blocks Redis with one huge command nor needs them all in
-// memory: Add each chunk of buyers, then Publish the stock, which makes the loaded set the
-// gate's in one step, stamped as agreeing with PostgreSQL in the data set Redis serves (see
-// Gate.Stamp). Use one Seeding from one goroutine.
+// Seeding loads a product's gate from PostgreSQL in chunks: Add each chunk of buyers, then
+// Publish the stock, which makes the set the gate's in one step, stamped (see Gate.Stamp). Use
+// one Seeding from one goroutine.
 type Seeding struct {
 	g        *Gate
 	id       int64

@@ -6,11 +6,8 @@ import (
 	"time"
 )
 
-// NotFoundTTL is how long a Store remembers that PostgreSQL had no product of an id: a
-// lookup of that id meanwhile answers ErrNotFound with no round trip. The Store's own Create
-// forgets the id at once, and so does the announcement of a product another process created
-// (Creations); if that announcement is lost, this Store finds the product within NotFoundTTL
-// of its creation.
+// NotFoundTTL is how long a Store answers ErrNotFound, with no round trip, for an id PostgreSQL
+// had no product of, unless Create or Creations tells it sooner. See docs/api.md#unknown-ids.
 const NotFoundTTL = time.Second
 
 // notFoundMax bounds how many ids a Store remembers as not found: a client sweeping ids

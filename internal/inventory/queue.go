@@ -16,11 +16,9 @@ import (
 // QueueGroup is the consumer group of every product's stream: the API processes' writers.
 const QueueGroup = "writers"
 
-// Queue is the queue strategy's Redis side: per product, the gate's stock counter and buyers
-// set (seeded as the redis strategy's gate is, see Gate.StartSeeding), a stream of admitted
-// purchases waiting to be written, and a dead-letter stream. Enqueue admits and appends in one
-// script; consumers in the API processes read the stream through one consumer group, write
-// what they read, then Ack it (or DeadLetter it). It is safe for concurrent use.
+// Queue is the queue strategy's Redis side: per product, a gate (see Gate.StartSeeding), a
+// stream of admitted purchases that consumers write then Ack, and a dead-letter stream. It is
+// safe for concurrent use. See docs/strategies.md#the-queue-strategy.
 type Queue struct {
 	rdb    redis.UniversalClient
 	keys   Keys

@@ -15,11 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// SoldOut is the sold-out fast path: a process-local set of product ids known to be sold out, so
-// that their buyers are answered without a round trip. A mark is a lease on a key in Redis,
-// confirmed every Lease/4; Lift removes it in every process before a unit comes back. Why an
-// answer from a mark is true, and under which faults, is in
-// docs/strategies.md#lifting-a-sold-out-mark. It is safe for concurrent use.
+// SoldOut is the sold-out fast path: each process's set of sold-out product ids, each a lease
+// on a Redis key confirmed every Lease/4. It is safe for concurrent use. See
+// docs/strategies.md#lifting-a-sold-out-mark.
 type SoldOut struct {
 	rdb         redis.UniversalClient
 	keys        Keys
@@ -96,10 +94,8 @@ func (s *SoldOut) Incarnation(id int64) (uint64, bool) {
 	return m.seq, true
 }
 
-// Mark records that product id is sold out, for every process, once PostgreSQL confirms its
-// stock is 0. The caller has seen it committed at 0; Mark is best effort (a process that
-// has no mark reads PostgreSQL), goes to Redis at most once a lease per product, and takes
-// a second at most, whatever becomes of ctx.
+// Mark records for every process that product id, seen committed at stock 0, is sold out once
+// PostgreSQL confirms it. It is best effort, at most one Redis call a lease, a second at most whatever ctx does.
 func (s *SoldOut) Mark(ctx context.Context, id int64) {
 	if s.Is(id) || !s.try(id) {
 		return

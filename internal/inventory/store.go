@@ -33,10 +33,8 @@ func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 // DB returns the store's database handle, for services that open transactions.
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// Plug makes Create accept products of strategy, one that is not in Strategies and that a
-// strategy plugged into the purchase service from outside sells (the lab build's naive and
-// lab, internal/labapi). check, if not nil, says what is wrong with such a product's lock and
-// lease. Call it before the Store is used.
+// Plug makes Create accept products of strategy, one plugged in from outside (the lab build's
+// naive and lab); check, if not nil, vets their lock and lease. Call it before the Store is used.
 func (s *Store) Plug(strategy Strategy, check func(NewProduct) error) {
 	if s.plugged == nil {
 		s.plugged = map[Strategy]func(NewProduct) error{}
