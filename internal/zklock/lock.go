@@ -144,11 +144,9 @@ func (c *Client) failed(ctx context.Context, key string, cl *claim, err error) e
 	return fmt.Errorf("%w: lock %s: %w", ErrUnavailable, key, err)
 }
 
-// Release gives the lock back: its node is deleted, and the next waiter is granted it. It
-// returns an error wrapping ErrLost if the lock was lost (its node is still deleted, in the
-// background, should the session live on); one wrapping ErrUnavailable if ZooKeeper did not
-// confirm the deletion within ctx, in which case the node is deleted in the background (see
-// forget). Only the first call does anything.
+// Release deletes the lock's node, granting the next waiter; only the first call does
+// anything. It returns an error wrapping ErrLost if the lock was lost, or ErrUnavailable if
+// ZooKeeper did not confirm within ctx; either way the node is deleted in the background (see forget).
 func (l *Lock) Release(ctx context.Context) error {
 	l.release.Do(func() {
 		defer func() { l.c.obs.Released(l.key, time.Since(l.at), l.relErr) }()
