@@ -8,10 +8,9 @@ import (
 	"time"
 )
 
-// Do obtains the lock, runs fn on a context cancelled if the lock is lost (see Lock.Watch), and
-// releases it when fn returns or panics. It returns Obtain's error, or fn's joined with a cause
-// wrapping ErrLost if the lock was lost while fn ran; a release that fails otherwise goes to the
-// Observer only, and the key is deleted in the background.
+// Do obtains the lock, runs fn on its watched context (see Lock.Watch), and releases it, also
+// on panic. It returns Obtain's error, or fn's joined with ErrLost if the lock was lost
+// meanwhile; a failed release goes to the Observer (see Lock.Release).
 func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
 	fn func(ctx context.Context, l *Lock) error,
 ) error {
@@ -22,9 +21,8 @@ func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
 	return runWatched(ctx, l.Watch(ctx), []*Lock{l}, func(wctx context.Context) error { return fn(wctx, l) })
 }
 
-// DoMulti is Do for several keys, all or nothing: it takes them in sorted order (so two
-// callers with overlapping keys cannot deadlock), within one wait for all, and runs fn on a
-// context cancelled if any of them is lost. fn gets the locks in sorted order of their keys.
+// DoMulti is Do for several keys, all or nothing, taken in sorted order within one wait; fn
+// gets the locks in that order, on a context cancelled if any is lost.
 func (c *Client) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
 	fn func(ctx context.Context, locks []*Lock) error,
 ) error {
