@@ -43,11 +43,10 @@ type Deps struct {
 	Tracer trace.TracerProvider
 }
 
-// NewServer returns the HTTP handler of the API, every route: gin in release mode, no
-// trusted proxies, no redirects (a path that is a route but for a trailing slash or its case
-// answers 404 not_found). Every request gets an id (X-Request-ID, see withRequestID), is
-// reported to d.Requests, gets an access log line as d.AccessLog says and, when tracing is
-// on, has a span (see traced).
+// NewServer returns the API's HTTP handler, every route: gin in release mode, no trusted
+// proxies, no redirects (a route's path but for a trailing slash or case answers 404
+// not_found). Each request gets an X-Request-ID, a report to d.Requests, an access log line
+// and, when tracing is on, a span.
 func NewServer(d Deps) http.Handler { return newServer(d, false) }
 
 // NewPublicServer is NewServer without /metrics and the admin routes, which answer 404
