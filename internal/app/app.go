@@ -48,15 +48,14 @@ type Config struct {
 	// LockCohort is how many times in a row a product lock in Redis may pass to the next
 	// holder of the same process in one Redis call (dlock's ClientOptions.Cohort); 0: never.
 	LockCohort int
-	// Etcd, when set, is an etcd: with LocksInEtcd (LOCK_BACKEND=etcd) the dlock strategy's
-	// product locks are taken in it instead of in Redis, and the background checker watches
-	// it; the lab build's etcd lock is taken in it too (Plug). App does not close it.
+	// Etcd, when set, holds the lab's etcd locks (Plug) and, with LocksInEtcd
+	// (LOCK_BACKEND=etcd), the product locks; the checker then watches it. App does not
+	// close it.
 	Etcd        *clientv3.Client
 	LocksInEtcd bool
-	// ZooKeeper, when its Servers are set, is a ZooKeeper ensemble: the oversell lab's
-	// zookeeper locks are taken in it, and with LocksInZooKeeper (LOCK_BACKEND=zookeeper) the
-	// dlock strategy's product locks too, instead of in Redis; the background checker then
-	// watches it. The App owns its clients and closes them.
+	// ZooKeeper, when its Servers are set, holds the lab's zookeeper locks and, with
+	// LocksInZooKeeper (LOCK_BACKEND=zookeeper), the product locks; the checker then
+	// watches it. The App owns and closes its clients.
 	ZooKeeper        ZooKeeperConfig
 	LocksInZooKeeper bool
 	// Build labels the seckill_build_info metric; cmd/api passes buildinfo.Read().
@@ -65,11 +64,9 @@ type Config struct {
 	// lab build's teaching strategies, think_ms and lock history (internal/labapi). Nil: the
 	// production service.
 	Plug func(Parts) Plugins
-	// TracerProvider, when it records (tracing.Enabled), gives spans to each request, its
-	// rate-limit check, the dlock strategy's batches and lock waits and holds, and every call
-	// to cfg.Redis and LockNodes (New adds a hook to those clients). PostgreSQL's spans come
-	// from the pool's tracer, set where cfg.DB is opened (PostgresTracer). Nil or a no-op
-	// provider: no spans and no hooks.
+	// TracerProvider, when it records (tracing.Enabled), gives spans to requests, rate-limit
+	// checks, dlock batches, lock waits and holds, and calls to cfg.Redis and LockNodes (New
+	// hooks those clients); PostgreSQL's come from PostgresTracer. Nil: no spans.
 	TracerProvider trace.TracerProvider
 	// AccessLog says which requests get an access log line; zero: none.
 	AccessLog httpapi.AccessLog

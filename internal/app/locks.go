@@ -60,10 +60,8 @@ var errEtcdFence = errors.New("an etcd lock's fence, a revision, cannot be raise
 
 func (etcdHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errEtcdFence }
 
-// EtcdErr is err, an etcd lock's, in the terms of order.Locker: not obtained in time matches
-// order.ErrBusy, lost while held order.ErrLockLost, etcd unable to serve (or the client
-// closed, the process shutting down) order.ErrUnavailable. The etcd error stays in the chain
-// for the log.
+// EtcdErr is an etcd lock's err, still in the chain, matching order.ErrBusy (not obtained),
+// order.ErrLockLost (lost) or order.ErrUnavailable (etcd down or the client closed).
 func EtcdErr(err error) error {
 	switch {
 	case err == nil:
@@ -78,11 +76,9 @@ func EtcdErr(err error) error {
 	return err
 }
 
-// LossAs returns a context derived from ctx that is cancelled when watched, ctx watched for
-// a lock's loss, ends with a loss (etcdlock.ErrLost, dlock.ErrLost, zklock.ErrLost), with a
-// cause that joins
-// order.ErrLockLost to the loss; stop ends the watch. The loss is all it takes from watched:
-// ctx's own end (its deadline, with its cause) reaches the context as it reached watched.
+// LossAs returns ctx, cancelled with order.ErrLockLost joined to the loss when watched ends
+// with a lock's loss (etcdlock's, dlock's or zklock's ErrLost), and nothing else of watched;
+// stop ends the watch.
 func LossAs(ctx, watched context.Context) (lctx context.Context, stop func()) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	stopWatch := context.AfterFunc(watched, func() {
