@@ -55,10 +55,9 @@ var (
 		[]string{"product_id"}, nil)
 )
 
-// WatchSales adds the sales under way, read at each scrape, to the metrics: seckill_product_stock
-// from PostgreSQL, and the queue strategy's backlog, drained and dead-letter series from Redis
-// under keys. A read that fails or outlasts 2 s, or half the scrape timeout Prometheus sends if
-// shorter, leaves its series out of that scrape (docs/api.md). Call it once, before serving.
+// WatchSales adds, read at each scrape, seckill_product_stock from PostgreSQL and the queue
+// strategy's series from Redis under keys; a read that fails or is slow leaves its series out
+// (docs/api.md). Call it once, before serving.
 func (m *Metrics) WatchSales(keys inventory.Keys) {
 	m.reg.MustRegister(&salesCollector{m: m, keys: keys})
 }
