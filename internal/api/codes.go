@@ -59,10 +59,8 @@ const (
 	// CodeUnavailable (503): PostgreSQL, Redis or etcd cannot serve for now. Nothing was written;
 	// retry after Retry-After.
 	CodeUnavailable = "unavailable"
-	// CodeOutcomeUnknown (503): the purchase's COMMIT got no answer and PostgreSQL could not
-	// be asked what became of it: the order may exist; or (queue strategy) its script got no
-	// answer from Redis: the purchase may be queued. Retrying the purchase, or the order
-	// lookup, tells.
+	// CodeOutcomeUnknown (503): the purchase's COMMIT (or queueing script) got no answer, so
+	// the order may exist (or be queued). Retrying the purchase, or the order lookup, tells.
 	CodeOutcomeUnknown = "outcome_unknown"
 )
 

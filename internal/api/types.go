@@ -130,9 +130,8 @@ type QueueAudit struct {
 	Agrees bool `json:"agrees"`
 }
 
-// Accepted is the body of 202 to a purchase of a queue-strategy product whose order was not
-// written within QUEUE_WAIT: the purchase is queued and its unit taken. The Location header
-// (and Order) name the order lookup, which answers 200 once the order is written.
+// Accepted is the 202 body of a queued purchase not written within QUEUE_WAIT, its unit taken;
+// Order (and Location) name the order lookup, 200 once written.
 type Accepted struct {
 	Status    string `json:"status"` // "accepted"
 	ProductID int64  `json:"product_id"`
