@@ -91,8 +91,8 @@ type Options struct {
 	// (see ClientOptions), else none.
 	Observer Observer
 
-	// Fair makes Obtain (and Do) take the key as ObtainFair does: in the
-	// order its waiters asked, across every Client. Default: false.
+	// Fair makes Obtain and Do take the key as ObtainFair does, in its
+	// waiters' order across Clients. Default: false.
 	Fair bool
 }
 

@@ -92,8 +92,8 @@ func (l *Lock) Deadline() time.Time {
 	return l.deadline
 }
 
-// TTL returns the lock's remaining time to live as Redis sees it, or
-// ErrNotHeld when the key does not hold this lock any more.
+// TTL returns the lock's remaining time to live in Redis, or ErrNotHeld if the key no
+// longer holds it.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if l.is(released) {
 		return 0, ErrNotHeld

@@ -68,8 +68,8 @@ func (m *MultiLock) Watch(ctx context.Context) context.Context {
 	return mctx
 }
 
-// Release releases every lock and returns their errors, joined: ErrNotHeld for a lock that
-// was lost or had expired, and the others' failures.
+// Release releases every lock and returns their errors joined: ErrNotHeld for one lost or
+// expired, and other failures.
 func (m *MultiLock) Release(ctx context.Context) error {
 	var errs []error
 	for _, l := range m.locks {

@@ -18,8 +18,8 @@ const (
 	writerSuffix  = ":wwait"
 )
 
-// ErrRWRedlock is returned by RWMutex's methods on a Redlock Client: its readers and writer
-// are kept in one Redis (or one Redis Cluster).
+// ErrRWRedlock is returned by RWMutex's methods on a Redlock Client: they need one Redis or
+// Redis Cluster.
 var ErrRWRedlock = errors.New("dlock: read-write locks need a single Redis or Redis Cluster, not Redlock")
 
 // RWMutex is a read-write lock on one key: many readers at once, or one writer. Get one
