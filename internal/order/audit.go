@@ -34,8 +34,8 @@ type QueueAudit struct {
 	Agrees bool
 }
 
-// GateAudit compares the Redis gate with PostgreSQL: its stock must equal the product's
-// stock and its buyers the number of orders.
+// GateAudit compares the Redis gate with PostgreSQL: its stock must equal the product's, its
+// buyers the orders.
 type GateAudit struct {
 	inventory.GateState
 	Agrees bool

@@ -21,8 +21,8 @@ type Config struct {
 	// LockWait is how long a buyer waits for a product's lock before the answer is ErrBusy.
 	// Default: 1s.
 	LockWait time.Duration
-	// BatchMax caps how many buyers of one product one lock holder serves in one
-	// transaction (dlock strategy). 1 turns batching off. Default: 128.
+	// BatchMax caps the buyers a dlock holder serves in one transaction; 1 turns batching
+	// off. Default: 128.
 	BatchMax int
 	// BatchLinger is how long a lock holder waits for more buyers to join its batch before
 	// writing it. Default: 0, no waiting: batches form from buyers who arrive while the lock
@@ -36,8 +36,8 @@ type Config struct {
 	// process; a buyer beyond it waits, or is ErrBusy after 5 ms once that line has stood
 	// for 100 ms (see slots). Default: 10, half the default pool.
 	ProductConns int
-	// SeedChunk is how many buyers one step of a gate seeding reads from PostgreSQL and
-	// writes to Redis (redis and queue strategies). Default: 10,000.
+	// SeedChunk is how many buyers a step of a gate seeding moves from PostgreSQL to
+	// Redis. Default: 10,000.
 	SeedChunk int
 	// QueueWait is how long a queue-strategy buyer waits for its queued purchase to be
 	// written before the answer is ErrAccepted. Default: 300ms; at most PurchaseTimeout.
@@ -63,8 +63,8 @@ type Observer interface {
 	Batch(size int) // the number of buyers one batch served at once (dlock, redis and queue strategies)
 	// DeadLettered counts queued purchases moved to the dead-letter stream, by reason.
 	DeadLettered(reason string, n int)
-	// Settled is called for each COMMIT that got no answer, once PostgreSQL was asked what
-	// became of it: result is "committed", "rolled_back" or "unknown".
+	// Settled is called for each unanswered COMMIT once settled: result is "committed",
+	// "rolled_back" or "unknown".
 	Settled(result string)
 	// Reconciled is called when expired gate admissions (redis strategy) were settled with
 	// PostgreSQL: confirmed ones had an order, the others' units went back to the gate.
