@@ -86,8 +86,8 @@ type LimiterConfig struct {
 	Redis  redis.UniversalClient // required when a limit is on
 	Prefix string                // namespace of the limiter's keys
 	Limits RateLimits
-	// Exempt reports products whose purchases are not limited: those known to be sold out,
-	// whose answer costs less than the limit check. Nil: none.
+	// Exempt reports products whose purchases are not limited: the sold-out ones, cheaper
+	// to answer than the check. Nil: none.
 	Exempt   func(product int64) bool
 	Logger   *slog.Logger    // default: discard
 	Observer LimiterObserver // default: none
