@@ -80,8 +80,8 @@ func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time
 	}
 }
 
-// GiveBack returns the unit of user's attempt token, whose purchase wrote nothing. It does
-// nothing unless that very attempt holds the admission.
+// GiveBack returns the unit of user's attempt token, whose purchase wrote nothing, if that
+// attempt holds the admission.
 func (g *Gate) GiveBack(ctx context.Context, id, user int64, token string) error {
 	if err := giveBackScript.Run(ctx, g.rdb, g.gateKeys(id), user, token).Err(); err != nil {
 		return fmt.Errorf("give back to gate of product %d: %w", id, err)

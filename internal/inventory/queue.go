@@ -228,8 +228,8 @@ func (q *Queue) Announce(ctx context.Context, channel string, payload []byte) er
 	return q.rdb.Publish(ctx, channel, payload).Err()
 }
 
-// Listen calls fn with each payload published on channel until ctx ends; the subscription
-// reconnects by itself after a network error.
+// Listen calls fn with each payload published on channel until ctx ends, reconnecting after
+// a network error.
 func (q *Queue) Listen(ctx context.Context, channel string, fn func(payload string)) {
 	listen(ctx, q.rdb, channel, fn)
 }

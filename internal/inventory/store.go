@@ -54,8 +54,8 @@ func (s *Store) Plug(strategy Strategy, check func(NewProduct) error) {
 // service given a Thinker takes (the lab build). Call it before the Store is used.
 func (s *Store) AllowThink() { s.think = true }
 
-// Create validates np and inserts it with stock = initial_stock. An invalid product is
-// ErrInvalid, with a message for the person who sent it.
+// Create validates np and inserts it with stock = initial_stock; an invalid one is ErrInvalid,
+// worded for its sender.
 func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 	if err := s.validate(&np); err != nil {
 		return Product{}, err
@@ -198,8 +198,8 @@ func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	}
 }
 
-// SetStock overwrites a product's stock unconditionally. Only naive and the lab use it:
-// it is the lost update the other strategies exist to prevent.
+// SetStock overwrites a product's stock unconditionally: the lost update only naive and the
+// lab commit.
 func SetStock(tx *gorm.DB, id int64, stock int) error {
 	err := tx.Exec(`UPDATE products SET stock = ?, updated_at = now() WHERE id = ?`, stock, id).Error
 	if err != nil {
