@@ -30,12 +30,12 @@ func (l *Lock) Key() string { return l.key }
 // Node is the path of the lock's node in ZooKeeper.
 func (l *Lock) Node() string { return l.node }
 
-// Acquired returns when the lock's claim was sent to ZooKeeper: the lock was granted after
-// it, once every older claim was gone.
+// Acquired returns when the lock's claim was sent to ZooKeeper; the grant came once older
+// claims were gone.
 func (l *Lock) Acquired() time.Time { return l.sent }
 
-// Fence is the lock's fencing token: the creation zxid of its node. A later holder of the same
-// lock always has a larger one.
+// Fence is the lock's fencing token, its node's creation zxid: a later holder's is always
+// larger.
 func (l *Lock) Fence() int64 { return l.fence }
 
 // Watch returns a context derived from ctx that is cancelled, with a cause wrapping ErrLost,
