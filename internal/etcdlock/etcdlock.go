@@ -104,8 +104,8 @@ func (c *Client) Close() error {
 	return errors.Join(errs...)
 }
 
-// Ping reports whether etcd serves a linearizable read, which needs a majority of members
-// and a leader: ErrUnavailable, wrapped with the reason, if not.
+// Ping reports whether etcd serves a linearizable read (a majority and a leader); if not,
+// ErrUnavailable wrapped with why.
 func (c *Client) Ping(ctx context.Context) error {
 	if _, err := c.cli.Get(ctx, "seckill/ping", clientv3.WithCountOnly()); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
