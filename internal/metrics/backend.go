@@ -45,8 +45,8 @@ func (m *Metrics) BackendChecked(backend string, up bool, took time.Duration) {
 	m.backends.took.WithLabelValues(backend).Set(took.Seconds())
 }
 
-// LoggedHandler is Handler with the errors of gathering and of writing the answer logged to
-// log as JSON lines (promhttp logs nothing by default).
+// LoggedHandler is Handler logging its gathering and writing errors to log as JSON lines
+// (promhttp logs none).
 func (m *Metrics) LoggedHandler(log *slog.Logger) http.Handler {
 	return m.scrapeBound(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: promLogger{log}}))
 }
