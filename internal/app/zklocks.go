@@ -65,8 +65,8 @@ var errZKFence = errors.New("a ZooKeeper lock's fence, a zxid, cannot be raised"
 
 func (zkHeld) RaiseFence(context.Context, int64) (int64, error) { return 0, errZKFence }
 
-// ZooKeeperErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says: the
-// lab build's zookeeper locks (internal/labapi) answer with it too.
+// ZooKeeperErr is a ZooKeeper lock's err in order.Locker's terms, as EtcdErr; the lab's
+// zookeeper locks use it too.
 func ZooKeeperErr(err error) error { return zkErr(err) }
 
 // zkErr is err, a ZooKeeper lock's, in the terms of order.Locker, as EtcdErr says.
