@@ -13,7 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
-// TestEtcdTargetsRefused: -etcd-targets must name APIs whose /readyz lists the "etcd" check,
+// TestEtcdTargetsRefused (and -zookeeper-targets alike): -etcd-targets must name APIs whose /readyz lists the "etcd" check,
 // -targets beside them APIs whose does not, and -strategies must include dlock. Each mistake
 // is a bad command line (exit 2) that names the target, found before any product is made.
 func TestEtcdTargetsRefused(t *testing.T) {
@@ -37,6 +37,15 @@ func TestEtcdTargetsRefused(t *testing.T) {
 			"-etcd-targets: " + etcdAPI + " is also in -targets"},
 		{"not a URL", []string{"-targets=" + redisAPI, "-etcd-targets=127.0.0.1:2379"},
 			`-etcd-targets: "127.0.0.1:2379" is not an http(s) base URL`},
+		{"an API with its locks in Redis as a ZooKeeper target", []string{"-targets=" + redisAPI, "-zookeeper-targets=" + redisAPI2},
+			"-zookeeper-targets: " + redisAPI2 + ` takes its locks in Redis: its /readyz lists no "zookeeper" check; ` +
+				"-zookeeper-targets are APIs started with LOCK_BACKEND=zookeeper and ZOOKEEPER_SERVERS"},
+		{"an API with its locks in etcd as a ZooKeeper target", []string{"-targets=" + redisAPI, "-zookeeper-targets=" + etcdAPI},
+			"-zookeeper-targets: " + etcdAPI + ` takes its locks in etcd: its /readyz lists the "etcd" check, not "zookeeper"`},
+		{"one API in the etcd and ZooKeeper lists", []string{"-targets=" + redisAPI, "-etcd-targets=" + etcdAPI, "-zookeeper-targets=" + etcdAPI},
+			"-zookeeper-targets: " + etcdAPI + " is also in -etcd-targets"},
+		{"no dlock to run on ZooKeeper", []string{"-targets=" + redisAPI, "-zookeeper-targets=" + redisAPI2, "-strategies=naive"},
+			"-zookeeper-targets: runs the dlock strategy on zookeeper beside dlock on -targets: add dlock to -strategies"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"compare", "-strategies=dlock", "-stock=5", "-requests=50", "-workers=2", "-baseline=false",
@@ -114,33 +123,39 @@ func TestCompareBothBackends(t *testing.T) {
 	}
 }
 
-// TestCompareBothBackendsAgainstAPIs: two real API processes with their locks in Redis and
-// two with LOCK_BACKEND=etcd (the etcd at ETCD_ENDPOINTS), on one schema and key prefix;
-// compare -etcd-targets sells a dlock product on each set, and both pass the audits.
+// TestCompareBothBackendsAgainstAPIs: two real API processes with their locks in Redis, two
+// with LOCK_BACKEND=etcd (the etcd at ETCD_ENDPOINTS) and two with LOCK_BACKEND=zookeeper (a
+// one-member ensemble of the test's own), on one schema and key prefix; compare
+// -etcd-targets -zookeeper-targets sells a dlock product on each set, and all pass the audits.
 func TestCompareBothBackendsAgainstAPIs(t *testing.T) {
 	endpoints := testenv.EtcdEndpoints(t) // skips without etcd
 	dsn, redisAddr, prefix := testenv.APIBackend(t)
+	zk := servers.StartZooKeeper(t, 1) // skips without java and the zookeeper jars
 	t.Parallel()
 	const token = "ci-loadtest-admin-token"
 	env := map[string]string{
 		"DATABASE_URL": dsn, "REDIS_ADDR": redisAddr, "REDIS_KEY_PREFIX": prefix,
 		"ADMIN_TOKEN": token, "LOG_LEVEL": "warn", "DB_MAX_CONNS": "10", "SHUTDOWN_TIMEOUT": "15s",
 	}
-	etcdEnv := maps.Clone(env)
+	etcdEnv, zkEnv := maps.Clone(env), maps.Clone(env)
 	etcdEnv["LOCK_BACKEND"], etcdEnv["ETCD_ENDPOINTS"] = "etcd", strings.Join(endpoints, ",")
-	var targets, etcdTargets []string
-	for _, a := range servers.StartAPIs(t, 2, env) {
-		targets = append(targets, a.Base)
+	zkEnv["LOCK_BACKEND"], zkEnv["ZOOKEEPER_SERVERS"] = "zookeeper", strings.Join(servers.ZooKeeperServers(zk), ",")
+	bases := func(env map[string]string) string {
+		var out []string
+		for _, a := range servers.StartAPIs(t, 2, env) {
+			out = append(out, a.Base)
+		}
+		return strings.Join(out, ",")
 	}
-	for _, a := range servers.StartAPIs(t, 2, etcdEnv) {
-		etcdTargets = append(etcdTargets, a.Base)
-	}
-	rep := compareOn(t, token, targets, dsn, "-strategies", "dlock", "-etcd-targets", strings.Join(etcdTargets, ","),
+	targets, etcdTargets, zkTargets := bases(env), bases(etcdEnv), bases(zkEnv)
+	rep := compareOn(t, token, strings.Split(targets, ","), dsn, "-strategies", "dlock",
+		"-etcd-targets", etcdTargets, "-zookeeper-targets", zkTargets,
 		"-baseline=false", "-expect-naive-oversell=false", "-redis-addr", redisAddr, "-redis-prefix", prefix)
-	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 2 {
-		t.Fatalf("rounds %v, want one of two runs", rep.Rounds)
+	backends := []string{loadgen.BackendRedis, loadgen.BackendEtcd, loadgen.BackendZooKeeper}
+	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != len(backends) {
+		t.Fatalf("rounds %v, want one of three runs", rep.Rounds)
 	}
-	for i, want := range []string{loadgen.BackendRedis, loadgen.BackendEtcd} {
+	for i, want := range backends {
 		r := rep.Rounds[0][i]
 		if r.Backend != want || r.Strategy != "dlock" || !r.Verdict.OK || r.Audit == nil || r.Audit.Direct == nil {
 			t.Errorf("run %d: %s on %q: %s %v, want dlock on %s, passed and audited", i, r.Name, r.Backend, r.Verdict.Label, r.Verdict.Problems, want)
@@ -150,7 +165,12 @@ func TestCompareBothBackendsAgainstAPIs(t *testing.T) {
 			t.Errorf("%s: direct audit %+v, want 20 orders, consistent", r.Name, *s)
 		}
 	}
-	if e := rep.Summary[1]; e.VsRedis == nil || e.VsRedis.OrdersPerSec <= 0 {
-		t.Errorf("dlock (etcd): no ratio to Redis: %+v", e)
+	for _, e := range rep.Summary[1:] {
+		if e.VsRedis == nil || e.VsRedis.OrdersPerSec <= 0 {
+			t.Errorf("%s: no ratio to Redis: %+v", e.Name, e)
+		}
+	}
+	if got := strings.Join(rep.Scenario.ZooKeeperTargets, ","); got != zkTargets {
+		t.Errorf("scenario's ZooKeeper targets %q, want %q", got, zkTargets)
 	}
 }

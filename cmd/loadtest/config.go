@@ -19,6 +19,7 @@ type attackConfig struct {
 	loadgen.Config
 	targetList     string // -targets, split into Targets by finish
 	etcdTargetList string // -etcd-targets (compare), split into EtcdTargets by finish
+	zkTargetList   string // -zookeeper-targets (compare), split into ZooKeeperTargets by finish
 
 	gate gateArgs // -header and -tls-*, read into Deploy by finishGate (target.go)
 }
@@ -134,6 +135,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 // validates it (loadgen.Config.Complete).
 func (c *attackConfig) finish(fs *flag.FlagSet) error {
 	c.Targets, c.EtcdTargets = loadgen.BaseURLs(c.targetList), loadgen.BaseURLs(c.etcdTargetList)
+	c.ZooKeeperTargets = loadgen.BaseURLs(c.zkTargetList)
 	c.Flags = c.recordedFlags(fs)
 	c.resolveModel(fs)
 	if err := c.finishAbandon(fs); err != nil {

@@ -48,7 +48,7 @@ var Scenarios = []Scenario{
 	{Name: "crash", What: "kill -9 of the process holding the lock, mid-sale (setnx-expire: between SETNX and EXPIRE)",
 		Stock: 20, Buyers: 200, ThinkMS: 50, LeaseMS: 1000, Fault: "kill", Trigger: 5},
 	{Name: "pause", What: "SIGSTOP of the process holding the lock, once it has read the stock, for 1.5 s, three times its 500 ms lease, then SIGCONT",
-		Stock: 20, Buyers: 200, ThinkMS: 100, LeaseMS: 500, Fault: "pause", Pause: 1500 * time.Millisecond, Trigger: 3},
+		Stock: 20, Buyers: 200, ThinkMS: 250, LeaseMS: 500, Fault: "pause", Pause: 1500 * time.Millisecond, Trigger: 3},
 	{Name: "failover", What: "the Redis master killed while a process holds the lock, and its replica, which never got the lock, promoted by Redis Sentinel; think_ms 7000 outlasts the failover; the 30 s lease outlasts the work, and the watchdogs renew it every 10 s",
 		Stock: 1, Buyers: 30, ThinkMS: 7000, LeaseMS: 30000, Fault: "failover", Timeout: 25 * time.Second},
 	{Name: "partition", What: "the process holding the lock cut off from Redis (etcd, for the etcd lock), not from PostgreSQL, as it starts think_ms 1500, for 700 ms, longer than its 500 ms lease; then healed",
@@ -152,7 +152,7 @@ func cellScenario(p Pair) (Scenario, bool) {
 // raised by etcd anyway, so the cell asks for that one, and what the scenario means to
 // outlast the lease outlasts it: long work thinks 3 s (2 units, so that the sale ends within
 // the cell's 10 s), longer than the lease even counting the 0.5 s etcd may take to revoke an
-// expired one; the pause lasts 4 s, two leases.
+// expired one; the pause lasts 4 s, two leases, after think_ms 100.
 func (s Scenario) forEtcd() Scenario {
 	if s.LeaseMS >= int(EtcdMinLease/time.Millisecond) {
 		return s
@@ -163,7 +163,7 @@ func (s Scenario) forEtcd() Scenario {
 		s.Stock, s.Buyers, s.ThinkMS = 2, 20, 3000
 		s.What = "think_ms 3000, longer than the lock's 2 s lease (etcd's shortest)"
 	case "pause":
-		s.Pause = 2 * EtcdMinLease
+		s.ThinkMS, s.Pause = 100, 2*EtcdMinLease // 20 units' work and the pause fit in the cell
 		s.What = "SIGSTOP of the process holding the lock, once it has read the stock, for 4 s, twice its 2 s lease (etcd's shortest), then SIGCONT"
 	case "partition":
 		// One unit, its first holder cut off: the lease's run-out, the next holder's work and

@@ -16,11 +16,12 @@ var Strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis"
 
 const FairStrategy = "dlock-fair"
 
-// Lock backends compare can set side by side (-etcd-targets): where an API process takes the
-// dlock strategy's product locks, which its LOCK_BACKEND chooses.
+// Lock backends compare can set side by side (-etcd-targets, -zookeeper-targets): where an API
+// process takes the dlock strategy's product locks, which its LOCK_BACKEND chooses.
 const (
-	BackendRedis = "redis"
-	BackendEtcd  = "etcd"
+	BackendRedis     = "redis"
+	BackendEtcd      = "etcd"
+	BackendZooKeeper = "zookeeper"
 )
 
 // IsSafe reports whether strategy promises never to oversell: every one but naive.
@@ -33,10 +34,13 @@ type Config struct {
 	Cmd         string   // the command, as the reports name it: run, compare or baseline
 	Targets     []string // API base URLs; requests go round-robin
 	EtcdTargets []string // compare's -etcd-targets: APIs with LOCK_BACKEND=etcd, for a second dlock item
-	AdminToken  string
-	Strategies  []string // the strategies to attack, in order: one for run, none for baseline
-	Stock       int64
-	ThinkMS     int
+	// ZooKeeperTargets are compare's -zookeeper-targets: APIs with LOCK_BACKEND=zookeeper, for
+	// a dlock item after the etcd one.
+	ZooKeeperTargets []string
+	AdminToken       string
+	Strategies       []string // the strategies to attack, in order: one for run, none for baseline
+	Stock            int64
+	ThinkMS          int
 	// Model is the load model (ModelOpen, ModelClosed); empty: open with a Rate or Stages,
 	// else closed. Open: arrivals at Rate per second, or along Stages, at most MaxWorkers in
 	// flight, starting Workers workers. Closed: Workers users at once, each paced so that
@@ -132,26 +136,49 @@ type Item struct {
 	Name     string
 	Strategy string
 	// Backend is where targets take the product's lock, when the run compares lock backends
-	// (backendRedis or backendEtcd); empty otherwise.
+	// (BackendRedis, BackendEtcd or BackendZooKeeper); empty otherwise.
 	Backend string
 	Targets []string
 }
 
 // Items are the attacks of one round, in order: one per strategy on the targets; with
-// -etcd-targets, dlock twice, on the targets ("dlock (redis)") and then on the etcd targets
-// ("dlock (etcd)"), so that the two are measured back to back in every round.
+// -etcd-targets or -zookeeper-targets, dlock once more per backend, on the targets ("dlock
+// (redis)"), then on the etcd targets ("dlock (etcd)"), then on the ZooKeeper targets ("dlock
+// (zookeeper)"), so that they are measured back to back in every round.
 func (c *Config) Items() []Item {
-	items := make([]Item, 0, len(c.Strategies)+1)
+	others := c.otherBackends()
+	items := make([]Item, 0, len(c.Strategies)+len(others))
 	for _, s := range c.Strategies {
-		if s != "dlock" || len(c.EtcdTargets) == 0 {
+		if s != "dlock" || len(others) == 0 {
 			items = append(items, Item{Name: s, Strategy: s, Targets: c.Targets})
 			continue
 		}
-		items = append(items,
-			Item{Name: backendItemName(s, BackendRedis), Strategy: s, Backend: BackendRedis, Targets: c.Targets},
-			Item{Name: backendItemName(s, BackendEtcd), Strategy: s, Backend: BackendEtcd, Targets: c.EtcdTargets})
+		items = append(items, Item{Name: backendItemName(s, BackendRedis), Strategy: s, Backend: BackendRedis, Targets: c.Targets})
+		for _, b := range others {
+			items = append(items, Item{Name: backendItemName(s, b.backend), Strategy: s, Backend: b.backend, Targets: b.targets})
+		}
 	}
 	return items
+}
+
+// backendTargets are the APIs of one lock backend other than Redis, and the flag naming them.
+type backendTargets struct {
+	backend, flag string
+	targets       []string
+}
+
+// otherBackends are the lock backends beside Redis that c names targets of, in order.
+func (c *Config) otherBackends() []backendTargets {
+	var out []backendTargets
+	for _, b := range []backendTargets{
+		{BackendEtcd, "-etcd-targets", c.EtcdTargets},
+		{BackendZooKeeper, "-zookeeper-targets", c.ZooKeeperTargets},
+	} {
+		if len(b.targets) > 0 {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // backendItemName names the item of strategy on a lock backend: "dlock (etcd)".
@@ -201,23 +228,27 @@ func (c *Config) Validate() error {
 	if len(c.Targets) == 0 {
 		bad("-targets: want at least one API base URL")
 	}
-	for _, f := range []struct {
-		name    string
-		targets []string
-	}{{"-targets", c.Targets}, {"-etcd-targets", c.EtcdTargets}} {
-		for _, t := range f.targets {
-			if _, err := ParseBaseURL(f.name, t); err != nil {
+	for _, t := range c.Targets {
+		if _, err := ParseBaseURL("-targets", t); err != nil {
+			bad("%v", err)
+		}
+	}
+	seen := map[string]string{}
+	for _, b := range c.otherBackends() {
+		for _, t := range b.targets {
+			if _, err := ParseBaseURL(b.flag, t); err != nil {
 				bad("%v", err)
 			}
+			if slices.Contains(c.Targets, t) {
+				bad("%s: %s is also in -targets: an API takes its locks in one store, Redis or %s, not both", b.flag, t, b.backend)
+			} else if f, ok := seen[t]; ok {
+				bad("%s: %s is also in %s: an API takes its locks in one store", b.flag, t, f)
+			}
+			seen[t] = b.flag
 		}
-	}
-	for _, t := range c.EtcdTargets {
-		if slices.Contains(c.Targets, t) {
-			bad("-etcd-targets: %s is also in -targets: an API takes its locks in Redis or in etcd, not both", t)
+		if !slices.Contains(c.Strategies, "dlock") {
+			bad("%s: runs the dlock strategy on %s beside dlock on -targets: add dlock to %s", b.flag, b.backend, c.StrategyFlag)
 		}
-	}
-	if len(c.EtcdTargets) > 0 && !slices.Contains(c.Strategies, "dlock") {
-		bad("-etcd-targets: runs the dlock strategy on etcd beside dlock on -targets: add dlock to %s", c.StrategyFlag)
 	}
 	if c.StrategyFlag != "" && len(c.Strategies) == 0 {
 		bad("%s: want at least one", c.StrategyFlag)

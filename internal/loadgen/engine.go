@@ -19,7 +19,7 @@ type RunReport struct {
 	Name     string `json:"name"`
 	Strategy string `json:"strategy,omitempty"`
 	// Backend is where the targets took the product's lock, when the run compared lock
-	// backends (compare -etcd-targets): "redis" or "etcd".
+	// backends (compare -etcd-targets, -zookeeper-targets): "redis", "etcd" or "zookeeper".
 	Backend   string `json:"backend,omitempty"`
 	ProductID int64  `json:"product_id,omitempty"`
 	Buyers    struct {
@@ -99,11 +99,12 @@ func Execute(ctx context.Context, cfg Config, obs Observer, stdout, stderr io.Wr
 		return err
 	}
 	defer aud.close()
-	if err := WaitReady(ctx, cfg.Deploy, append(slices.Clone(cfg.Targets), cfg.EtcdTargets...), cfg.Wait); err != nil {
+	all := append(append(slices.Clone(cfg.Targets), cfg.EtcdTargets...), cfg.ZooKeeperTargets...)
+	if err := WaitReady(ctx, cfg.Deploy, all, cfg.Wait); err != nil {
 		return err
 	}
-	if len(cfg.EtcdTargets) > 0 {
-		if err := checkBackends(ctx, cfg.Deploy, cfg.Targets, cfg.EtcdTargets); err != nil {
+	if others := cfg.otherBackends(); len(others) > 0 {
+		if err := checkBackends(ctx, cfg.Deploy, cfg.Targets, others); err != nil {
 			return err
 		}
 	}

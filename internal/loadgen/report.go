@@ -51,7 +51,7 @@ type SummaryRow struct {
 	TimedOut int64  `json:"timed_out,omitempty"`
 	Verdict  string `json:"verdict"`
 	OK       bool   `json:"ok"`
-	// VsRedis is, on the row of a strategy on etcd, its figures over those of the same
+	// VsRedis is, on the row of a strategy on etcd or ZooKeeper, its figures over those of the same
 	// strategy on Redis in the same rounds.
 	VsRedis *BackendRatio `json:"vs_redis,omitempty"`
 	// CPUPerAnswer is the CPU time each command of the machine used over the row's runs, in

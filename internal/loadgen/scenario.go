@@ -10,27 +10,28 @@ import (
 
 // Scenario is the part of config that shapes the load, as recorded in the reports.
 type Scenario struct {
-	Targets      []string      `json:"targets"`
-	EtcdTargets  []string      `json:"etcd_targets,omitempty"` // compare -etcd-targets
-	Stock        int64         `json:"stock"`
-	ThinkMS      int           `json:"think_ms"`
-	Model        string        `json:"model"` // open or closed
-	Rate         int           `json:"rate"`
-	Stages       string        `json:"stages,omitempty"`
-	Workers      int           `json:"workers"`
-	MaxWorkers   int           `json:"max_workers,omitempty"`
-	Duration     time.Duration `json:"duration_ns"`
-	Requests     uint64        `json:"max_requests"`
-	RepeatShare  float64       `json:"repeat_share"`
-	Seed         uint64        `json:"seed"`
-	Timeout      time.Duration `json:"timeout_ns"`
-	AfterSoldOut time.Duration `json:"after_soldout_ns"`
-	LoadgenCPUs  int           `json:"loadgen_gomaxprocs"`
+	Targets          []string      `json:"targets"`
+	EtcdTargets      []string      `json:"etcd_targets,omitempty"`      // compare -etcd-targets
+	ZooKeeperTargets []string      `json:"zookeeper_targets,omitempty"` // compare -zookeeper-targets
+	Stock            int64         `json:"stock"`
+	ThinkMS          int           `json:"think_ms"`
+	Model            string        `json:"model"` // open or closed
+	Rate             int           `json:"rate"`
+	Stages           string        `json:"stages,omitempty"`
+	Workers          int           `json:"workers"`
+	MaxWorkers       int           `json:"max_workers,omitempty"`
+	Duration         time.Duration `json:"duration_ns"`
+	Requests         uint64        `json:"max_requests"`
+	RepeatShare      float64       `json:"repeat_share"`
+	Seed             uint64        `json:"seed"`
+	Timeout          time.Duration `json:"timeout_ns"`
+	AfterSoldOut     time.Duration `json:"after_soldout_ns"`
+	LoadgenCPUs      int           `json:"loadgen_gomaxprocs"`
 }
 
 func (c *Config) Scenario() Scenario {
 	s := Scenario{
-		Targets: c.Targets, EtcdTargets: c.EtcdTargets, Stock: c.Stock, ThinkMS: c.ThinkMS, Model: c.model(), Rate: c.Rate,
+		Targets: c.Targets, EtcdTargets: c.EtcdTargets, ZooKeeperTargets: c.ZooKeeperTargets, Stock: c.Stock, ThinkMS: c.ThinkMS, Model: c.model(), Rate: c.Rate,
 		Stages: c.Stages.String(), Workers: c.Workers,
 		Duration: c.Duration, Requests: c.Requests, RepeatShare: c.RepeatShare, Seed: c.Seed,
 		Timeout: c.Timeout, AfterSoldOut: c.AfterSoldOut, LoadgenCPUs: runtime.GOMAXPROCS(0),
@@ -65,6 +66,9 @@ func (s Scenario) describe() string {
 	etcd := ""
 	if len(s.EtcdTargets) > 0 {
 		etcd = fmt.Sprintf(" and %d with locks in etcd", len(s.EtcdTargets))
+	}
+	if len(s.ZooKeeperTargets) > 0 {
+		etcd += fmt.Sprintf(" and %d with locks in ZooKeeper", len(s.ZooKeeperTargets))
 	}
 	return fmt.Sprintf("stock %d, think %d ms, %s, at most %s or %d requests%s, repeat share %s, %d API target(s)%s",
 		s.Stock, s.ThinkMS, pace, s.Duration, s.Requests, stop, strconv.FormatFloat(s.RepeatShare, 'f', -1, 64), len(s.Targets), etcd)
