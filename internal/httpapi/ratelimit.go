@@ -19,8 +19,7 @@ import (
 	"github.com/seckill/seckill/internal/tracing"
 )
 
-// Rate is a rate limit: at most N requests per Per, in bursts of up to N. The zero Rate is
-// off.
+// Rate is a rate limit: at most N requests per Per, bursts of up to N; zero is off.
 type Rate struct {
 	N   int
 	Per time.Duration
