@@ -114,6 +114,6 @@ func parseFairGrant(v string, sent, recv time.Time) (fence int64, next time.Time
 	return fence, mid.Add(time.Duration(since-now) * time.Millisecond), nil
 }
 
-// NextWaiterSince reports when the next waiter of a fair lock began to wait, by this process's
-// clock, and whether there is one.
+// NextWaiterSince reports when a fair lock's next waiter began to wait, by this process's
+// clock, if there is one.
 func (l *Lock) NextWaiterSince() (time.Time, bool) { return l.nextWaiter, !l.nextWaiter.IsZero() }
