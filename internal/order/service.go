@@ -69,8 +69,8 @@ type Observer interface {
 	// Reconciled is called when expired gate admissions (redis strategy) were settled with
 	// PostgreSQL: confirmed ones had an order, the others' units went back to the gate.
 	Reconciled(confirmed, givenBack int)
-	// Returned counts units of ended reservations given back to stock, by reason: the status
-	// the orders ended in (StatusExpired, StatusCancelled).
+	// Returned counts units of ended reservations given back to stock, by the status they
+	// ended in (StatusExpired, StatusCancelled).
 	Returned(reason string, n int)
 	// Shed counts purchases answered ErrBusy at once because they arrived at a standing
 	// line for a product's connections (see slots), by strategy ("bundle" for bundles).
@@ -105,8 +105,8 @@ type Deps struct {
 	Tracer trace.TracerProvider
 }
 
-// Service sells products, handing each Purchase to its strategy's buyer (see the package
-// doc). It is safe for concurrent use.
+// Service sells products, handing each Purchase to its strategy's buyer (see the package doc).
+// Safe for concurrent use.
 type Service struct {
 	c      *core
 	gate   *inventory.Gate  // audits of redis products
@@ -197,8 +197,8 @@ func (cfg Config) WithDefaults() Config {
 	return cfg
 }
 
-// Close stops this process's queue consumers, letting the batches they write finish. Call it
-// once no purchase is in flight.
+// Close stops this process's queue consumers once their batches are written. Call it once no
+// purchase is in flight.
 func (s *Service) Close() { s.queued.close() }
 
 // StartQueues starts this process's consumer of every queue product with a backlog
