@@ -74,8 +74,8 @@ type Client struct {
 	closed   bool
 }
 
-// New returns a Client over cli, reporting to obs (nil: none). Close it when done; it does
-// not close cli.
+// New returns a Client over cli, reporting to obs (nil: none). Close it when done; cli stays
+// open.
 func New(cli *clientv3.Client, obs Observer) *Client {
 	if obs == nil {
 		obs = nopObserver{}
