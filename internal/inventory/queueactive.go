@@ -15,8 +15,8 @@ import (
 // the re-mark interval (QueueGrace/4); see docs/strategies.md#the-queue-strategy.
 const QueueGrace = time.Minute
 
-// ErrNotQueued means Enqueue failed before it sent the purchase to the stream: whatever the
-// cause, the purchase was not queued.
+// ErrNotQueued means Enqueue failed, whatever the cause, before sending the purchase to the
+// stream: it was not queued.
 var ErrNotQueued = errors.New("inventory: purchase not queued")
 
 // markEvery is how often one process marks a product it queues purchases of.
