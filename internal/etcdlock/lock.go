@@ -32,8 +32,8 @@ func (l *Lock) Key() string { return l.key }
 // process's own queue): the lock was granted after it, once every older claim was gone.
 func (l *Lock) Acquired() time.Time { return l.sent }
 
-// Fence is the lock's fencing token: the create revision of its key in etcd. A later holder
-// of the same lock always has a larger one.
+// Fence is the lock's fencing token, its key's create revision in etcd: a later holder's is
+// always larger.
 func (l *Lock) Fence() int64 { return l.fence }
 
 // Watch returns a context derived from ctx that is cancelled, with a cause wrapping ErrLost,
