@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// ErrDataSetChanged means Redis began serving another data set while a gate was being
-// verified in one: nothing was written to the new one; verify it again.
+// ErrDataSetChanged means Redis switched data sets during a gate's verification: nothing was
+// written to the new one; verify again.
 var ErrDataSetChanged = errors.New("inventory: the Redis data set changed")
 
 // Verification is where a verification of a product's gate starts from. A gate's sold out is
