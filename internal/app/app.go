@@ -261,8 +261,8 @@ func (a *App) withLockCheck(cfg Config, checks map[string]health.Check) map[stri
 	return checks
 }
 
-// Drain makes /readyz answer 503 from now on, so that load balancers stop sending new
-// requests before the server shuts down. Requests are still served.
+// Drain turns /readyz to 503 so that load balancers stop sending requests before shutdown;
+// requests are still served.
 func (a *App) Drain() { a.draining.Store(true) }
 
 var errDraining = errors.New("shutting down")
