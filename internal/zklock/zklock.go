@@ -30,8 +30,8 @@ const cleanupTimeout = 2 * time.Second
 // lives, before the session is closed (its nodes go with it).
 const forgetTimeout = 30 * time.Second
 
-// Observer receives lock events, for metrics: etcdlock.Observer's methods, so one metrics
-// type serves both. Implementations must be safe for concurrent use and must not block.
+// Observer receives lock events for metrics: etcdlock.Observer's methods, so one type serves
+// both. Implementations must be concurrency-safe and non-blocking.
 type Observer interface {
 	Obtained(key string, wait time.Duration)
 	NotObtained(key string, wait time.Duration, err error)
