@@ -2,23 +2,18 @@ package etcdlock
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"time"
+
+	"github.com/seckill/seckill/internal/lockrun"
 )
 
-// Do obtains the lock, runs fn on its watched context (see Lock.Watch), and releases it, also
-// on panic. It returns Obtain's error, or fn's joined with ErrLost if the lock was lost
-// meanwhile; a failed release goes to the Observer (see Lock.Release).
+// Do obtains the lock, runs fn on its watched context (see Lock.Watch), and releases it on a
+// fresh few-second context, also on panic. It returns Obtain's error, or fn's joined with
+// ErrLost if the lock was lost meanwhile; a failed release goes to the Observer.
 func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
 	fn func(ctx context.Context, l *Lock) error,
 ) error {
-	l, err := c.Obtain(ctx, key, ttl, wait)
-	if err != nil {
-		return err
-	}
-	return runWatched(ctx, l.Watch(ctx), []*Lock{l}, func(wctx context.Context) error { return fn(wctx, l) })
+	return lockrun.Do(ctx, c.spec(ttl), key, wait, fn)
 }
 
 // DoMulti is Do for several keys, all or nothing, taken in sorted order within one wait; fn
@@ -26,48 +21,16 @@ func (c *Client) Do(ctx context.Context, key string, ttl, wait time.Duration,
 func (c *Client) DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration,
 	fn func(ctx context.Context, locks []*Lock) error,
 ) error {
-	sorted := slices.Clone(keys)
-	slices.Sort(sorted)
-	if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
-		return fmt.Errorf("etcdlock: a key is named twice in %q", keys)
-	}
-	deadline := time.Now().Add(wait)
-	locks := make([]*Lock, 0, len(sorted))
-	for _, key := range sorted {
-		l, err := c.Obtain(ctx, key, ttl, time.Until(deadline))
-		if err != nil {
-			return errors.Join(err, releaseAll(ctx, locks))
-		}
-		locks = append(locks, l)
-	}
-	wctx := ctx
-	for _, l := range locks {
-		wctx = l.Watch(wctx)
-	}
-	return runWatched(ctx, wctx, locks, func(wctx context.Context) error { return fn(wctx, locks) })
+	return lockrun.DoMulti(ctx, c.spec(ttl), keys, wait, fn)
 }
 
-// runWatched runs fn on wctx, the watched context of locks, then releases them, also when
-// fn panics. Its error is fn's, joined with the cause of a loss.
-func runWatched(ctx, wctx context.Context, locks []*Lock, fn func(context.Context) error) (err error) {
-	defer func() {
-		relErr := releaseAll(ctx, locks)
-		if cause := context.Cause(wctx); errors.Is(cause, ErrLost) {
-			err = errors.Join(err, cause)
-		} else if errors.Is(relErr, ErrLost) {
-			err = errors.Join(err, relErr)
-		}
-	}()
-	return fn(wctx)
-}
-
-// releaseAll releases locks on a fresh context bounded to cleanupTimeout.
-func releaseAll(ctx context.Context, locks []*Lock) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	var errs []error
-	for _, l := range locks {
-		errs = append(errs, l.Release(rctx))
+// spec is how lockrun takes this client's locks of ttl.
+func (c *Client) spec(ttl time.Duration) lockrun.Spec[*Lock] {
+	return lockrun.Spec[*Lock]{
+		Obtain: func(ctx context.Context, key string, wait time.Duration) (*Lock, error) {
+			return c.Obtain(ctx, key, ttl, wait)
+		},
+		Lost:    ErrLost,
+		Cleanup: cleanupTimeout,
 	}
-	return errors.Join(errs...)
 }
