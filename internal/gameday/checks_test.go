@@ -83,7 +83,8 @@ func (r *report) passed() bool {
 }
 
 // smallSale is a cell of a sale of 2 units to 4 buyers, as the game day records one: users 1
-// and 2 bought (orders 11 and 12), 3 and 4 were told sold_out; and PostgreSQL's truth of it.
+// and 2 bought (orders 11 and 12), 3 and 4 were told sold_out, 1 and 3 retried; and PostgreSQL's
+// truth of it.
 func smallSale(start time.Time) (*cell, truth) {
 	c := &cell{Fault: "control", Strategy: "pessimistic", Product: 7, Stock: 2, users: &atomic.Int64{}}
 	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
@@ -94,13 +95,17 @@ func smallSale(start time.Time) (*cell, truth) {
 		{User: 4, Sent: at(2), Wrote: true, Done: at(2.1), Status: 409, Code: api.CodeSoldOut},
 		{User: 5, Sent: at(2.2), Wrote: true, Done: at(2.3), Status: 409, Code: api.CodeSoldOut},
 	}
+	c.retries = []attempt{ // each buyer's purchase sent again once the sale was over
+		{User: 1, Wrote: true, Status: 409, Code: api.CodeAlreadyPurchased, Order: 11},
+		{User: 3, Wrote: true, Status: 409, Code: api.CodeSoldOut},
+	}
 	return c, truth{Initial: 2, Stock: 0, Orders: map[int64]int64{1: 11, 2: 12}}
 }
 
 // TestJudgeSeesUntrueAnswers is the judge's negative control: the record of a small sale
 // passes as recorded; with one answer made untrue (a sold_out turned into a 201 naming an
-// order no one has), with an order taken from PostgreSQL's truth, or with an answer lost,
-// it fails, and says why.
+// order no one has), with an order taken from PostgreSQL's truth, with an answer lost, or with
+// a retry that disagrees with PostgreSQL, it fails, and says why.
 func TestJudgeSeesUntrueAnswers(t *testing.T) {
 	start := time.Now().Add(-time.Minute)
 	c, tr := smallSale(start)
@@ -122,6 +127,12 @@ func TestJudgeSeesUntrueAnswers(t *testing.T) {
 		{"an order for a buyer told sold_out", func(_ *cell, tr *truth) {
 			tr.Orders[4] = 14
 		}, func(v verdict) bool { return len(v.Untrue) >= 2 }},
+		{"a retry answered sold_out to a buyer with an order", func(c *cell, _ *truth) {
+			c.retries = append(c.retries, attempt{User: 2, Wrote: true, Status: 409, Code: api.CodeSoldOut})
+		}, func(v verdict) bool { return len(v.Untrue) == 1 }},
+		{"a retry answered already_purchased to a buyer without one", func(c *cell, _ *truth) {
+			c.retries = append(c.retries, attempt{User: 4, Wrote: true, Status: 409, Code: api.CodeAlreadyPurchased, Order: 2})
+		}, func(v verdict) bool { return len(v.Untrue) == 1 }},
 		{"an answer lost", func(c *cell, _ *truth) {
 			c.tries[3].Status, c.tries[3].Code = 0, ""
 		}, func(v verdict) bool { return v.Lost == 1 }},

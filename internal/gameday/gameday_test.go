@@ -184,6 +184,9 @@ func finishAndJudge(t *testing.T, d *deployment, b *buyers, c *cell, fault, end 
 	if err == nil && (tr.Stock != 0 || !c.soldOut.Load()) {
 		err = fmt.Errorf("not sold out 60 s after the fault's sale: %d left in PostgreSQL", tr.Stock)
 	}
+	if err == nil {
+		b.retryAll(c)
+	}
 	v := judge(c, tr, fault, end)
 	if err != nil {
 		v.Err = err.Error()

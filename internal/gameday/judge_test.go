@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/history"
 )
 
@@ -85,6 +86,15 @@ func judge(c *cell, tr truth, fault, end time.Time) verdict {
 	}
 	if v.Orders > tr.Initial {
 		untrue("%d orders for a stock of %d", v.Orders, tr.Initial)
+	}
+	for _, r := range c.retries { // a retry agrees with PostgreSQL: already_purchased ⇔ an order
+		order, has := tr.Orders[r.User]
+		switch {
+		case has && (r.Status != http.StatusConflict || r.Code != api.CodeAlreadyPurchased || r.Order != order):
+			untrue("user %d has order %d but its retry was answered %d %s (order %d)", r.User, order, r.Status, r.Code, r.Order)
+		case !has && (r.Status != http.StatusConflict || r.Code != api.CodeSoldOut):
+			untrue("user %d has no order but its retry was answered %d %s", r.User, r.Status, r.Code)
+		}
 	}
 	asked := map[int64]bool{}
 	var ops []history.Purchase

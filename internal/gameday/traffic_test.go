@@ -74,6 +74,7 @@ type cell struct {
 	users   *atomic.Int64 // shared by every cell: user ids are never reused
 	mu      sync.Mutex
 	tries   []attempt
+	retries []attempt   // each buyer's purchase sent again once the sale was over (retryAll)
 	soldOut atomic.Bool // some buyer was answered sold_out
 }
 
@@ -150,7 +151,19 @@ func (b *buyers) burst(c *cell, n int) {
 
 // buy sends one new buyer's purchase of c's product and records what came of it.
 func (b *buyers) buy(c *cell) {
-	a := attempt{User: c.users.Add(1), Sent: time.Now()}
+	a := b.send(c, c.users.Add(1))
+	if a.Status == http.StatusConflict && a.Code == api.CodeSoldOut {
+		c.soldOut.Store(true)
+	}
+	c.mu.Lock()
+	c.tries = append(c.tries, a)
+	c.mu.Unlock()
+}
+
+// send sends user's purchase of c's product through the load balancer and returns what came
+// of it.
+func (b *buyers) send(c *cell, user int64) attempt {
+	a := attempt{User: user, Sent: time.Now()}
 	var wrote atomic.Bool // set on the transport's goroutine
 	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 		WroteHeaders: func() { wrote.Store(true) },
@@ -174,13 +187,49 @@ func (b *buyers) buy(c *cell) {
 		case a.Status >= 400:
 			var p api.Problem
 			_ = json.Unmarshal(body, &p)
-			a.Code, a.LB = p.Code, strings.HasPrefix(p.Detail, lbDetail)
+			a.Code, a.Order, a.LB = p.Code, p.OrderID, strings.HasPrefix(p.Detail, lbDetail)
 		}
 	}
-	if a.Status == http.StatusConflict && a.Code == api.CodeSoldOut {
-		c.soldOut.Store(true)
+	return a
+}
+
+// retryBudget bounds how long a retry answered 503 busy or unavailable is tried again.
+const retryBudget = 45 * time.Second
+
+// retryAll sends every buyer of c who reached the service its purchase again, once the sale
+// is over, as a buyer who never saw an answer does, and keeps each one's last answer in
+// c.retries (a 503 busy or unavailable is tried again each second within retryBudget).
+func (b *buyers) retryAll(c *cell) {
+	var users []int64
+	for _, a := range c.attempts() {
+		if a.Wrote {
+			users = append(users, a.User)
+		}
+	}
+	next := make(chan int64)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for u := range next {
+				b.retry(c, u)
+			}
+		})
+	}
+	for _, u := range users {
+		next <- u
+	}
+	close(next)
+	wg.Wait()
+}
+
+func (b *buyers) retry(c *cell, user int64) {
+	deadline := time.Now().Add(retryBudget)
+	a := b.send(c, user)
+	for a.Status == http.StatusServiceUnavailable && (a.Code == api.CodeBusy || a.Code == api.CodeUnavailable) && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+		a = b.send(c, user)
 	}
 	c.mu.Lock()
-	c.tries = append(c.tries, a)
+	c.retries = append(c.retries, a)
 	c.mu.Unlock()
 }
