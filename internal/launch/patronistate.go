@@ -77,15 +77,19 @@ func (c *Patroni) replicating() error {
 	if err != nil {
 		return err
 	}
-	want := 0
+	var names []string
 	for _, n := range c.Nodes {
 		if n != p && n.Running() {
-			want++
+			names = append(names, "'"+strings.ReplaceAll(n.Name, "'", "''")+"'")
 		}
 	}
+	want := len(names)
+	names = append(names, "''")
+	// Patroni names each standby's connection after its member; pg_basebackup's WAL stream,
+	// while a standby is being made, is "streaming" too and must not count.
 	var streaming, sync int
 	err = p.query(`SELECT count(*), count(*) FILTER (WHERE sync_state = 'sync') FROM pg_stat_replication
-		WHERE state = 'streaming'`, &streaming, &sync)
+		WHERE state = 'streaming' AND application_name IN (`+strings.Join(names, ", ")+`)`, &streaming, &sync)
 	switch {
 	case err != nil:
 		return err
