@@ -1,7 +1,8 @@
 // Package db holds the schema of seckill as plain SQL migrations and applies them with goose.
 //
 // The SQL files in migrations/ are the single source of truth for the schema: nothing in the
-// application creates or alters tables any other way.
+// application creates or alters tables any other way. The package also opens the pool the
+// service reaches PostgreSQL through (Open) and holds the one seam from it to pgx (Conn).
 package db
 
 import (

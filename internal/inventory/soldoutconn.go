@@ -2,12 +2,14 @@ package inventory
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/db"
 )
 
 // markConn is the one connection of the pool on which a process's sold-out marks read the stock,
@@ -17,7 +19,7 @@ import (
 type markConn struct {
 	db   *gorm.DB
 	mu   sync.Mutex
-	conn *sql.Conn // nil: not taken yet, or dropped after an error
+	conn *db.Conn // nil: not taken yet, or dropped after an error
 }
 
 // reserve takes the connection, if it is not held yet.
@@ -31,11 +33,7 @@ func (m *markConn) take(ctx context.Context) error {
 	if m.conn != nil {
 		return nil
 	}
-	sqlDB, err := m.db.DB()
-	if err != nil {
-		return err
-	}
-	c, err := sqlDB.Conn(ctx)
+	c, err := db.Hold(ctx, m.db)
 	if err != nil {
 		return fmt.Errorf("reserve a connection for sold-out marks: %w", err)
 	}
@@ -51,9 +49,11 @@ func (m *markConn) stock(ctx context.Context, id int64) (int, error) {
 		return 0, err
 	}
 	var stock int
-	err := m.conn.QueryRowContext(ctx, `SELECT stock FROM products WHERE id = $1`, id).Scan(&stock)
+	err := m.conn.Pgx(func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, `SELECT stock FROM products WHERE id = $1`, id).Scan(&stock)
+	})
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, pgx.ErrNoRows):
 		return 0, fmt.Errorf("product %d: %w", id, ErrNotFound)
 	case err != nil:
 		m.conn.Close() // a broken or cancelled connection: the next mark takes another

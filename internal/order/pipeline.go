@@ -5,7 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/seckill/seckill/db"
 )
 
 // runPipelinedTx is runTx for a transaction whose statements need no answer from each other
@@ -15,23 +16,14 @@ import (
 // strategy costs two round trips this way instead of four. The promises are runTx's: an error
 // means nothing was written, unless it wraps errCommitUnknown.
 func (c *core) runPipelinedTx(ctx context.Context, build func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
-	sqlDB, err := c.db.DB()
-	if err != nil {
-		return err
-	}
-	conn, err := sqlDB.Conn(ctx) // waiting for a connection is part of the purchase's time
+	conn, err := db.Hold(ctx, c.db) // waiting for a connection is part of the purchase's time
 	if err != nil {
 		return fmt.Errorf("connection: %w", err)
 	}
 	defer conn.Close()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeLeft(ctx)+commitTimeout)
 	defer cancel()
-	return conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("pipelined transaction: driver connection is %T, not pgx's", dc)
-		}
-		pc := sc.Conn()
+	return conn.Pgx(func(pc *pgx.Conn) error {
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		build(b)
