@@ -111,8 +111,7 @@ func New(cfg Config) *App {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	traceRedis(cfg)
-	sqlDB, _ := cfg.DB.DB()
-	m := metrics.New(sqlDB, cfg.Redis, cfg.Build)
+	m := metrics.New(cfg.DB, cfg.Redis, cfg.Build)
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
 	m.WatchSales(keys)
 	products := inventory.NewStore(cfg.DB)
@@ -140,10 +139,11 @@ func New(cfg Config) *App {
 		Keys: keys, Observer: m, Logger: cfg.Logger, Tracer: cfg.TracerProvider,
 	}
 	if cfg.Plug != nil {
-		a.plugins = cfg.Plug(Parts{Redis: cfg.Redis, Etcd: cfg.Etcd, DB: sqlDB, ZooKeeper: cfg.ZooKeeper.Servers, Keys: keys, Logger: cfg.Logger})
+		a.plugins = cfg.Plug(Parts{Redis: cfg.Redis, Etcd: cfg.Etcd, DB: cfg.DB, ZooKeeper: cfg.ZooKeeper.Servers, Keys: keys, Logger: cfg.Logger})
 		a.plugins.plug(products, &deps)
 	}
 	a.Orders = order.NewService(deps, cfg.Order)
+	sqlDB, _ := cfg.DB.DB() // gorm's pool itself, pinged
 	a.backends = newBackendChecker(cfg, a.withLockCheck(cfg, map[string]health.Check{
 		"postgres": func(ctx context.Context) error { return sqlDB.PingContext(ctx) },
 		"redis":    func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
@@ -178,7 +178,7 @@ func New(cfg Config) *App {
 	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
 	go func() { defer listeners.Done(); a.Orders.RunSweeper(ctx) }() // reservations past their pay_by
 	if cfg.SelfAudit.Every > 0 {
-		sa := newSelfAudit(cfg.SelfAudit, sqlDB, audit.New(sqlDB, cfg.Redis, keys), m.SelfAudit(), cfg.Logger)
+		sa := newSelfAudit(cfg.SelfAudit, cfg.DB, audit.New(gormRows{cfg.DB}, cfg.Redis, keys), m.SelfAudit(), cfg.Logger)
 		listeners.Add(1)
 		go func() { defer listeners.Done(); sa.run(ctx) }()
 	}

@@ -1,11 +1,11 @@
 package app
 
 import (
-	"database/sql"
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
@@ -36,7 +36,7 @@ type Plugged struct {
 type Parts struct {
 	Redis     redis.UniversalClient
 	Etcd      *clientv3.Client // nil: the process has no etcd
-	DB        *sql.DB          // the service's PostgreSQL pool
+	DB        *gorm.DB         // the service's PostgreSQL pool
 	ZooKeeper []string         // ZooKeeper's members (host:port); none: the process has no ZooKeeper
 	Keys      inventory.Keys
 	Logger    *slog.Logger

@@ -2,11 +2,12 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"slices"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/audit"
 	"github.com/seckill/seckill/internal/inventory"
@@ -27,14 +28,14 @@ type SelfAuditConfig struct {
 // says what counts as inconsistent and why a Redis disagreement must be seen twice.
 type selfAudit struct {
 	cfg     SelfAuditConfig
-	db      *sql.DB
+	db      *gorm.DB
 	auditor *audit.Auditor
 	obs     *metrics.AuditMetrics
 	log     *slog.Logger
 	seen    map[int64]audit.Sale // the last round's Redis disagreements
 }
 
-func newSelfAudit(cfg SelfAuditConfig, db *sql.DB, auditor *audit.Auditor, obs *metrics.AuditMetrics, log *slog.Logger) *selfAudit {
+func newSelfAudit(cfg SelfAuditConfig, db *gorm.DB, auditor *audit.Auditor, obs *metrics.AuditMetrics, log *slog.Logger) *selfAudit {
 	if cfg.Products <= 0 {
 		cfg.Products = 50
 	}
@@ -78,9 +79,13 @@ func auditedStrategy(strategy string) bool {
 // round audits the products on sale and returns how many it read and how many of them are
 // inconsistent, or the first error that stopped it.
 func (s *selfAudit) round(ctx context.Context) (audited, inconsistent int, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, strategy FROM (
-		SELECT id, strategy, updated_at FROM products ORDER BY id DESC LIMIT $1) newest
-		WHERE updated_at > now() - make_interval(secs => $2)`, s.cfg.Products, s.cfg.Window.Seconds())
+	var listed []struct {
+		ID       int64
+		Strategy string
+	}
+	err = s.db.WithContext(ctx).Raw(`SELECT id, strategy FROM (
+		SELECT id, strategy, updated_at FROM products ORDER BY id DESC LIMIT ?) newest
+		WHERE updated_at > now() - make_interval(secs => ?)`, s.cfg.Products, s.cfg.Window.Seconds()).Scan(&listed).Error
 	if err != nil {
 		return 0, 0, fmt.Errorf("list products on sale: %w", err)
 	}
@@ -89,19 +94,10 @@ func (s *selfAudit) round(ctx context.Context) (audited, inconsistent int, err e
 		strategy string
 	}
 	var products []product
-	for rows.Next() {
-		var p product
-		if err := rows.Scan(&p.id, &p.strategy); err != nil {
-			rows.Close()
-			return 0, 0, fmt.Errorf("list products on sale: %w", err)
+	for _, p := range listed {
+		if auditedStrategy(p.Strategy) {
+			products = append(products, product{p.ID, p.Strategy})
 		}
-		if auditedStrategy(p.strategy) {
-			products = append(products, p)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, 0, fmt.Errorf("list products on sale: %w", err)
 	}
 	seen := map[int64]audit.Sale{}
 	for _, p := range products {
@@ -159,4 +155,15 @@ func sameSale(a, b audit.Sale) bool {
 		return false
 	}
 	return true
+}
+
+// gormRows runs the auditor's statements (audit.New) through the service's gorm pool.
+type gormRows struct{ db *gorm.DB }
+
+func (g gormRows) QueryContext(ctx context.Context, query string, args ...any) (audit.Rows, error) {
+	rows, err := g.db.WithContext(ctx).Raw(query, args...).Rows()
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
 }

@@ -8,7 +8,6 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -70,16 +69,40 @@ type Queue struct {
 
 // Auditor reads PostgreSQL and Redis directly. It is safe for concurrent use.
 type Auditor struct {
-	db   *sql.DB
-	rdb  redis.UniversalClient
-	keys keys.Keys
+	query func(ctx context.Context, query string, args ...any) (Rows, error)
+	rdb   redis.UniversalClient
+	keys  keys.Keys
+}
+
+// Rows is the answer to one of the Auditor's statements, row by row: a *sql.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Querier runs the Auditor's statements (placeholders $1, $2, ...): a *sql.DB for the tools,
+// which link no gorm, or the service's adapter of its gorm pool (internal/app).
+type Querier[R Rows] interface {
+	QueryContext(ctx context.Context, query string, args ...any) (R, error)
 }
 
 // New returns an Auditor of the products in db whose gates live in rdb under keys. A nil rdb
 // audits PostgreSQL only.
-func New(db *sql.DB, rdb redis.UniversalClient, k keys.Keys) *Auditor {
-	return &Auditor{db: db, rdb: rdb, keys: k}
+func New[R Rows](db Querier[R], rdb redis.UniversalClient, k keys.Keys) *Auditor {
+	query := func(ctx context.Context, q string, args ...any) (Rows, error) {
+		rows, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		return rows, nil
+	}
+	return &Auditor{query: query, rdb: rdb, keys: k}
 }
+
+// ErrNoProduct is Sale's error for a product PostgreSQL does not have.
+var ErrNoProduct = errors.New("audit: no such product")
 
 const saleQuery = `
 SELECT p.initial_stock, p.stock, p.fence, p.strategy,
@@ -94,7 +117,7 @@ SELECT p.initial_stock, p.stock, p.fence, p.strategy,
 func (a *Auditor) Sale(ctx context.Context, id int64, gate bool) (Sale, error) {
 	s := Sale{ProductID: id}
 	var strategy string
-	err := a.db.QueryRowContext(ctx, saleQuery, id).Scan(&s.InitialStock, &s.Stock, &s.Fence, &strategy, &s.Orders, &s.DuplicateUsers)
+	err := a.queryRow(ctx, saleQuery, []any{id}, &s.InitialStock, &s.Stock, &s.Fence, &strategy, &s.Orders, &s.DuplicateUsers)
 	if err != nil {
 		return Sale{}, fmt.Errorf("audit product %d in PostgreSQL: %w", id, err)
 	}
@@ -179,7 +202,7 @@ func (a *Auditor) Buyers(ctx context.Context, id int64) (map[int64]bool, error) 
 // Orders returns the order id of each user who has a live order (pending or paid) of product
 // id: an expired or cancelled reservation gave its unit back.
 func (a *Auditor) Orders(ctx context.Context, id int64) (map[int64]int64, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT user_id, id FROM orders WHERE product_id = $1 AND status IN ('pending', 'paid')`, id)
+	rows, err := a.query(ctx, `SELECT user_id, id FROM orders WHERE product_id = $1 AND status IN ('pending', 'paid')`, id)
 	if err != nil {
 		return nil, fmt.Errorf("orders of product %d: %w", id, err)
 	}
@@ -196,4 +219,23 @@ func (a *Auditor) Orders(ctx context.Context, id int64) (map[int64]int64, error)
 		return nil, fmt.Errorf("orders of product %d: %w", id, err)
 	}
 	return orders, nil
+}
+
+// queryRow runs query with args and scans its first row into dest; no row is ErrNoProduct.
+func (a *Auditor) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	rows, err := a.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return ErrNoProduct
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
 }

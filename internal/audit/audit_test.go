@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -68,6 +69,9 @@ func TestSale(t *testing.T) {
 	rdb.SAdd(ctx, keys.GateBuyers(1), 12) // a buyer the gate counts and PostgreSQL does not have
 	if got, _ := a.Sale(ctx, 1, true); got.Gate.Agrees || got.Consistent {
 		t.Errorf("a gate with a buyer PostgreSQL lacks = %+v (gate %+v), want disagreement", got, got.Gate)
+	}
+	if _, err := a.Sale(ctx, 99, true); !errors.Is(err, audit.ErrNoProduct) {
+		t.Errorf("a product PostgreSQL lacks: err = %v, want %v", err, audit.ErrNoProduct)
 	}
 	buyers, err := a.Buyers(ctx, 2)
 	if err != nil || len(buyers) != 3 || !buyers[20] || !buyers[22] {

@@ -2,7 +2,6 @@ package labapi
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/dlock"
@@ -28,7 +28,7 @@ import (
 type labLocks struct {
 	rdb  redis.UniversalClient
 	etcd *clientv3.Client // nil: the lab's etcd lock answers unavailable (lab.ErrNoEtcd)
-	pg   *sql.DB
+	pg   *gorm.DB
 	zk   []string // ZooKeeper's members; none: the lab's zookeeper locks answer unavailable
 
 	mu      sync.Mutex
@@ -50,6 +50,10 @@ func (l *labLocks) get() (*lab.Locks, error) {
 		return nil, errLabClosed
 	}
 	if l.locks == nil {
+		pg, err := l.pg.DB() // gorm's pool itself: a postgres lock holds one of its sessions
+		if err != nil {
+			return nil, err
+		}
 		l.dlocks = dlock.New(l.rdb, nil)
 		if l.etcd != nil {
 			l.etcdLks = etcdlock.New(l.etcd, nil)
@@ -57,7 +61,7 @@ func (l *labLocks) get() (*lab.Locks, error) {
 		if len(l.zk) > 0 {
 			l.zkLks = zklock.New(l.zk, zklock.Options{Root: "/seckill/lab"})
 		}
-		l.locks = lab.New(l.rdb, lab.Clients{Dlocks: l.dlocks, Etcd: l.etcdLks, Postgres: l.pg, ZooKeeper: l.zkLks})
+		l.locks = lab.New(l.rdb, lab.Clients{Dlocks: l.dlocks, Etcd: l.etcdLks, Postgres: pg, ZooKeeper: l.zkLks})
 	}
 	return l.locks, nil
 }

@@ -6,7 +6,6 @@
 package metrics
 
 import (
-	"database/sql"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
 
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/inventory"
@@ -42,7 +42,7 @@ type Metrics struct {
 	limiterErr *prometheus.CounterVec
 	http       *httpMetrics
 	backends   *backendMetrics
-	db         *sql.DB               // nil: no product stock (WatchSales)
+	db         *gorm.DB              // nil: no product stock (WatchSales)
 	rdb        redis.UniversalClient // nil: no queue backlog (WatchSales)
 	readBound  atomic.Int64          // bound of a scrape's reads (ns; 0: saleTimeout), see scrapeBound
 }
@@ -56,7 +56,7 @@ var buckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.0
 // New registers the collectors, plus Go runtime, process, PostgreSQL pool and Redis pool
 // statistics when db and rdb are not nil, and seckill_build_info, a constant 1 labelled with
 // build's version, revision and Go version (the caller reads build; see buildinfo.Read).
-func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
+func New(db *gorm.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), http: newHTTPMetrics(), db: db, rdb: rdb}
 	m.purchases = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_purchases_total", Help: "Purchases by strategy and outcome.",
@@ -122,7 +122,9 @@ func New(db *sql.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics {
 	m.backends = newBackendMetrics(m.reg)
 	m.initLabels()
 	if db != nil {
-		m.reg.MustRegister(collectors.NewDBStatsCollector(db, "seckill"))
+		if pool, err := db.DB(); err == nil { // gorm's pool itself, for its statistics only
+			m.reg.MustRegister(collectors.NewDBStatsCollector(pool, "seckill"))
+		}
 	}
 	if rdb != nil {
 		m.reg.MustRegister(redisPoolCollector(rdb)...)

@@ -90,19 +90,15 @@ func (s *salesCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (s *salesCollector) collectStock(ctx context.Context, ch chan<- prometheus.Metric) {
-	rows, err := s.m.db.QueryContext(ctx, `SELECT id, stock FROM (
-		SELECT id, stock, updated_at FROM products ORDER BY id DESC LIMIT $1) newest
-		WHERE updated_at > now() - make_interval(secs => $2)`, saleProducts, saleWindow.Seconds())
+	var rows []struct{ ID, Stock int64 }
+	err := s.m.db.WithContext(ctx).Raw(`SELECT id, stock FROM (
+		SELECT id, stock, updated_at FROM products ORDER BY id DESC LIMIT ?) newest
+		WHERE updated_at > now() - make_interval(secs => ?)`, saleProducts, saleWindow.Seconds()).Scan(&rows).Error
 	if err != nil {
 		return
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, stock int64
-		if rows.Scan(&id, &stock) != nil {
-			return
-		}
-		ch <- prometheus.MustNewConstMetric(stockDesc, prometheus.GaugeValue, float64(stock), strconv.FormatInt(id, 10))
+	for _, r := range rows {
+		ch <- prometheus.MustNewConstMetric(stockDesc, prometheus.GaugeValue, float64(r.Stock), strconv.FormatInt(r.ID, 10))
 	}
 }
 

@@ -2,16 +2,15 @@ package metrics_test
 
 import (
 	"context"
-	"database/sql"
 	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/metrics"
@@ -85,12 +84,16 @@ func TestScrapeBoundByItsTimeout(t *testing.T) {
 			held = append(held, c)
 		}
 	}()
-	db, err := sql.Open("pgx", "postgres://u:p@"+ln.Addr().String()+"/db?sslmode=disable")
+	gdb, err := db.Open("postgres://u:p@"+ln.Addr().String()+"/db?sslmode=disable", db.PoolOptions{MaxOpen: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	m := metrics.New(db, nil, buildinfo.Info{})
+	defer func() {
+		if pool, err := gdb.DB(); err == nil {
+			pool.Close()
+		}
+	}()
+	m := metrics.New(gdb, nil, buildinfo.Info{})
 	m.WatchSales(inventory.Keys{})
 	for _, tc := range []struct {
 		header   string
