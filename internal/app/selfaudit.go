@@ -79,43 +79,35 @@ func auditedStrategy(strategy string) bool {
 // round audits the products on sale and returns how many it read and how many of them are
 // inconsistent, or the first error that stopped it.
 func (s *selfAudit) round(ctx context.Context) (audited, inconsistent int, err error) {
-	var listed []struct {
+	type product struct {
 		ID       int64
 		Strategy string
 	}
+	var products []product
 	err = s.db.WithContext(ctx).Raw(`SELECT id, strategy FROM (
 		SELECT id, strategy, updated_at FROM products ORDER BY id DESC LIMIT ?) newest
-		WHERE updated_at > now() - make_interval(secs => ?)`, s.cfg.Products, s.cfg.Window.Seconds()).Scan(&listed).Error
+		WHERE updated_at > now() - make_interval(secs => ?)`, s.cfg.Products, s.cfg.Window.Seconds()).Scan(&products).Error
 	if err != nil {
 		return 0, 0, fmt.Errorf("list products on sale: %w", err)
 	}
-	type product struct {
-		id       int64
-		strategy string
-	}
-	var products []product
-	for _, p := range listed {
-		if auditedStrategy(p.Strategy) {
-			products = append(products, product{p.ID, p.Strategy})
-		}
-	}
+	products = slices.DeleteFunc(products, func(p product) bool { return !auditedStrategy(p.Strategy) })
 	seen := map[int64]audit.Sale{}
 	for _, p := range products {
-		gated := p.strategy == string(inventory.StrategyRedis) || p.strategy == string(inventory.StrategyQueue)
-		sale, err := s.auditor.Sale(ctx, p.id, gated)
+		gated := p.Strategy == string(inventory.StrategyRedis) || p.Strategy == string(inventory.StrategyQueue)
+		sale, err := s.auditor.Sale(ctx, p.ID, gated)
 		if err != nil {
 			return 0, 0, err
 		}
 		bad := !tablesAddUp(sale)
 		if !redisAgrees(sale) {
-			if prev, ok := s.seen[p.id]; ok && sameSale(prev, sale) {
+			if prev, ok := s.seen[p.ID]; ok && sameSale(prev, sale) {
 				bad = true
 			}
-			seen[p.id] = sale
+			seen[p.ID] = sale
 		}
 		if bad {
 			inconsistent++
-			s.log.WarnContext(ctx, "self-audit: product inconsistent", "product_id", p.id, "strategy", p.strategy,
+			s.log.WarnContext(ctx, "self-audit: product inconsistent", "product_id", p.ID, "strategy", p.Strategy,
 				"initial_stock", sale.InitialStock, "stock", sale.Stock, "orders", sale.Orders,
 				"duplicate_users", sale.DuplicateUsers, "gate", sale.Gate, "queue", sale.Queue)
 		}
