@@ -2,39 +2,27 @@ package api
 
 import "time"
 
-// NewProduct is the body of POST /api/v1/products (admin): a product to create.
+// NewProduct is the body of POST /api/v1/products (admin).
 type NewProduct struct {
 	// Name is 1 to 200 characters of valid UTF-8, without NUL.
 	Name string `json:"name"`
-	// Stock is required, 0 to 100,000,000; a pointer because 0 is a stock and missing is an
-	// error: write new(10).
+	// Stock is required, 0 to 100,000,000: write new(10).
 	Stock *int `json:"stock"`
-	// Strategy is one of dlock (the default, when empty), pessimistic, optimistic, redis,
-	// queue, or, in the lab build of the API only, naive and lab (the oversell lab, docs/lab.md).
+	// Strategy is dlock (empty), pessimistic, optimistic, redis, queue, or in the lab build naive, lab.
 	Strategy string `json:"strategy"`
-	// ThinkMS (0 to 10,000) pauses each purchase between reading and writing the stock; above
-	// 0, the lab build of the API only.
+	// ThinkMS (0 to 10,000; lab build only) pauses between reading and writing the stock.
 	ThinkMS int `json:"think_ms"`
-	// Lock is the lab lock that alone guards a lab product (required with strategy lab,
-	// refused otherwise): none, mutex, setnx, setnx-expire, del, lease, watchdog, fence,
-	// dlock, redsync, redislock, etcd, postgres-nofence, postgres, zookeeper-nofence or
-	// zookeeper.
+	// Lock is the lab lock of a strategy lab product, required there (docs/lab.md).
 	Lock string `json:"lock,omitempty"`
-	// LeaseMS is the lab lock's lease (strategy lab only): 0, the API's LOCK_TTL, or 10 to
-	// 60,000.
+	// LeaseMS is the lab lock's lease: 0 (LOCK_TTL) or 10 to 60,000.
 	LeaseMS int `json:"lease_ms,omitempty"`
-	// Fair (strategy dlock only) serves buyers in the order they asked, across API
-	// processes: a fair lock (docs/dlock.md). Not with Redlock.
+	// Fair (dlock only, not Redlock) serves buyers in arrival order.
 	Fair bool `json:"fair,omitempty"`
-	// PayWithinMS (0 to 86,400,000) is the payment window of the product's reservations: its
-	// orders are pending until paid and expire, their units going back on sale, this long after
-	// they were made. 0 (the default): every order is final (paid). Not for the naive and lab
-	// strategies.
+	// PayWithinMS (0 to 86,400,000) is the payment window; 0 means every order is paid at once.
 	PayWithinMS int `json:"pay_within_ms,omitempty"`
 }
 
-// Product is a product as the API shows it: the body of 201 to POST /api/v1/products and of
-// 200 to GET /api/v1/products/{id}.
+// Product is the body of a product's creation and of its GET.
 type Product struct {
 	ID           int64     `json:"id"`
 	Name         string    `json:"name"`
@@ -53,35 +41,28 @@ type Product struct {
 
 // Purchase is the body of POST /api/v1/products/{id}/purchase.
 type Purchase struct {
-	// UserID is the buyer, a positive 64-bit integer; missing reads as 0, which is refused.
-	// With buyer identity on (docs/api.md#buyer-identity) the buyer is the bearer token's
-	// user: UserID may be 0, and is refused (CodeUserMismatch) if it is another user.
+	// UserID is the buyer, above 0; with a buyer token, 0 or the token's user.
 	UserID int64 `json:"user_id"`
 }
 
-// BundlePurchase is the body of POST /api/v1/bundles/purchase: one unit of each product to
-// the user, all or nothing. ProductIDs are 1 to 10 distinct dlock products, not fair.
-// UserID is as in Purchase.
+// BundlePurchase is the body of POST /api/v1/bundles/purchase: 1 to 10 dlock products.
 type BundlePurchase struct {
 	UserID     int64   `json:"user_id"`
 	ProductIDs []int64 `json:"product_ids"`
 }
 
-// Bundle is the body of 201 to a bundle purchase: the orders, in the order of ProductIDs.
+// Bundle is a bundle purchase's 201 body, orders in ProductIDs' order.
 type Bundle struct {
 	Orders []Order `json:"orders"`
 }
 
-// Order is a committed purchase: the body of 201 to a purchase, and of 200 to the order
-// lookup GET /api/v1/products/{id}/orders/{user_id}, to its pay and to its cancel.
+// Order is a committed purchase, as purchases and the order routes answer it.
 type Order struct {
 	ID        int64     `json:"order_id"`
 	ProductID int64     `json:"product_id"`
 	UserID    int64     `json:"user_id"`
 	CreatedAt time.Time `json:"created_at"`
-	// Status is one of the Status constants: paid (final; every order of a product without a
-	// payment window), pending (a reservation to pay by PayBy), expired or cancelled (its unit
-	// went back on sale).
+	// Status is one of the Status constants.
 	Status string     `json:"status"`
 	PayBy  *time.Time `json:"pay_by,omitempty"`  // reservations only: pay before it
 	PaidAt *time.Time `json:"paid_at,omitempty"` // reservations paid only
@@ -89,7 +70,7 @@ type Order struct {
 	EndedAt *time.Time `json:"ended_at,omitempty"`
 }
 
-// The statuses of an Order. Pending and paid orders are live: one per user and product.
+// Order statuses; pending and paid are live, one per user and product.
 const (
 	StatusPaid      = "paid"
 	StatusPending   = "pending"
@@ -97,8 +78,7 @@ const (
 	StatusCancelled = "cancelled"
 )
 
-// Audit is the body of 200 to GET /api/v1/products/{id}/audit (admin): what PostgreSQL, and
-// for the redis strategy the Redis gate, say about a product's sale, computed on each call.
+// Audit is the body of GET /api/v1/products/{id}/audit (admin).
 type Audit struct {
 	ProductID      int64 `json:"product_id"`
 	InitialStock   int   `json:"initial_stock"`
@@ -109,8 +89,7 @@ type Audit struct {
 	Sold           int   `json:"sold"`            // initial_stock - stock
 	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
 	DuplicateUsers int   `json:"duplicate_users"` // users with more than one live order
-	// Consistent: orders == sold, stock >= 0, nothing oversold, no duplicate user, and for
-	// the redis and queue strategies Redis agrees with PostgreSQL.
+	// Consistent: orders == sold, stock >= 0, no oversale or duplicate user, Redis agrees.
 	Consistent bool `json:"consistent"`
 	// Redis is the gate's side, for the redis strategy only.
 	Redis *GateAudit `json:"redis,omitempty"`
@@ -125,13 +104,11 @@ type QueueAudit struct {
 	Buyers int64 `json:"buyers"` // users admitted: queued or written
 	Queued int64 `json:"queued"` // purchases in the stream, not written yet
 	Dead   int64 `json:"dead"`   // purchases in the dead-letter stream
-	// Agrees: Redis's stock is PostgreSQL's less the queued purchases, its buyers are the
-	// orders plus the queued purchases, and nothing is dead-lettered (or no buyer came yet).
+	// Agrees: Redis matches PostgreSQL, queued purchases counted, and nothing is dead-lettered.
 	Agrees bool `json:"agrees"`
 }
 
-// Accepted is the 202 body of a queued purchase not written within QUEUE_WAIT, its unit taken;
-// Order (and Location) name the order lookup, 200 once written.
+// Accepted is the 202 body of a queued purchase; poll Order's lookup.
 type Accepted struct {
 	Status    string `json:"status"` // "accepted"
 	ProductID int64  `json:"product_id"`
@@ -160,12 +137,9 @@ type Health struct {
 	Status string `json:"status"` // StateOK
 }
 
-// Readiness is the body of GET /readyz: 200 when this process can serve, 503 while it drains
-// (with ?full=1, also when a shared backend was down at its last check).
+// Readiness is the body of GET /readyz: 200 when serving, 503 while draining.
 type Readiness struct {
-	// Checks holds "serving", the process's own state, and each shared backend's state at its
-	// last background check, by name: StateOK or StateUnavailable, never the error, which
-	// goes to the server's log.
+	// Checks holds each state by name ("serving" and the backends): StateOK or StateUnavailable.
 	Checks map[string]string `json:"checks"`
 	Status string            `json:"status"` // StateOK or StateUnavailable
 }

@@ -107,10 +107,8 @@ func algOf(pub crypto.PublicKey) (string, error) {
 	return "", errors.New(accepted)
 }
 
-// ParsePrivateKey reads a private signing key: a private JWK (with kid, which names it in
-// the tokens it signs), or a PEM block (PKCS#8, or SEC 1 "EC PRIVATE KEY", or PKCS#1 "RSA
-// PRIVATE KEY"), whose kid is the one the caller gives. It returns the key, its algorithm
-// and its kid, or an error for any other kind of key.
+// ParsePrivateKey reads a private JWK or PEM key (PKCS#8, SEC 1, PKCS#1) and returns it with
+// its algorithm and kid (empty for PEM); other keys are an error.
 func ParsePrivateKey(data []byte) (priv crypto.Signer, alg, kid string, err error) {
 	if block, _ := pem.Decode(data); block != nil {
 		if priv, err = parsePEM(block); err != nil {
@@ -176,8 +174,7 @@ func parsePEM(block *pem.Block) (crypto.Signer, error) {
 	return s, nil
 }
 
-// PublicJWK returns the public JWK of pub, named kid (empty: its Thumbprint), with its alg
-// and "use": "sig": one entry of a JWKS. pub must be of a kind ParsePrivateKey accepts.
+// PublicJWK returns pub's JWK, named kid (empty: its Thumbprint).
 func PublicJWK(pub crypto.PublicKey, kid string) (json.RawMessage, error) {
 	alg, err := algOf(pub)
 	if err != nil {
@@ -191,8 +188,7 @@ func PublicJWK(pub crypto.PublicKey, kid string) (json.RawMessage, error) {
 	return json.Marshal(jose.JSONWebKey{Key: pub, KeyID: kid, Algorithm: alg, Use: "sig"})
 }
 
-// Thumbprint is the RFC 7638 thumbprint of pub (SHA-256, base64url): the kid that keys made
-// by `loadtest keys` carry, and that a signer whose key file names none uses.
+// Thumbprint returns pub's RFC 7638 thumbprint (SHA-256, base64url), the default kid.
 func Thumbprint(pub crypto.PublicKey) (string, error) {
 	if _, err := algOf(pub); err != nil {
 		return "", err
@@ -204,7 +200,7 @@ func Thumbprint(pub crypto.PublicKey) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(sum), nil
 }
 
-// JWKS returns a JWK Set of the given public JWKs (PublicJWK), indented, with a final newline.
+// JWKS returns the JWK Set of keys, indented.
 func JWKS(keys ...json.RawMessage) []byte {
 	b, _ := json.MarshalIndent(struct {
 		Keys []json.RawMessage `json:"keys"`

@@ -31,15 +31,14 @@ type SignerConfig struct {
 // DefaultTTL is the life of a token a Signer mints unless told otherwise.
 const DefaultTTL = time.Hour
 
-// Signer mints buyers' tokens: the identity provider's part, played by the load tester and
-// the tests. It is safe for concurrent use.
+// Signer mints buyers' tokens for tests and load tests. Safe for concurrent use.
 type Signer struct {
 	cfg    SignerConfig
 	key    crypto.Signer
 	method jwt.SigningMethod
 }
 
-// NewSigner returns a Signer of cfg, or an error for a key it cannot use or a missing field.
+// NewSigner returns a Signer, or an error for an unusable key or missing field.
 func NewSigner(cfg SignerConfig) (*Signer, error) {
 	if cfg.Audience == "" || cfg.Issuer == "" {
 		return nil, errors.New("authn: a signer needs an audience and an issuer")
@@ -68,8 +67,7 @@ func NewSigner(cfg SignerConfig) (*Signer, error) {
 // Kid is the kid of the tokens s mints.
 func (s *Signer) Kid() string { return s.cfg.Kid }
 
-// Token mints a token that proves user: sub user, s's aud and iss, iat and nbf now, exp
-// now + TTL. It returns the token and its exp.
+// Token mints user's token, valid for TTL from now, and returns it with its exp.
 func (s *Signer) Token(user int64) (string, time.Time, error) {
 	now := s.cfg.Now().Truncate(time.Second)
 	exp := now.Add(s.cfg.TTL)
@@ -79,8 +77,7 @@ func (s *Signer) Token(user int64) (string, time.Time, error) {
 	})
 }
 
-// Mint signs claims as they are, with s's key and kid: tests use it for tokens Token would
-// never mint (expired, for another audience, ...).
+// Mint signs claims as they are, for tests of bad tokens.
 func (s *Signer) Mint(claims jwt.RegisteredClaims) (string, time.Time, error) {
 	t := jwt.NewWithClaims(s.method, claims)
 	t.Header["kid"] = s.cfg.Kid
@@ -92,8 +89,7 @@ func (s *Signer) Mint(claims jwt.RegisteredClaims) (string, time.Time, error) {
 	return signed, exp, err
 }
 
-// GenerateKey makes a private key for alg (AlgEdDSA, AlgES256, or AlgRS256: 2048 bits) and
-// returns it as a PKCS#8 PEM block, with its public JWK (PublicJWK, kid its Thumbprint).
+// GenerateKey returns a new PKCS#8 PEM key for alg and its public JWK.
 func GenerateKey(alg string) (privatePEM, publicJWK []byte, err error) {
 	var key crypto.Signer
 	switch alg {

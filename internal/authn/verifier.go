@@ -22,8 +22,7 @@ import (
 // ErrNoToken is returned by BearerToken for a request without bearer credentials.
 var ErrNoToken = errors.New("authn: no bearer token")
 
-// ErrInvalidToken is returned by Verify for a token it refuses; the error's text after the
-// prefix says why, in words fit for the client (RFC 6750's error_description).
+// ErrInvalidToken is returned by Verify; its text after the prefix says why, for the client.
 var ErrInvalidToken = errors.New("authn: invalid token")
 
 // Defaults of Config.
@@ -46,16 +45,13 @@ type Config struct {
 	Leeway time.Duration
 	// Reload is how often Run rereads JWKSFile; 0: DefaultReload.
 	Reload time.Duration
-	// CacheSize bounds how many verified tokens are remembered (by their SHA-256), each
-	// until its exp and never past it, and until the key set changes; 0: DefaultCacheSize;
-	// negative: none, every request verifies its signature.
+	// CacheSize bounds the verified tokens remembered until exp; 0: DefaultCacheSize; negative: none.
 	CacheSize int
 	Now       func() time.Time // default time.Now
 	Logger    *slog.Logger     // reload errors and key changes; default: discard
 }
 
-// Verifier checks bearer tokens against the keys of a JWKS file. It is safe for concurrent
-// use.
+// Verifier checks bearer tokens against a JWKS file's keys. Safe for concurrent use.
 type Verifier struct {
 	cfg    Config
 	parser *jwt.Parser    // the token's form and alg; its signature with the key verifyKey returns
@@ -70,8 +66,7 @@ type keySet struct {
 	cache *cache // nil: no cache
 }
 
-// New returns a Verifier of the keys in cfg.JWKSFile, or an error if cfg lacks a field or
-// the file cannot be read or holds no valid key set.
+// New returns a Verifier of cfg.JWKSFile, or an error for a missing field or unusable file.
 func New(cfg Config) (*Verifier, error) {
 	switch {
 	case cfg.JWKSFile == "":
@@ -106,8 +101,7 @@ func New(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
-// Reload rereads the JWKS file and reports whether its content changed. On an error the keys
-// in use stay as they were. A new key set forgets every token remembered.
+// Reload rereads the JWKS file and reports whether it changed; on error the keys stay.
 func (v *Verifier) Reload() (changed bool, err error) {
 	data, err := os.ReadFile(v.cfg.JWKSFile)
 	if err != nil {
@@ -134,8 +128,7 @@ func (v *Verifier) Reload() (changed bool, err error) {
 	return true, nil
 }
 
-// Run rereads the JWKS file every Config.Reload until ctx ends, logging a file that cannot
-// be used (the keys in use stay).
+// Run calls Reload every Config.Reload until ctx ends, logging errors.
 func (v *Verifier) Run(ctx context.Context) {
 	t := time.NewTicker(v.cfg.Reload)
 	defer t.Stop()
@@ -151,10 +144,7 @@ func (v *Verifier) Run(ctx context.Context) {
 	}
 }
 
-// Verify returns the user id a token proves: its sub, a positive 64-bit integer in decimal.
-// A token that is malformed, not signed by a key of the set with that key's algorithm,
-// expired, not yet valid, for another audience or issuer, or without exp, aud or iss, is
-// refused with ErrInvalidToken.
+// Verify returns the user id (sub) a token proves, or ErrInvalidToken.
 func (v *Verifier) Verify(token string) (int64, error) {
 	if len(token) > maxTokenLen {
 		return 0, invalid("longer than %d bytes", maxTokenLen)
@@ -249,9 +239,8 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidToken, fmt.Sprintf(format, args...))
 }
 
-// BearerToken returns the token of an Authorization header value, "Bearer <token>" (the
-// scheme in any case, RFC 9110), or ErrNoToken for an empty value or another scheme (no
-// bearer credentials: RFC 6750 section 3.1) and ErrInvalidToken for an empty token.
+// BearerToken returns the token of an Authorization header, or ErrNoToken for none and
+// ErrInvalidToken for an empty one.
 func BearerToken(header string) (string, error) {
 	scheme, token, _ := strings.Cut(header, " ")
 	if !strings.EqualFold(scheme, "Bearer") {

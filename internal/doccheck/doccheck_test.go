@@ -19,6 +19,7 @@ import (
 const (
 	maxDoc        = 100 // a declaration's doc comment, field docs included
 	maxPackageDoc = 299 // a package doc, all of its files' package comments together
+	maxMedian     = 13  // the median of the exported declarations' doc comments
 )
 
 // docComment is one doc comment of a declaration.
@@ -213,22 +214,48 @@ func TestDocCommentLength(t *testing.T) {
 	if len(files) < 100 {
 		t.Fatalf("%d files parsed under %s: not the module", len(files), root)
 	}
-	var all, exported []int
+	var all []int
 	for _, f := range files {
 		for _, d := range declDocs(fset, f) {
 			all = append(all, d.words)
-			if d.exported {
-				exported = append(exported, d.words)
-			}
 		}
 	}
 	pkgs := packageDocs(fset, files)
 	t.Logf("doc comments: %s", summary(all, maxDoc))
-	t.Logf("exported doc comments: %s", summary(exported, maxDoc))
+	t.Logf("exported doc comments: %s", summary(exportedWords(fset, files), maxDoc))
 	t.Logf("package docs: %s", summary(slices.Collect(maps.Values(pkgs)), maxPackageDoc))
 	for _, v := range violations(fset, files, root) {
 		t.Error(v)
 	}
+	if v := medianViolation(fset, files); v != "" {
+		t.Error(v)
+	}
+}
+
+// exportedWords lists the word counts of the exported declarations' doc comments.
+func exportedWords(fset *token.FileSet, files []*ast.File) []int {
+	var ws []int
+	for _, f := range files {
+		for _, d := range declDocs(fset, f) {
+			if d.exported {
+				ws = append(ws, d.words)
+			}
+		}
+	}
+	return ws
+}
+
+// medianViolation reports the exported doc comments' median when it is over maxMedian, else "".
+func medianViolation(fset *token.FileSet, files []*ast.File) string {
+	ws := exportedWords(fset, files)
+	if len(ws) == 0 {
+		return ""
+	}
+	slices.Sort(ws)
+	if m := ws[len(ws)/2]; m > maxMedian {
+		return fmt.Sprintf("exported doc comments: median %d words (limit %d): say what and which errors; the why goes to docs/", m, maxMedian)
+	}
+	return ""
 }
 
 // summary is the count, median, p90 and maximum of ws, and how many are over limit.
@@ -274,6 +301,39 @@ type T struct {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations = %q, want %q", got, want)
+	}
+}
+
+// TestDocCommentMedianControl is the negative control of the median: exported doc comments
+// of maxMedian+1 words are reported, and comments at maxMedian, or unexported, are not.
+func TestDocCommentMedianControl(t *testing.T) {
+	t.Parallel()
+	n := func(k int) string { return strings.TrimSpace(strings.Repeat("word ", k)) }
+	src := func(exported, words int) string {
+		return fmt.Sprintf(`package p
+
+// %[2]s
+func %[1]s() {}
+
+// %[2]s
+func %[1]s2() {}
+
+// short.
+func %[1]s3() {}
+`, map[bool]string{true: "F", false: "f"}[exported == 1], n(words))
+	}
+	for _, c := range []struct {
+		exported, words int
+		reported        bool
+	}{{1, maxMedian + 1, true}, {1, maxMedian, false}, {0, maxMedian + 1, false}} {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "/m/p/p.go", src(c.exported, c.words), parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := medianViolation(fset, []*ast.File{f}) != ""; got != c.reported {
+			t.Errorf("exported %d, %d words: reported = %v, want %v", c.exported, c.words, got, c.reported)
+		}
 	}
 }
 

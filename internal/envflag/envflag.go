@@ -20,9 +20,7 @@ import (
 	"time"
 )
 
-// Set defines flags on one flag.FlagSet with defaults read through getenv. It is a small
-// value: copy it freely; the copies share what Err reports. It is as safe for concurrent use
-// as its FlagSet, which is not.
+// Set defines flags whose defaults come from getenv; copies share Err. Not safe for concurrent use.
 type Set struct {
 	fs     *flag.FlagSet
 	getenv func(string) string
@@ -40,7 +38,7 @@ func New(fs *flag.FlagSet, getenv func(string) string) Set {
 	return Set{fs: fs, getenv: getenv, bad: new([]badValue)}
 }
 
-// Get returns the value of the environment variable key, or def when it is unset or empty.
+// Get returns key's value, or def when it is empty.
 func (s Set) Get(key, def string) string {
 	if v := s.getenv(key); v != "" {
 		return v
@@ -48,30 +46,27 @@ func (s Set) Get(key, def string) string {
 	return def
 }
 
-// String defines a string flag whose default is Get(key, def) and returns its address.
+// String defines a string flag defaulting to Get(key, def).
 func (s Set) String(name, key, def, usage string) *string {
 	return s.fs.String(name, s.Get(key, def), usage)
 }
 
-// StringVar defines a string flag stored in p whose default is Get(key, def).
+// StringVar defines a string flag in p defaulting to Get(key, def).
 func (s Set) StringVar(p *string, name, key, def, usage string) {
 	s.fs.StringVar(p, name, s.Get(key, def), usage)
 }
 
-// DurationVar defines a time.Duration flag stored in p whose default is the value of key, as
-// time.ParseDuration reads it, or def when key is unset or empty.
+// DurationVar defines a duration flag in p defaulting to key's value, else def.
 func (s Set) DurationVar(p *time.Duration, name, key string, def time.Duration, usage string) {
 	s.fs.DurationVar(p, name, lookup(s, name, key, def, time.ParseDuration, "a duration such as 300ms or 2s"), usage)
 }
 
-// IntVar defines an int flag stored in p whose default is the value of key, as strconv.Atoi
-// reads it, or def when key is unset or empty.
+// IntVar defines an int flag in p defaulting to key's value, else def.
 func (s Set) IntVar(p *int, name, key string, def int, usage string) {
 	s.fs.IntVar(p, name, lookup(s, name, key, def, strconv.Atoi, "an integer"), usage)
 }
 
-// BoolVar defines a bool flag stored in p whose default is the value of key, as
-// strconv.ParseBool reads it, or def when key is unset or empty.
+// BoolVar defines a bool flag in p defaulting to key's value, else def.
 func (s Set) BoolVar(p *bool, name, key string, def bool, usage string) {
 	s.fs.BoolVar(p, name, lookup(s, name, key, def, strconv.ParseBool,
 		"true or false (or 1, t, T, TRUE, True, 0, f, F, FALSE, False)"), usage)
@@ -92,9 +87,7 @@ func lookup[T any](s Set, name, key string, def T, parse func(string) (T, error)
 	return v
 }
 
-// Err returns, joined, an error naming each variable of a typed flag whose value did not
-// parse, except those whose flag was set on the command line: the flag overrides it. Call it
-// after the FlagSet's Parse.
+// Err returns the joined parse errors of variables whose flags were not set. Call it after Parse.
 func (s Set) Err() error {
 	set := map[string]bool{}
 	s.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -107,8 +100,7 @@ func (s Set) Err() error {
 	return errors.Join(errs...)
 }
 
-// QuietVar is StringVar for a value that may be a secret: the usage message never shows its
-// default, so it should say what the default is when that is not secret.
+// QuietVar is StringVar for a secret: usage never shows its default.
 func (s Set) QuietVar(p *string, name, key, def, usage string) {
 	*p = s.Get(key, def)
 	s.fs.Var(quiet{p}, name, usage)

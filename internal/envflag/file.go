@@ -12,11 +12,8 @@ import (
 // far shorter, and a bound keeps a mistake such as /dev/zero from reading forever.
 const maxFile = 64 << 10
 
-// Files returns a getenv that gives each of keys its KEY_FILE form, as container secrets are
-// mounted: when KEY_FILE names a file, KEY's value is its content without one trailing newline
-// (docs/configuration.md#secrets-in-files). The error, joined for every key, is for both KEY and
-// KEY_FILE set or a file unreadable, empty or over 64 KiB, and never holds the content. The
-// returned getenv is safe for concurrent use if getenv is.
+// Files returns a getenv that reads each of keys from the file KEY_FILE names, if set
+// (docs/configuration.md#secrets-in-files). It fails for KEY and KEY_FILE both set, or a bad file.
 func Files(getenv func(string) string, keys ...string) (func(string) string, error) {
 	values := map[string]string{}
 	var errs []error

@@ -14,44 +14,36 @@ type Verdict string
 
 // The verdicts of a check.
 const (
-	// Linearizable: some legal order of the operations, each placed between its invoke and
-	// its completion, explains every outcome.
+	// Linearizable: some legal order of the operations explains every outcome.
 	Linearizable Verdict = "linearizable"
-	// Illegal: no legal order explains the outcomes; the visualization shows the longest
-	// partial orders the checker found and the operations none of them could place.
+	// Illegal: no legal order explains the outcomes.
 	Illegal Verdict = "illegal"
-	// Timeout: the search ran out of time undecided. Not a proof of either.
+	// Timeout: the search ran out of time undecided.
 	Timeout Verdict = "timeout"
 )
 
-// Result is what a check found. It is a plain value, safe for concurrent reads.
+// Result is what a check found.
 type Result struct {
 	Verdict Verdict
-	// Ops is the number of operations the checker ordered; Dropped, those left out because
-	// they changed nothing and no order could make them illegal (refusals, losses, failed
-	// writes, unknown answers that the database says did nothing); Settled, those decided
-	// legal without the search (see CheckPurchases).
+	// Ops counts the operations ordered; Dropped, those that changed nothing; Settled, those
+	// decided without the search.
 	Ops, Dropped, Settled int
 	// Partitions is the number of independent parts checked (products, lock keys).
 	Partitions int
-	// Duration is how long the check took, the visualization's writing excluded.
+	// Duration is how long the check took.
 	Duration time.Duration
-	// Visualization is the path of porcupine's HTML page of the history, written when the
-	// verdict is not Linearizable; "" otherwise.
+	// Visualization is the path of porcupine's page, written unless Linearizable.
 	Visualization string
-	// Reasons say in words why the history is Illegal, when a quick count before the search
-	// proved it (see CheckPurchases); the first few, in the order of the history.
+	// Reasons are the first few reasons a count before the search found it Illegal.
 	Reasons []string
-	// Search is porcupine's own verdict. It differs from Verdict only when Reasons proved the
-	// history illegal and the search, cut short then, did not finish (Timeout).
+	// Search is porcupine's own verdict, Timeout when Reasons cut it short.
 	Search Verdict
 }
 
 // OK reports whether the history is linearizable.
 func (r Result) OK() bool { return r.Verdict == Linearizable }
 
-// String is the result in one line, e.g. "linearizable: 310 operations ordered (19800
-// settled, 12 dropped) in 1 partitions, checked in 9ms".
+// String returns the result in one line.
 func (r Result) String() string {
 	s := fmt.Sprintf("%s: %d operations ordered (%d settled, %d dropped) in %d partitions, checked in %v",
 		r.Verdict, r.Ops, r.Settled, r.Dropped, r.Partitions, r.Duration.Round(time.Millisecond))
@@ -79,9 +71,8 @@ func nanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// MaxSearch is the most operations of one part of a history (a product, a lock key) the
-// checker orders: porcupine keeps a set of the operations ordered so far for each step, so
-// its memory grows with the square of their number, 110 MB for 30,000.
+// MaxSearch is the most operations per partition the checker orders (memory is quadratic:
+// 110 MB for 30,000).
 const MaxSearch = 30_000
 
 // refutedSearch bounds porcupine's search of a history that reasons already proved illegal:

@@ -35,38 +35,27 @@ const (
 	Unknown = "unknown" // no answer: it may or may not have happened
 )
 
-// LockOp is one operation on a lock by one process: a grant, a release, the holder told it
-// lost the lock, or a write guarded by the lock; and, for the lock timeline
-// (internal/timeline), which the checker leaves out, a read of what the lock guards, and a
-// fault done to the process (by the lab's runner). The fields after Outcome are optional
-// (omitted when empty), so a history recorded before they were is read as it was.
+// LockOp is one process's lock operation: grant, release, loss, write, or (for the timeline
+// only) read and fault. The fields after Outcome are optional.
 type LockOp struct {
 	Process string `json:"process"` // who: the API process's name or pid
 	Kind    string `json:"kind"`    // "grant", "release", "loss", "write", "read" or "fault"
 	Key     string `json:"key"`     // the lock's key
-	// Token identifies the grant (the lock's value); a release, loss, read or write carries
-	// the token of the grant it belongs to.
+	// Token identifies the grant the operation belongs to.
 	Token string `json:"token"`
-	// Fence is the grant's fencing token, 0 for a lock without one; a read or write carries
-	// the fence it was guarded by.
+	// Fence is the grant's fencing token, 0 for none.
 	Fence    int64     `json:"fence,omitempty"`
 	Invoke   time.Time `json:"invoke"`
 	Complete time.Time `json:"complete"`
 	Outcome  string    `json:"outcome"` // OK, Fail or Unknown
 
-	// Value is, for a read, the stock it read; for a write, the stock it wrote (PostgreSQL's
-	// answer and the holder's value, not reconstructed). Nil: not recorded.
+	// Value is the stock read or written. Nil: not recorded.
 	Value *int `json:"value,omitempty"`
-	// Before is, for a write that PostgreSQL applied, the stock it overwrote, read with the
-	// row locked in the write's own statement: a write of anything but Before-1 lost
-	// decrements. Nil: not recorded (or the write was not applied).
+	// Before is the stock an applied write overwrote. Nil: not recorded.
 	Before *int `json:"before,omitempty"`
-	// Reason says why an operation failed (ReasonFence, ReasonLost, or the error), or, for a
-	// release with outcome Unknown, what the lock's store answered.
+	// Reason says why an operation failed or was Unknown.
 	Reason string `json:"reason,omitempty"`
-	// Fault is, for a fault, what was done: FaultPause (SIGSTOP to SIGCONT, Invoke to
-	// Complete), FaultKill, FaultFailover (the Redis master killed under the holder) or
-	// FaultPartition (cut off from the lock's server, to the heal).
+	// Fault is one of the Fault constants.
 	Fault string `json:"fault,omitempty"`
 }
 

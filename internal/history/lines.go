@@ -21,9 +21,7 @@ func WriteLines[T Purchase | LockOp](w io.Writer, ops []T) error {
 	return bw.Flush()
 }
 
-// ReadLines reads the operations WriteLines wrote, or any process that records them one JSON
-// object a line (LockFile). A last line without its newline is one cut short (a process
-// killed as it wrote it) and is skipped.
+// ReadLines reads JSON-line operations, skipping a last line cut short.
 func ReadLines[T Purchase | LockOp](r io.Reader) ([]T, error) {
 	var ops []T
 	br := bufio.NewReader(r)

@@ -19,11 +19,8 @@ const (
 	Fault = "fault" // a fault done to the process (LockOp.Fault), from Invoke to Complete
 )
 
-// CheckLocks checks a history of lock operations against a fenced mutex, one key at a time, with
-// porcupine: an OK write is legal only while its grant is the latest. It gives up undecided after
-// timeout (0: no limit) and, when the history is not linearizable, writes porcupine's page to dir
-// ("": a new temporary directory). The error is for a malformed history or a page that could not
-// be written; see docs/testing.md#the-checkers-rules. It is safe for concurrent use.
+// CheckLocks checks lock operations against a fenced mutex, writing porcupine's page to dir
+// ("": a temporary one) unless linearizable. It fails on a malformed history or an unwritten page.
 func CheckLocks(ops []LockOp, timeout time.Duration, dir string) (Result, error) {
 	begun := time.Now()
 	clients := map[string]int{}

@@ -9,15 +9,13 @@ import (
 	"sync"
 )
 
-// Recorder takes a process's lock operations as they complete. Implementations must be safe
-// for concurrent use, and cheap: they are called on the purchase path while a lock is held.
+// Recorder takes lock operations; it must be cheap and safe for concurrent use.
 type Recorder interface {
 	Record(op LockOp)
 }
 
-// LockFile is a Recorder that appends each operation to a file as one JSON line, stamped with its
-// process; several processes may share the file, and ReadLockOps skips a line a killed process
-// cut. It is a test and lab tool (docs/testing.md#lock-histories). It is safe for concurrent use.
+// LockFile is a Recorder appending JSON lines to a file that processes may share. Safe for
+// concurrent use.
 type LockFile struct {
 	f       *os.File
 	process string
@@ -26,8 +24,7 @@ type LockFile struct {
 	err error // the first write that failed
 }
 
-// CreateLockFile opens path for appending lock operations of the process named process (its
-// pid, say), creating it if need be.
+// CreateLockFile opens or creates path for appending process's lock operations.
 func CreateLockFile(path, process string) (*LockFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -36,8 +33,7 @@ func CreateLockFile(path, process string) (*LockFile, error) {
 	return &LockFile{f: f, process: process}, nil
 }
 
-// Record appends op, with the file's process unless op names one. A failed write is kept
-// for Close to return: the history is then incomplete, which the checker cannot tell.
+// Record appends op; Close returns the first failed write.
 func (l *LockFile) Record(op LockOp) {
 	if op.Process == "" {
 		op.Process = l.process
@@ -53,7 +49,7 @@ func (l *LockFile) Record(op LockOp) {
 	}
 }
 
-// Close closes the file, and returns the first write that failed, if one did.
+// Close closes the file and returns the first failed write.
 func (l *LockFile) Close() error {
 	l.mu.Lock()
 	werr := l.err
@@ -64,9 +60,7 @@ func (l *LockFile) Close() error {
 	return errors.Join(werr, l.f.Close())
 }
 
-// ReadLockOps reads the lock operations of the JSON-lines files at paths (see LockFile), in
-// file order. A last line without its newline (a process killed while writing it) is
-// skipped; any other line that is not an operation is an error.
+// ReadLockOps reads the LockFiles at paths, skipping a last line cut short.
 func ReadLockOps(paths ...string) ([]LockOp, error) {
 	var ops []LockOp
 	for _, path := range paths {

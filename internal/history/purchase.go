@@ -9,17 +9,14 @@ import (
 	"github.com/seckill/seckill/internal/api"
 )
 
-// Purchase is one purchase request of one buyer: POST /api/v1/products/{Product}/purchase
-// for User, and what came of it.
+// Purchase is one buyer's purchase request and its outcome.
 type Purchase struct {
 	Product int64     `json:"product"`
 	User    int64     `json:"user"`
 	Invoke  time.Time `json:"invoke"` // when the request was sent
-	// Complete is when its answer was read; zero when none was (refused, cut, timed out).
+	// Complete is when the answer was read; zero for none.
 	Complete time.Time `json:"complete,omitzero"`
-	// Outcome is OK for a 201, Fail for an answer that says nothing was bought (409 sold_out
-	// or already_purchased, or a refusal that wrote nothing), Unknown for no answer, a 202
-	// (queued, written later) or a 503 outcome_unknown. PurchaseOutcome maps an answer to it.
+	// Outcome is OK, Fail or Unknown, as PurchaseOutcome maps the answer.
 	Outcome string `json:"outcome"`
 	Status  int    `json:"status,omitempty"`  // the HTTP status, 0 for no answer
 	Code    string `json:"code,omitempty"`    // the problem's code, if any
@@ -27,10 +24,7 @@ type Purchase struct {
 	Process string `json:"process,omitempty"` // the API process asked, if known
 }
 
-// PurchaseOutcome is the outcome of a purchase answered with status and problem code (status
-// 0: no answer). Only a 201 bought; a 409 and the answers the API documents as writing
-// nothing (503 busy and unavailable, 429, the other 4xx) failed; anything else may or may
-// not have written an order.
+// PurchaseOutcome maps an answer (status 0: none) to OK (201), Fail (wrote nothing) or Unknown.
 func PurchaseOutcome(status int, code string) string {
 	switch {
 	case status == http.StatusCreated:
@@ -46,30 +40,19 @@ func PurchaseOutcome(status int, code string) string {
 type Sale struct {
 	// Stock is each product's stock before the sale. Every product of the history needs one.
 	Stock map[int64]int
-	// Orders is PostgreSQL's truth once every purchase has settled (a queue drained): each
-	// product's buyers with an order (user → order id). It resolves the unknown outcomes and
-	// judges each buyer's answers; nil leaves them open. When not nil, it has every product
-	// of the history not in Reservations.
+	// Orders is each product's settled buyers (user → order id); nil leaves unknowns open.
 	Orders map[int64]map[int64]int64
-	// Reservations is, for the products sold with a payment window, what Orders is for the
-	// others, once every purchase settled: each buyer's orders, oldest first (product → user
-	// → order ids), for a buyer whose reservation ended may buy again. A product is in one of
-	// Orders and Reservations at most. Each product of Reservations has the units that came
-	// back in Returns (see CheckPurchases).
+	// Reservations is Orders for products with a payment window: each buyer's order ids,
+	// oldest first.
 	Reservations map[int64]map[int64][]int64
-	// Returns are the units given back to the stock of the products of Reservations, one per
-	// reservation that expired or was cancelled.
+	// Returns are the units Reservations' ended orders gave back.
 	Returns []Return
-	// Written is, for orders of Reservations, a moment by which each was surely written (its
-	// unit taken): when a reader first saw it, say. The unknown request that stands for an
-	// order takes its unit no later; without one, at any time after its invoke.
+	// Written is, per order of Reservations, a time by which it was surely written.
 	Written map[int64]time.Time
 }
 
-// CheckPurchases checks a history of purchases against a stock model, per product, with porcupine,
-// holding each answer to its buyer's orders when sale has them, and returns what it found; timeout
-// and dir are as for CheckLocks. The error is for a malformed history or a page that could not be
-// written (docs/testing.md#the-checkers-rules). It is safe for concurrent use.
+// CheckPurchases checks purchases against a stock model per product; timeout, dir and errors
+// are as for CheckLocks (docs/testing.md#the-checkers-rules).
 func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string) (Result, error) {
 	begun := time.Now()
 	for i, op := range ops {

@@ -8,18 +8,14 @@ import (
 	"time"
 )
 
-// Return is a unit given back to a product's stock by a reservation that ended (expired or
-// cancelled): it was back on sale at some moment between Invoke and Complete.
+// Return is a unit an ended reservation gave back, between Invoke and Complete.
 type Return struct {
 	Product int64 `json:"product"`
 	User    int64 `json:"user"`  // the reservation's buyer
 	Order   int64 `json:"order"` // the reservation's order
-	// Invoke is when the return began: the unit was not back before (PostgreSQL's ended_at,
-	// stamped inside the transaction that returned it).
+	// Invoke is the order's ended_at: the unit was not back before.
 	Invoke time.Time `json:"invoke"`
-	// Complete is a moment by which the unit was surely back on sale (for example when a
-	// reader first saw the order ended, or, for a Redis gate, when the gate had it back);
-	// zero when none is known: then it may take effect at any time after Invoke.
+	// Complete is a time by which the unit was surely back; zero if unknown.
 	Complete time.Time `json:"complete,omitzero"`
 }
 

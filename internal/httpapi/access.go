@@ -21,9 +21,7 @@ const (
 // AccessLog says which requests get an access line. Its zero value is off.
 type AccessLog struct {
 	Mode string // AccessLogAll, AccessLogErrors or AccessLogOff; empty: off
-	// Sample is the share, 0 to 1, of the 409 and 429 answers (sold_out, already_purchased, the
-	// reservations' conflicts, rate_limited) that get a line under AccessLogAll: a sale
-	// answers those by the hundred thousand a second.
+	// Sample is the share, 0 to 1, of 409 and 429 answers logged under AccessLogAll.
 	Sample float64
 }
 

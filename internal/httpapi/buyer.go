@@ -10,8 +10,7 @@ import (
 	"github.com/seckill/seckill/internal/authn"
 )
 
-// BuyerVerifier proves who a buyer is from a bearer token (authn.Verifier): the user id, or
-// an error wrapping authn.ErrInvalidToken.
+// BuyerVerifier returns a bearer token's user id, or authn.ErrInvalidToken.
 type BuyerVerifier interface {
 	Verify(token string) (int64, error)
 }

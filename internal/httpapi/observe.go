@@ -10,9 +10,7 @@ import (
 
 // RequestObserver records each answered request. internal/metrics implements it.
 type RequestObserver interface {
-	// Request records one request: route is gin's route template (c.FullPath()), empty when
-	// no route matched; code is the status answered; took runs from the router's first
-	// middleware to the end of the last handler.
+	// Request records one request; route is gin's template, empty when none matched.
 	Request(route, method string, code int, took time.Duration)
 }
 

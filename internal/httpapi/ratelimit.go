@@ -43,8 +43,7 @@ func (r Rate) String() string {
 
 var rateUnits = map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}
 
-// ParseRate reads "N/s", "N/m" or "N/h" (N a positive integer: N requests per second,
-// minute or hour, in bursts of up to N) or "off".
+// ParseRate reads "N/s", "N/m", "N/h" or "off".
 func ParseRate(s string) (Rate, error) {
 	if s == "off" {
 		return Rate{}, nil
@@ -64,11 +63,8 @@ type RateLimits struct {
 	Addr Rate // per client address (the TCP peer), across products
 }
 
-// Limiter enforces RateLimits with GCRA in Redis (gcra.lua, the algorithm and key format of
-// github.com/go-redis/redis_rate), so every API process on the same Redis and key prefix
-// shares one budget per user and address. The checks of concurrent requests share one call
-// (checkBatches). It fails open: when Redis does not answer, requests go through. Safe for
-// concurrent use.
+// Limiter enforces RateLimits in Redis, shared by every API process, and fails open. Safe
+// for concurrent use.
 type Limiter struct {
 	checks   *checkBatches
 	prefix   string
@@ -85,8 +81,7 @@ type LimiterConfig struct {
 	Redis  redis.UniversalClient // required when a limit is on
 	Prefix string                // namespace of the limiter's keys
 	Limits RateLimits
-	// Exempt reports products whose purchases are not limited: the sold-out ones, cheaper
-	// to answer than the check. Nil: none.
+	// Exempt reports products not limited (sold out). Nil: none.
 	Exempt   func(product int64) bool
 	Logger   *slog.Logger    // default: discard
 	Observer LimiterObserver // default: none
@@ -94,14 +89,11 @@ type LimiterConfig struct {
 	Tracer trace.TracerProvider
 }
 
-// LimiterObserver hears what an operator of the limiter needs to count. Its methods must be
-// safe for concurrent use and quick: they run on the request path.
+// LimiterObserver counts the limiter's events; its methods must be quick and concurrency-safe.
 type LimiterObserver interface {
-	// RateLimited is called for each attempt refused by the budget of scope ("user" or
-	// "addr").
+	// RateLimited is called per refused attempt, scope "user" or "addr".
 	RateLimited(scope string)
-	// LimiterUnavailable is called for each check that Redis did not answer, which let the
-	// attempt through (the limiter fails open).
+	// LimiterUnavailable is called per check Redis did not answer.
 	LimiterUnavailable(scope string)
 }
 
@@ -113,8 +105,7 @@ func (noLimiterObserver) LimiterUnavailable(string) {}
 // warnEvery spaces fail-open warnings: one line per period is enough to see an outage.
 const warnEvery = 10 * time.Second
 
-// NewLimiter returns a Limiter, or nil when both limits are off. A nil *Limiter limits
-// nothing.
+// NewLimiter returns a Limiter, or nil, which limits nothing, when both limits are off.
 func NewLimiter(cfg LimiterConfig) *Limiter {
 	if cfg.Limits.User.Off() && cfg.Limits.Addr.Off() {
 		return nil
@@ -134,10 +125,8 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	return l
 }
 
-// Allow spends one purchase attempt of product by user from addr (an IP address, as
-// text), and returns an error matching errRateLimited (with the wait before a retry) when a
-// budget is exhausted. The address budget, shared by an IPv6 /64 (see addrKey), is spent
-// first. A nil Limiter and exempt (sold-out) products allow all.
+// Allow spends one attempt of the user's and addr's budgets, or returns errRateLimited with
+// the wait.
 func (l *Limiter) Allow(ctx context.Context, product, user int64, addr string) error {
 	if l == nil || l.exempt(product) {
 		return nil
@@ -160,9 +149,7 @@ func endCheck(span trace.Span, err error) {
 	span.End()
 }
 
-// AllowBundle is Allow for a bundle purchase, which is one request: the address budget is
-// spent once, and the user's budget of each product as for a purchase of it. Exempt
-// (sold-out) products spend nothing; a bundle of only those allows.
+// AllowBundle is Allow for a bundle: addr's budget once, the user's per product.
 func (l *Limiter) AllowBundle(ctx context.Context, products []int64, user int64, addr string) error {
 	if l == nil {
 		return nil

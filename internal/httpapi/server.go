@@ -19,7 +19,7 @@ import (
 // Deps is everything the HTTP layer needs.
 type Deps struct {
 	Logger *slog.Logger
-	// Ready reports whether this process can serve (nil) or not (draining): GET /readyz.
+	// Ready returns nil while this process can serve (GET /readyz).
 	Ready func() error
 	// Backends watches the shared backends; /readyz lists their last states. Nil: none.
 	Backends   *health.Checker
@@ -27,31 +27,21 @@ type Deps struct {
 	Products   *inventory.Store
 	Orders     *order.Service
 	AdminToken string // empty: admin routes answer 403
-	// Buyers, when set, turns buyer identity on: the purchase, bundle, order lookup, pay and
-	// cancel routes need a bearer token it accepts, and act for its user only. Nil: off, the
-	// user is the request's user_id.
+	// Buyers, if set, makes the buyer routes require its bearer token. Nil: user_id decides.
 	Buyers   BuyerVerifier
 	Metrics  http.Handler    // GET /metrics; nil: not served
 	Limiter  *Limiter        // purchase rate limits; nil: none
 	Requests RequestObserver // per-route request metrics; nil: none
-	// NoFair, when set, is why this deployment cannot sell fair products (its locks are
-	// Redlock: dlock.ErrFairRedlock): creating one is refused, 400, with a
-	// sentence for the API's users that says so.
+	// NoFair, if set, refuses fair products (400), saying why.
 	NoFair error
-	// Tracer, when it records (see tracing.Enabled), gives each request a span (see traced)
-	// and the rate-limit check one; nil or a no-op provider: no spans, at no cost.
+	// Tracer, if recording, spans each request. Nil: none.
 	Tracer trace.TracerProvider
 }
 
-// NewServer returns the API's HTTP handler, every route: gin in release mode, no trusted
-// proxies, no redirects (a route's path but for a trailing slash or case answers 404
-// not_found). Each request gets an X-Request-ID, a report to d.Requests, an access log line
-// and, when tracing is on, a span.
+// NewServer returns the API's HTTP handler with every route.
 func NewServer(d Deps) http.Handler { return newServer(d, false) }
 
-// NewPublicServer is NewServer without /metrics and the admin routes, which answer 404
-// not_found: the handler of the listener a load balancer reaches when those are served on
-// another (ADMIN_ADDR).
+// NewPublicServer is NewServer without /metrics and the admin routes (ADMIN_ADDR).
 func NewPublicServer(d Deps) http.Handler { return newServer(d, true) }
 
 func newServer(d Deps, public bool) http.Handler {

@@ -7,8 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Creations tells every API process's Store of a product created, through Redis, best effort
-// (see NotFoundTTL). It is safe for concurrent use.
+// Creations tells every process's Store of new products, best effort. Safe for concurrent use.
 type Creations struct {
 	rdb   redis.UniversalClient
 	keys  Keys
@@ -16,8 +15,7 @@ type Creations struct {
 	log   *slog.Logger
 }
 
-// NewCreations returns the Creations of store, sharing them through rdb under keys, and makes
-// store announce each product it creates. Call it before store is used.
+// NewCreations makes store announce its creations through rdb. Call it before store is used.
 func NewCreations(rdb redis.UniversalClient, keys Keys, store *Store, log *slog.Logger) *Creations {
 	c := &Creations{rdb: rdb, keys: keys, store: store, log: log}
 	store.announce = c.announce
@@ -32,8 +30,7 @@ func (c *Creations) announce(ctx context.Context, id int64) {
 	}
 }
 
-// Listen makes the Store forget each id another process announces until ctx ends. Run it in a
-// goroutine.
+// Listen makes the Store forget each announced id until ctx ends.
 func (c *Creations) Listen(ctx context.Context) {
 	listenIDs(ctx, c.rdb, c.keys.CreatedChannel(), c.store.notFound.created)
 }

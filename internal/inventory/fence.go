@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// StaleFenceError is the ErrFenced of a fenced write: the row holds Stored, at least the
-// writer's Fence. See docs/dlock.md#if-redis-loses-its-data.
+// StaleFenceError matches ErrFenced: the row holds Stored, at least the writer's Fence.
 type StaleFenceError struct {
 	Product, Fence, Stored int64
 }
@@ -18,7 +17,7 @@ func (e *StaleFenceError) Error() string {
 // Unwrap makes the error match ErrFenced.
 func (e *StaleFenceError) Unwrap() error { return ErrFenced }
 
-// StoredFence is the fence the row held when err, a fenced write's error, refused the write.
+// StoredFence returns the row's fence from err's *StaleFenceError.
 func StoredFence(err error) (int64, bool) {
 	var e *StaleFenceError
 	if errors.As(err, &e) {
@@ -27,8 +26,6 @@ func StoredFence(err error) (int64, bool) {
 	return 0, false
 }
 
-// FenceAdmits is the SQL condition under which a write with fence ? may write a product
-// row: a fence above every fence written before (one write per grant, so an equal fence is
-// another grant's). Fence 0 is no lock (the redis and queue strategies): it writes only rows
-// no lock has fenced.
+// FenceAdmits is the SQL condition that fence ? is above the row's; fence 0 (no lock) writes
+// only rows no lock has fenced.
 const FenceAdmits = `(products.fence < ? OR products.fence = 0 AND CAST(? AS bigint) = 0)`

@@ -12,31 +12,21 @@ import (
 
 // Errors of the gate. Compare with errors.Is.
 var (
-	// ErrGateNotSeeded means the product's gate does not exist in Redis: it was never
-	// seeded, or Redis lost its data. Seed it from PostgreSQL and try again.
+	// ErrGateNotSeeded: the gate is not in Redis; seed it from PostgreSQL and retry.
 	ErrGateNotSeeded = errors.New("inventory: gate not seeded")
-	// ErrAlreadyAdmitted means the gate admitted this user for this product before and
-	// PostgreSQL confirmed the purchase.
+	// ErrAlreadyAdmitted: the user's purchase was admitted and confirmed before.
 	ErrAlreadyAdmitted = errors.New("inventory: user already admitted")
-	// ErrAdmissionInFlight means another purchase attempt of this user is admitted and not
-	// finished yet.
+	// ErrAdmissionInFlight: another attempt of the user is admitted, unfinished.
 	ErrAdmissionInFlight = errors.New("inventory: another attempt of this user is in flight")
-	// ErrAdmissionsExpired means the gate has no unit left but holds admissions whose time
-	// ran out: reconcile them with PostgreSQL (Gate.Expired), then try again.
+	// ErrAdmissionsExpired: no unit left, but admissions expired; reconcile (Gate.Expired), retry.
 	ErrAdmissionsExpired = errors.New("inventory: sold out in the gate, with expired admissions")
-	// ErrAdmissionsPending means the gate has no unit left but holds admissions of purchases
-	// that have not ended: not sold out yet, since one of them may give its unit back. Try
-	// again later.
+	// ErrAdmissionsPending: no unit left, but admissions pending may give theirs back; retry later.
 	ErrAdmissionsPending = errors.New("inventory: no unit left in the gate, with admissions pending")
-	// ErrGateUnverified means the gate has no unit left in a Redis data set it has not agreed
-	// with PostgreSQL in: verify it (Gate.Verification, Recover, Stamp), then try again. See
-	// docs/strategies.md#a-gate-from-an-older-data-set.
+	// ErrGateUnverified: no unit left in an unverified data set; verify (Gate.Verification), retry.
 	ErrGateUnverified = errors.New("inventory: sold out in a gate not verified in this Redis data set")
 )
 
-// Gate is the redis strategy's admission control in Redis: per product, a stock counter,
-// the admitted buyers and the unconfirmed admissions, each carrying its attempt's token. It is
-// safe for concurrent use. See docs/strategies.md#the-redis-gate-under-faults.
+// Gate is the redis strategy's per-product stock and buyers in Redis. Safe for concurrent use.
 type Gate struct {
 	rdb  redis.UniversalClient
 	keys Keys
@@ -49,11 +39,8 @@ func (g *Gate) gateKeys(id int64) []string {
 	return []string{g.keys.GateStock(id), g.keys.GateBuyers(id), g.keys.GatePending(id)}
 }
 
-// Admit takes one unit for user's purchase attempt token, pending for ttl. Calling it again
-// with the same token admits again without taking another unit. It returns nil when
-// admitted, ErrSoldOut, ErrAdmissionsExpired, ErrAdmissionsPending, ErrAlreadyAdmitted, ErrAdmissionInFlight,
-// ErrGateNotSeeded, ErrGateUnverified, or a Redis error (the admission may then have happened:
-// give it back).
+// Admit takes one unit for the user's attempt token, pending for ttl; it is idempotent per
+// token. Errors: ErrSoldOut, the gate's errors, or a Redis error (admission unknown: GiveBack).
 func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time.Duration) error {
 	keys := append(g.gateKeys(id), g.keys.GateStamp(id))
 	res, err := admitScript.Run(ctx, g.rdb, keys, user, token, ttl.Milliseconds()).Int()
@@ -80,8 +67,7 @@ func (g *Gate) Admit(ctx context.Context, id, user int64, token string, ttl time
 	}
 }
 
-// GiveBack returns the unit of user's attempt token, whose purchase wrote nothing, if that
-// attempt holds the admission.
+// GiveBack returns the unit of the user's attempt token if it holds the admission.
 func (g *Gate) GiveBack(ctx context.Context, id, user int64, token string) error {
 	if err := giveBackScript.Run(ctx, g.rdb, g.gateKeys(id), user, token).Err(); err != nil {
 		return fmt.Errorf("give back to gate of product %d: %w", id, err)
@@ -89,10 +75,8 @@ func (g *Gate) GiveBack(ctx context.Context, id, user int64, token string) error
 	return nil
 }
 
-// Confirm records that PostgreSQL holds the orders of users (one buyer, or a batch's buyers,
-// in one round trip). It repairs the gate if it was re-seeded while the purchases were in
-// flight (see lua/confirm.lua), and reports needSync when the gate had no unit left for that:
-// it admitted too many, sync it.
+// Confirm records that PostgreSQL holds the users' orders; needSync means the gate admitted
+// too many: reseed it with SeedSync.
 func (g *Gate) Confirm(ctx context.Context, id int64, users ...int64) (needSync bool, err error) {
 	if len(users) == 0 {
 		return false, nil

@@ -5,17 +5,14 @@ import (
 	"fmt"
 )
 
-// Ended is a reservation that ended in PostgreSQL (expired or cancelled) and gave its unit
-// back to stock.
+// Ended is a reservation that expired or was cancelled in PostgreSQL.
 type Ended struct {
 	Order int64
 	User  int64
 }
 
-// Return gives the units of ended reservations of product id back to its gate, once per order
-// however often it is called, and frees each buyer to buy again; a gate that does not exist is
-// left alone. It returns how many units went back now. Call it under the gate's repair lock (see
-// Seeding.Returned).
+// Return gives the ended reservations' units back to the gate once per order and returns how
+// many went back now. Call it under the gate's repair lock.
 func (g *Gate) Return(ctx context.Context, id int64, ended []Ended) (int, error) {
 	if len(ended) == 0 {
 		return 0, nil

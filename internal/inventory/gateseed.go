@@ -13,9 +13,9 @@ type SeedMode string
 
 // The seeding modes.
 const (
-	// SeedInit creates the gate unless it exists (first use, or Redis lost its data).
+	// SeedInit creates the gate unless it exists.
 	SeedInit SeedMode = "init"
-	// SeedSync overwrites the gate: PostgreSQL refused a buyer the gate admitted.
+	// SeedSync overwrites the gate.
 	SeedSync SeedMode = "sync"
 )
 
@@ -28,9 +28,7 @@ const seedingTTL = 5 * time.Minute
 // well under one. Each goes out on its own round trip (a pipeline would run back to back).
 const addBatch = 1000
 
-// Seeding loads a product's gate from PostgreSQL in chunks: Add each chunk of buyers, then
-// Publish the stock, which makes the set the gate's in one step, stamped (see Gate.Stamp). Use
-// one Seeding from one goroutine.
+// Seeding loads a gate: Add the buyers in chunks, then Publish the stock. Not safe for concurrent use.
 type Seeding struct {
 	g        *Gate
 	id       int64
@@ -46,7 +44,7 @@ func (g *Gate) StartSeeding(id int64) *Seeding {
 	return &Seeding{g: g, id: id, tmp: g.keys.GateSeed(id, hex.EncodeToString(b))}
 }
 
-// Add loads one chunk of buyers (user ids with an order), addBatch members per command.
+// Add loads one chunk of buyers' user ids.
 func (s *Seeding) Add(ctx context.Context, users []int64) error {
 	members := make([]any, 0, min(len(users), addBatch))
 	for start := 0; start < len(users); start += addBatch {
@@ -64,23 +62,19 @@ func (s *Seeding) Add(ctx context.Context, users []int64) error {
 	return nil
 }
 
-// Returned records orders the seed's snapshot saw ended (expired or cancelled) whose units it
-// counts in its stock, and whose return to the gate may still be driven (Gate.Return: it was
-// not recorded done) or redone (Gate.Recover: it was recorded lately, see At): the publish
-// marks them returned, so that neither counts them twice.
+// Returned names ended orders whose units the seeded stock counts; Publish marks them returned
+// so that Gate.Return and Gate.Recover skip them.
 func (s *Seeding) Returned(orders []int64) {
 	for _, o := range orders {
 		s.returned = append(s.returned, o)
 	}
 }
 
-// At records PostgreSQL's time of the seed's snapshot: the publish stamps the gate with it
-// (see Gate.Stamp). Without it the stamp says 0, which makes a verification redo every return.
+// At sets the snapshot's PostgreSQL time, which Publish stamps (default 0: verification redoes all).
 func (s *Seeding) At(t time.Time) { s.at = t.UnixMilli() }
 
-// Publish ends the seeding with the product's stock: the loaded buyers and the stock become
-// the gate. In SeedInit mode a gate that exists meanwhile is kept; written reports whether
-// the gate was written.
+// Publish makes the loaded buyers and stock the gate and reports whether it was written
+// (SeedInit keeps an existing gate).
 func (s *Seeding) Publish(ctx context.Context, mode SeedMode, stock int) (written bool, err error) {
 	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id), s.g.keys.GateReturned(s.id), s.g.keys.GateStamp(s.id))
 	res, err := publishScript.Run(ctx, s.g.rdb, keys, append([]any{string(mode), stock, s.at}, s.returned...)...).Int()

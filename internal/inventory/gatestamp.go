@@ -9,25 +9,19 @@ import (
 	"time"
 )
 
-// ErrDataSetChanged means Redis switched data sets during a gate's verification: nothing was
-// written to the new one; verify again.
+// ErrDataSetChanged: Redis switched data sets mid-verification; nothing was written, verify again.
 var ErrDataSetChanged = errors.New("inventory: the Redis data set changed")
 
-// Verification is where a verification of a product's gate starts from. A gate's sold out is
-// trusted only in the Redis data set it was stamped in (see Gate.Stamp); in another one (Redis
-// restarted, maybe from older data, or a replica was promoted) returns recorded in PostgreSQL
-// may be missing from it. A verification redoes them (Recover) and stamps the gate (Stamp).
+// Verification is a gate's stamp and Redis's data set (docs/strategies.md#a-gate-from-an-older-data-set).
 type Verification struct {
 	DataSet string // the data set Redis serves now: its replication id
 	Seeded  bool   // whether the gate exists
-	// Stamped is the data set the gate was stamped in ("" if never), and StampedAt PostgreSQL's
-	// time of the read it then agreed with (zero if never).
+	// Stamped is the gate's stamped data set and StampedAt its PostgreSQL time; zero if never.
 	Stamped   string
 	StampedAt time.Time
 }
 
-// Current reports whether the gate was stamped in the data set Redis serves: its sold out is
-// true there.
+// Current reports whether the gate was stamped in the data set Redis serves.
 func (v Verification) Current() bool { return v.Stamped != "" && v.Stamped == v.DataSet }
 
 // Verification reads product id's gate's stamp and the data set Redis serves, in one step.
@@ -51,10 +45,8 @@ func (g *Gate) Verification(ctx context.Context, id int64) (Verification, error)
 	return v, nil
 }
 
-// Recover redoes in product id's gate, in data set dataSet, the returns of ended reservations
-// that the data set may have lost (see lua/recover.lua), scriptChunk at a time, and returns
-// how many units it gave back. It returns ErrDataSetChanged if Redis serves another data set,
-// ErrGateNotSeeded if the gate is gone.
+// Recover redoes the returns dataSet may have lost and returns the units given back. Errors:
+// ErrDataSetChanged, ErrGateNotSeeded.
 func (g *Gate) Recover(ctx context.Context, id int64, dataSet string, ended []Ended) (int, error) {
 	keys := append(g.gateKeys(id), g.keys.GateReturned(id))
 	given := 0
@@ -79,11 +71,8 @@ func (g *Gate) Recover(ctx context.Context, id int64, dataSet string, ended []En
 	return given, nil
 }
 
-// Stamp records that product id's gate agrees, in data set dataSet, with PostgreSQL's read at
-// time at: every return PostgreSQL recorded (gate_returned_at) earlier than at, less the time
-// a return's record may take to commit, is counted in it. Its sold out is then trusted in
-// that data set. It returns ErrDataSetChanged if Redis serves another data set,
-// ErrGateNotSeeded if the gate is gone.
+// Stamp records that the gate holds, in dataSet, every return PostgreSQL recorded before at.
+// Errors: ErrDataSetChanged, ErrGateNotSeeded.
 func (g *Gate) Stamp(ctx context.Context, id int64, dataSet string, at time.Time) error {
 	keys := []string{g.keys.GateStock(id), g.keys.GateStamp(id)}
 	n, err := stampScript.Run(ctx, g.rdb, keys, dataSet, at.UnixMilli()).Int()

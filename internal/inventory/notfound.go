@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// NotFoundTTL is how long a Store answers ErrNotFound, with no round trip, for an id PostgreSQL
-// had no product of, unless Create or Creations tells it sooner. See docs/api.md#unknown-ids.
+// NotFoundTTL is how long a Store remembers an unknown id (docs/api.md#unknown-ids).
 const NotFoundTTL = time.Second
 
 // notFoundMax bounds how many ids a Store remembers as not found: a client sweeping ids

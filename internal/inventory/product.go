@@ -17,8 +17,7 @@ var (
 	ErrNotFound = errors.New("inventory: product not found")
 	ErrSoldOut  = errors.New("inventory: sold out")
 	ErrInvalid  = errors.New("inventory: invalid product")
-	// ErrFenced means a conditional write carried a lock fence older than the one already
-	// recorded on the product: the writer's lock was lost and someone else has written since.
+	// ErrFenced: the write's lock fence is not above the product's; the lock was lost.
 	ErrFenced = errors.New("inventory: stale lock fence")
 )
 
@@ -34,8 +33,7 @@ const (
 	StrategyQueue       Strategy = "queue"       // Lua admission onto a Redis Stream, written by consumers
 )
 
-// Strategies lists every production strategy, the default first. The teaching strategies
-// (naive, lab) are plugged in from outside by the lab build (Store.Plug, internal/labapi).
+// Strategies lists the production strategies, the default first.
 var Strategies = []Strategy{StrategyDlock, StrategyPessimistic, StrategyOptimistic, StrategyRedis, StrategyQueue}
 
 // Limits on new products.
@@ -58,9 +56,7 @@ type Product struct {
 	LabLock      string // the name of the lab's lock (the lab strategy only; internal/lab owns the names)
 	LeaseMS      int    // the lab lock's lease; 0: the service's lock TTL (the lab strategy only)
 	Fair         bool   // buyers served in the order they asked, across processes (StrategyDlock only)
-	// PayWithinMS is the payment window of the product's reservations: its orders are pending
-	// until paid, and expire (their units coming back) PayWithinMS after they were made. 0:
-	// no window, every order is final (paid).
+	// PayWithinMS is the reservations' payment window; 0 means every order is paid at once.
 	PayWithinMS int
 	Fence       int64
 	CreatedAt   time.Time
@@ -88,14 +84,11 @@ type NewProduct struct {
 	LabLock  string // empty but for a plugged strategy that asks for it (see Store.Plug)
 	LeaseMS  int    // 0 but for a plugged strategy that asks for it (see Store.Plug)
 	Fair     bool   // StrategyDlock only: a fair lock (internal/dlock's ObtainFair)
-	// PayWithinMS (0 to MaxPayWithinMS) is the payment window of the product's reservations;
-	// not for the strategies that write absolute stock values (naive, lab: see Reservable).
+	// PayWithinMS (0 to MaxPayWithinMS) is the payment window, if Reservable.
 	PayWithinMS int
 }
 
-// Validate reports the first problem with np as a product of a production strategy, wrapped
-// in ErrInvalid, with a message fit for the person who sent it. (Store.Create checks the
-// products of a plugged strategy with its own check instead: see Store.Plug.)
+// Validate returns np's first problem as a production product, wrapping ErrInvalid.
 func (np *NewProduct) Validate() error {
 	if np.Strategy == "" {
 		np.Strategy = StrategyDlock
@@ -130,8 +123,5 @@ func (np *NewProduct) validateCommon() error {
 	return nil
 }
 
-// Reservable reports whether products of strategy s may have a payment window: every
-// production strategy, whose writers change the stock relatively under PostgreSQL's row lock,
-// so that a unit given back is never overwritten. Not the teaching ones, which write stock =
-// read - 1.
+// Reservable reports whether s's products may have a payment window: production strategies.
 func (s Strategy) Reservable() bool { return slices.Contains(Strategies, s) }

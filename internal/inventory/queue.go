@@ -13,12 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// QueueGroup is the consumer group of every product's stream: the API processes' writers.
+// QueueGroup is the consumer group of every product's stream.
 const QueueGroup = "writers"
 
-// Queue is the queue strategy's Redis side: per product, a gate (see Gate.StartSeeding), a
-// stream of admitted purchases that consumers write then Ack, and a dead-letter stream. It is
-// safe for concurrent use. See docs/strategies.md#the-queue-strategy.
+// Queue is the queue strategy's gate and streams in Redis. Safe for concurrent use.
 type Queue struct {
 	rdb    redis.UniversalClient
 	keys   Keys
@@ -34,11 +32,9 @@ type Entry struct {
 	User int64
 }
 
-// Enqueue admits user and appends its purchase to product id's stream, atomically, having
-// first marked the product live (see Backlogged). It returns the entry's id, or ErrSoldOut,
-// ErrAlreadyAdmitted (queued or written before), ErrGateNotSeeded, ErrGateUnverified (see
-// Gate.Admit), or a Redis error (the purchase may then have been queued, unless the mark
-// failed).
+// Enqueue admits the user and queues its purchase, returning the entry id. Errors: ErrSoldOut,
+// ErrAlreadyAdmitted, ErrGateNotSeeded, ErrGateUnverified, ErrNotQueued, or a Redis error
+// (maybe queued).
 func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
 	if err := q.mark(ctx, id); err != nil {
 		return "", err
@@ -66,8 +62,7 @@ func (q *Queue) Enqueue(ctx context.Context, id, user int64) (string, error) {
 	return "", fmt.Errorf("enqueue in product %d: unexpected reply %v", id, res)
 }
 
-// EnsureGroup creates product id's stream and consumer group if they do not exist. The group
-// starts at the stream's beginning, so entries appended before it existed are read too.
+// EnsureGroup creates the product's stream and group, from the stream's start, if missing.
 func (q *Queue) EnsureGroup(ctx context.Context, id int64) error {
 	err := q.rdb.XGroupCreateMkStream(ctx, q.keys.QueueStream(id), QueueGroup, "0").Err()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
@@ -76,12 +71,10 @@ func (q *Queue) EnsureGroup(ctx context.Context, id int64) error {
 	return nil
 }
 
-// ErrNoGroup means the stream or its consumer group does not exist (Redis lost its data):
-// EnsureGroup, then read again.
+// ErrNoGroup: the stream or its group is gone; EnsureGroup, then read again.
 var ErrNoGroup = errors.New("inventory: no consumer group")
 
-// Read returns up to count entries of product id's stream no consumer has read yet, and
-// gives them to consumer; it waits up to block for the first one.
+// Read gives consumer up to count unread entries, waiting up to block.
 func (q *Queue) Read(ctx context.Context, id int64, consumer string, count int, block time.Duration) ([]Entry, error) {
 	res, err := q.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: QueueGroup, Consumer: consumer,
 		Streams: []string{q.keys.QueueStream(id), ">"}, Count: int64(count), Block: block}).Result()
@@ -102,8 +95,7 @@ func (q *Queue) Read(ctx context.Context, id int64, consumer string, count int, 
 	return out, nil
 }
 
-// Claim gives consumer up to count entries of product id's stream that another consumer read
-// and has not acknowledged for minIdle or longer: a consumer that died, or is stuck.
+// Claim gives consumer up to count entries unacknowledged for minIdle or longer.
 func (q *Queue) Claim(ctx context.Context, id int64, consumer string, minIdle time.Duration, count int) ([]Entry, error) {
 	msgs, _, err := q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: q.keys.QueueStream(id), Group: QueueGroup,
 		Consumer: consumer, MinIdle: minIdle, Start: "0-0", Count: int64(count)}).Result()
@@ -136,8 +128,7 @@ func appendEntries(out []Entry, msgs []redis.XMessage) ([]Entry, error) {
 // unpack, and Redis's patience with one script, have limits (BATCH_MAX may be 10,000).
 const scriptChunk = 500
 
-// Ack settles entries of product id's stream: their purchases are in PostgreSQL. They leave
-// the stream.
+// Ack removes written entries from the stream.
 func (q *Queue) Ack(ctx context.Context, id int64, entries []Entry) error {
 	for chunk := range slices.Chunk(entries, scriptChunk) {
 		args := make([]any, 0, len(chunk)+1)
@@ -152,8 +143,7 @@ func (q *Queue) Ack(ctx context.Context, id int64, entries []Entry) error {
 	return nil
 }
 
-// Touch resets the idle time of entries consumer holds, so that no other consumer claims
-// them while it is still writing them (XCLAIM ... JUSTID, which counts no delivery).
+// Touch resets the idle time of consumer's entries so that no one claims them.
 func (q *Queue) Touch(ctx context.Context, id int64, consumer string, entries []Entry) error {
 	ids := make([]string, len(entries))
 	for i, e := range entries {
@@ -167,9 +157,8 @@ func (q *Queue) Touch(ctx context.Context, id int64, consumer string, entries []
 	return nil
 }
 
-// DeadLetter moves entries of product id's stream that could not be written to its
-// dead-letter stream with reason, gives their units back when giveBack is set, and returns
-// the entries it moved: one no longer pending (another consumer wrote it) is left alone.
+// DeadLetter moves the still pending entries to the dead-letter stream, returning their
+// units if giveBack, and returns those it moved.
 func (q *Queue) DeadLetter(ctx context.Context, id int64, entries []Entry, reason string, giveBack bool) ([]Entry, error) {
 	back := "0"
 	if giveBack {
@@ -228,8 +217,7 @@ func (q *Queue) Announce(ctx context.Context, channel string, payload []byte) er
 	return q.rdb.Publish(ctx, channel, payload).Err()
 }
 
-// Listen calls fn with each payload published on channel until ctx ends, reconnecting after
-// a network error.
+// Listen calls fn with each payload on channel until ctx ends, reconnecting.
 func (q *Queue) Listen(ctx context.Context, channel string, fn func(payload string)) {
 	listen(ctx, q.rdb, channel, fn)
 }

@@ -10,13 +10,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// QueueGrace is how long a queue product stays in the registry of live queue products after its
-// last purchase was marked, once its stream is empty. It must exceed a purchase's deadline plus
-// the re-mark interval (QueueGrace/4); see docs/strategies.md#the-queue-strategy.
+// QueueGrace is how long an idle queue product stays registered as live; it must exceed a
+// purchase's deadline plus QueueGrace/4.
 const QueueGrace = time.Minute
 
-// ErrNotQueued means Enqueue failed, whatever the cause, before sending the purchase to the
-// stream: it was not queued.
+// ErrNotQueued: Enqueue failed before queueing the purchase.
 var ErrNotQueued = errors.New("inventory: purchase not queued")
 
 // markEvery is how often one process marks a product it queues purchases of.
@@ -36,10 +34,8 @@ func (q *Queue) mark(ctx context.Context, id int64) error {
 	return nil
 }
 
-// Backlogged returns the queue products whose streams hold purchases, among the registry of live
-// queue products, and drops from the registry those whose streams are empty and were not marked
-// within QueueGrace. It costs one read of the registry and one round trip for their streams, and
-// returns Redis errors wrapped.
+// Backlogged returns the live queue products with queued purchases, dropping those idle past
+// QueueGrace.
 func (q *Queue) Backlogged(ctx context.Context) ([]int64, error) {
 	q.marked.Range(func(id, at any) bool { // forget this process's old marks
 		if time.Since(at.(time.Time)) >= markEvery {

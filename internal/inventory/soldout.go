@@ -15,9 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// SoldOut is the sold-out fast path: each process's set of sold-out product ids, each a lease
-// on a Redis key confirmed every Lease/4. It is safe for concurrent use. See
-// docs/strategies.md#lifting-a-sold-out-mark.
+// SoldOut is the process's cache of sold-out products, leased from Redis. Safe for concurrent use.
 type SoldOut struct {
 	rdb         redis.UniversalClient
 	keys        Keys
@@ -38,11 +36,9 @@ type SoldOut struct {
 
 // SoldOutOptions configure a SoldOut; the zero value means the defaults.
 type SoldOutOptions struct {
-	// Lease is how long a process answers sold out from a mark after it last found the mark
-	// in Redis, and so how long Lift waits. Default: 200ms.
+	// Lease is how long a mark is trusted after Redis confirmed it. Default: 200ms.
 	Lease time.Duration
-	// Hold is how long no new mark may be made after a lift: the time the lifter has to put
-	// its unit back in PostgreSQL. Default: 10s.
+	// Hold is how long after a lift no mark is made. Default: 10s.
 	Hold time.Duration
 }
 
@@ -54,8 +50,7 @@ type mark struct {
 	used  atomic.Int64 // the round of its last use, written only when it changed
 }
 
-// NewSoldOut returns a SoldOut sharing marks through rdb under keys, checking stock in
-// products' database.
+// NewSoldOut returns a SoldOut sharing marks through rdb.
 func NewSoldOut(rdb redis.UniversalClient, products *Store, keys Keys, log *slog.Logger, opts SoldOutOptions) *SoldOut {
 	return &SoldOut{rdb: rdb, keys: keys, log: log, conn: &markConn{db: products.db},
 		lease: cmp.Or(opts.Lease, 200*time.Millisecond), hold: cmp.Or(opts.Hold, 10*time.Second),
@@ -65,8 +60,7 @@ func NewSoldOut(rdb redis.UniversalClient, products *Store, keys Keys, log *slog
 // Lease is how long a mark is trusted after it was last confirmed (SoldOutOptions.Lease).
 func (s *SoldOut) Lease() time.Duration { return s.lease }
 
-// Hold is how long after a lift no mark is made (SoldOutOptions.Hold): the time the caller of
-// Lift has to put its unit back in PostgreSQL.
+// Hold is how long after a lift no mark is made (SoldOutOptions.Hold).
 func (s *SoldOut) Hold() time.Duration { return s.hold }
 
 func (s *SoldOut) now() int64 { return int64(time.Since(s.base)) }
@@ -77,8 +71,7 @@ func (s *SoldOut) Is(id int64) bool {
 	return ok
 }
 
-// Incarnation is Is, and names the mark: the number changes whenever the product was marked
-// anew, so that what was learnt under one mark is not taken for true under the next.
+// Incarnation is Is with the mark's number, which changes with each new mark.
 func (s *SoldOut) Incarnation(id int64) (uint64, bool) {
 	v, ok := s.local.Load(id)
 	if !ok {
@@ -94,8 +87,7 @@ func (s *SoldOut) Incarnation(id int64) (uint64, bool) {
 	return m.seq, true
 }
 
-// Mark records for every process that product id, seen committed at stock 0, is sold out once
-// PostgreSQL confirms it. It is best effort, at most one Redis call a lease, a second at most whatever ctx does.
+// Mark marks the product sold out in every process once PostgreSQL confirms it; best effort.
 func (s *SoldOut) Mark(ctx context.Context, id int64) {
 	if s.Is(id) || !s.try(id) {
 		return
@@ -159,10 +151,8 @@ func (s *SoldOut) try(id int64) bool {
 	return (last == 0 || now-last >= int64(s.lease)) && v.(*atomic.Int64).CompareAndSwap(last, now)
 }
 
-// Lift deletes the sold-out mark of product id in every process and waits until no process can
-// trust a copy, because a unit is about to come back. Put the unit back in PostgreSQL only if it
-// returned nil, and within Hold of calling it; on an error (Redis unreachable, ctx ended) keep the
-// unit and try again later. See docs/strategies.md#lifting-a-sold-out-mark.
+// Lift removes the product's mark in every process and waits out its lease. Return a unit
+// only if it returned nil, within Hold; on error retry later.
 func (s *SoldOut) Lift(ctx context.Context, id int64) error {
 	s.drop(id)
 	keys := []string{s.keys.SoldOut(id), s.keys.SoldOutHold(id), s.keys.SoldOutIdent(id)}

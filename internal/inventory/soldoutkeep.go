@@ -36,8 +36,7 @@ func soldOutScript(name string) *redis.Script {
 // and the next buyer of the product reads PostgreSQL (and marks it again).
 const idleAfter = time.Minute
 
-// Listen keeps this process's marks (Keep), adopts the marks other processes announce and
-// drops those they lift, until ctx ends. Run it in a goroutine.
+// Listen runs Keep and follows other processes' marks and lifts until ctx ends.
 func (s *SoldOut) Listen(ctx context.Context) {
 	if err := s.conn.reserve(ctx); err != nil { // else the first mark takes it
 		s.log.WarnContext(ctx, "no connection reserved for sold-out marks yet", "err", err)
@@ -54,10 +53,7 @@ func (s *SoldOut) Listen(ctx context.Context) {
 	wg.Wait()
 }
 
-// Keep confirms, every quarter lease until ctx ends, the marks this process used lately, in
-// one pipeline: a mark found in Redis is trusted for a lease from the start of that round
-// trip, one that is gone is dropped, one that cannot be checked (Redis unreachable) expires.
-// Listen runs it.
+// Keep confirms the recently used marks every quarter lease until ctx ends.
 func (s *SoldOut) Keep(ctx context.Context) {
 	t := time.NewTicker(s.lease / 4)
 	defer t.Stop()

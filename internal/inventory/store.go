@@ -33,8 +33,7 @@ func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 // DB returns the store's database handle, for services that open transactions.
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// Plug makes Create accept products of strategy, one plugged in from outside (the lab build's
-// naive and lab); check, if not nil, vets their lock and lease. Call it before the Store is used.
+// Plug makes Create accept strategy, vetted by check if not nil. Call it before use.
 func (s *Store) Plug(strategy Strategy, check func(NewProduct) error) {
 	if s.plugged == nil {
 		s.plugged = map[Strategy]func(NewProduct) error{}
@@ -50,12 +49,10 @@ func (s *Store) Plug(strategy Strategy, check func(NewProduct) error) {
 	s.plugged[strategy] = check
 }
 
-// AllowThink makes Create accept think_ms above 0: a teaching pause that only a purchase
-// service given a Thinker takes (the lab build). Call it before the Store is used.
+// AllowThink makes Create accept think_ms above 0. Call it before use.
 func (s *Store) AllowThink() { s.think = true }
 
-// Create validates np and inserts it with stock = initial_stock; an invalid one is ErrInvalid,
-// worded for its sender.
+// Create validates and inserts np; an invalid one is ErrInvalid.
 func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 	if err := s.validate(&np); err != nil {
 		return Product{}, err
@@ -92,8 +89,7 @@ func (s *Store) validate(np *NewProduct) error {
 	return nil
 }
 
-// Get reads the product as it is now. An id PostgreSQL had no product of within the last
-// NotFoundTTL is ErrNotFound with no round trip (see NotFoundTTL).
+// Get reads the product, or returns ErrNotFound (cached for NotFoundTTL).
 func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
 	if s.notFound.has(id, time.Now()) {
 		return Product{}, fmt.Errorf("product %d: %w", id, ErrNotFound)
@@ -112,9 +108,7 @@ func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
 	return p, nil
 }
 
-// Meta returns the product's immutable fields, from memory after the first read (and
-// ErrNotFound, as Get does, from memory for NotFoundTTL). Its Stock, Fence and UpdatedAt are
-// stale: read them in the transaction that needs them.
+// Meta returns the product from a cache, or ErrNotFound; its Stock, Fence and UpdatedAt are stale.
 func (s *Store) Meta(ctx context.Context, id int64) (Product, error) {
 	if p, ok := s.meta.Load(id); ok {
 		return p.(Product), nil
@@ -122,8 +116,7 @@ func (s *Store) Meta(ctx context.Context, id int64) (Product, error) {
 	return s.Get(ctx, id)
 }
 
-// CountFencedFrom counts the products whose fence is at least fence: cmd/api asks it for
-// products last written under etcd locks (order.EtcdFenceBase) when it starts on Redis locks.
+// CountFencedFrom counts the products whose fence is at least fence.
 func (s *Store) CountFencedFrom(ctx context.Context, fence int64) (int64, error) {
 	var n int64
 	if err := s.db.WithContext(ctx).Model(&Product{}).Where("fence >= ?", fence).Count(&n).Error; err != nil {
@@ -148,8 +141,7 @@ func Stock(tx *gorm.DB, id int64, forUpdate bool) (int, error) {
 	return stock[0], nil
 }
 
-// Decrement takes n units of a product in tx, never below zero: it returns ErrSoldOut, and
-// changes nothing, when fewer than n are left. It returns the stock left.
+// Decrement takes n units in tx and returns the stock left, or ErrSoldOut if fewer are left.
 func Decrement(tx *gorm.DB, id int64, n int) (int, error) {
 	var left []int
 	err := tx.Raw(`UPDATE products SET stock = stock - ?, updated_at = now()
@@ -163,10 +155,8 @@ func Decrement(tx *gorm.DB, id int64, n int) (int, error) {
 	return left[0], nil
 }
 
-// DecrementFenced is Decrement for a writer holding the product's lock with the given fence,
-// its grant's only write of the product. The write succeeds only if fence is above the one
-// recorded on the product; it then records fence. It returns a *StaleFenceError (ErrFenced)
-// otherwise, ErrSoldOut when fewer than n units are left.
+// DecrementFenced is Decrement that records fence if it is above the row's; otherwise it
+// returns a *StaleFenceError.
 func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
 	var left []int
 	err := tx.Raw(`UPDATE products SET stock = stock - ?, fence = ?, updated_at = now()
@@ -180,9 +170,7 @@ func DecrementFenced(tx *gorm.DB, id int64, n int, fence int64) (int, error) {
 	return 0, WhyNotWritten(tx, id, fence)
 }
 
-// WhyNotWritten explains why a fenced write of a product changed nothing: ErrNotFound, a
-// *StaleFenceError (ErrFenced: the product holds a fence at least the writer's), or else
-// ErrSoldOut.
+// WhyNotWritten returns why a fenced write changed nothing: ErrNotFound, *StaleFenceError, ErrSoldOut.
 func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	var rows []Product
 	if err := tx.Select("stock", "fence").Where("id = ?", id).Find(&rows).Error; err != nil {
@@ -198,8 +186,7 @@ func WhyNotWritten(tx *gorm.DB, id int64, fence int64) error {
 	}
 }
 
-// SetStock overwrites a product's stock unconditionally: the lost update only naive and the
-// lab commit.
+// SetStock overwrites a product's stock unconditionally.
 func SetStock(tx *gorm.DB, id int64, stock int) error {
 	err := tx.Exec(`UPDATE products SET stock = ?, updated_at = now() WHERE id = ?`, stock, id).Error
 	if err != nil {

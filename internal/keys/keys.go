@@ -6,8 +6,7 @@ package keys
 
 import "strconv"
 
-// Keys names the Redis keys of products under one namespace prefix. Every key of one product
-// carries the hash tag {p:ID}, so a Lua script may touch several of them on a Redis Cluster.
+// Keys names the Redis keys of products under Prefix; a product's keys share the hash tag {p:ID}.
 type Keys struct {
 	Prefix string // e.g. "seckill"; REDIS_KEY_PREFIX in cmd/api
 }
@@ -25,68 +24,50 @@ func (k Keys) GateStock(id int64) string { return k.product(id, "stock") }
 // GateBuyers is the Redis gate's set of admitted user ids (redis strategy).
 func (k Keys) GateBuyers(id int64) string { return k.product(id, "buyers") }
 
-// GatePending is the Redis gate's hash of admissions not yet confirmed by PostgreSQL: user
-// id -> "<attempt token>|<deadline in ms of Redis time>" (redis strategy).
+// GatePending is the gate's unconfirmed admissions: user -> "<token>|<deadline ms>".
 func (k Keys) GatePending(id int64) string { return k.product(id, "pending") }
 
-// GateSeed is the set one seeding of the gate (named by token) fills chunk by chunk before it
-// becomes GateBuyers in one step.
+// GateSeed is the set a seeding fills before it becomes GateBuyers.
 func (k Keys) GateSeed(id int64, token string) string { return k.product(id, "seed:"+token) }
 
-// GateLate is the set of buyers whose orders PostgreSQL confirmed while the gate did not exist
-// (Redis lost its data, and a seeding may be reading PostgreSQL): the seeding's publish adds
-// the ones its snapshot missed (internal/inventory/lua/confirm.lua and publish.lua).
+// GateLate is the set of buyers confirmed while the gate was missing; Publish adds them.
 func (k Keys) GateLate(id int64) string { return k.product(id, "late") }
 
-// GateReturned is the set of the ids of the product's orders whose units went back to the gate
-// (an expired or cancelled reservation, redis and queue strategies): what makes a return to
-// the gate happen once per order, however often it is driven (inventory.Gate.Return).
+// GateReturned is the set of order ids whose units went back to the gate.
 func (k Keys) GateReturned(id int64) string { return k.product(id, "returned") }
 
-// GateStamp is the gate's stamp: '<data set>|<ms>', the Redis data set in which the gate last
-// agreed with PostgreSQL, and PostgreSQL's time of the read it agreed with (internal/inventory/lua/stamp.lua).
+// GateStamp is the gate's stamp: '<data set>|<PostgreSQL ms>'.
 func (k Keys) GateStamp(id int64) string { return k.product(id, "stamp") }
 
-// GateRepairLock is the lock that lets one process at a time seed a product's gate, reconcile
-// its expired admissions, verify it, or give it back the units of ended reservations.
+// GateRepairLock is the lock of the gate's seeding, reconciling, verifying and returns.
 func (k Keys) GateRepairLock(id int64) string { return k.product(id, "gatelock") }
 
-// QueueStream is the queue strategy's stream of admitted purchases not yet written to
-// PostgreSQL (entries: user).
+// QueueStream is the stream of queued purchases (entries: user).
 func (k Keys) QueueStream(id int64) string { return k.product(id, "queue") }
 
-// QueueDead is the queue strategy's dead-letter stream: purchases that could not be written
-// (entries: user, entry, reason).
+// QueueDead is the dead-letter stream (entries: user, entry, reason).
 func (k Keys) QueueDead(id int64) string { return k.product(id, "dead") }
 
-// QueueActive is the registry of live queue products: a sorted set of the ids of the queue
-// products whose streams may hold purchases, each scored with the time of its last mark (see
-// Queue.Backlogged). It is one key, in no product's hash slot: scripts never touch it with a
-// product's keys.
+// QueueActive is the sorted set of live queue products, scored by last mark; in no product's slot.
 func (k Keys) QueueActive() string { return k.Prefix + ":queue:active" }
 
-// QueueChannel is the pub/sub channel on which written queue purchases are announced to the
-// buyers waiting for them in every process.
+// QueueChannel is the pub/sub channel announcing written queue purchases.
 func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }
 
-// SoldOut is a product's sold-out mark: 'm:<ident>:<token>' (inventory.SoldOut), or the tentative
-// 't:<token>' of a Mark still asking PostgreSQL.
+// SoldOut is the sold-out mark: 'm:<ident>:<token>', or 't:<token>' while tentative.
 func (k Keys) SoldOut(id int64) string { return k.product(id, "soldout") }
 
-// SoldOutHold is the key that, while it exists, keeps new sold-out marks off the product: set
-// by a lift for the time the lifter has to put its unit back (inventory.SoldOutOptions.Hold). Its value
-// names it.
+// SoldOutHold, while it exists, keeps new sold-out marks off the product.
 func (k Keys) SoldOutHold(id int64) string { return k.product(id, "soldout:hold") }
 
 // SoldOutIdent is the ident of the Redis data set the product was last marked under.
 func (k Keys) SoldOutIdent(id int64) string { return k.product(id, "soldout:ident") }
 
-// SoldOutChannel is the pub/sub channel on which sold-out product ids are announced.
+// SoldOutChannel is the pub/sub channel announcing sold-out products.
 func (k Keys) SoldOutChannel() string { return k.Prefix + ":soldout" }
 
-// SoldOutLiftChannel is the pub/sub channel on which the ids of products whose sold-out mark
-// was lifted are announced.
+// SoldOutLiftChannel is the pub/sub channel announcing lifted sold-out marks.
 func (k Keys) SoldOutLiftChannel() string { return k.Prefix + ":soldout:lift" }
 
-// CreatedChannel is the pub/sub channel on which the ids of new products are announced.
+// CreatedChannel is the pub/sub channel announcing new products.
 func (k Keys) CreatedChannel() string { return k.Prefix + ":created" }

@@ -6,19 +6,13 @@ import (
 	"time"
 )
 
-// Abandon is an abandonment sale (-pay-within): the product is created with a payment
-// window, so each purchase answered 201 (202 for queue) is a reservation. Each winner then pays with
-// probability PayRatio, cancels with probability CancelRatio, and otherwise walks away, its
-// reservation expiring at pay_by and its unit going back on sale, where later buyers take it
-// (docs/loadtest.md, "Abandonment sales"). The zero value (PayWithin 0) is an ordinary sale.
+// Abandon is an abandonment sale (docs/loadtest.md#abandonment-sales); the zero value is none.
 type Abandon struct {
 	// PayWithin is the product's payment window (pay_within_ms); 0: no reservations.
 	PayWithin time.Duration
-	// PayRatio and CancelRatio are the chances that a winner pays, or cancels; the rest walk
-	// away. Their sum is at most 1.
+	// PayRatio and CancelRatio are a winner's chances to pay or cancel; sum at most 1.
 	PayRatio, CancelRatio float64
-	// PayDelay bounds how long a winner waits before paying or cancelling: uniform in
-	// [0, PayDelay]. Beyond PayWithin, a payment is answered 409 order_expired.
+	// PayDelay bounds a winner's uniform wait before paying or cancelling.
 	PayDelay time.Duration
 }
 
@@ -71,8 +65,7 @@ func (c *Config) validateAbandon() (errs []error) {
 	return errs
 }
 
-// Warnings are what is legal but likely unmeant in a: payments due after the window, which
-// the API answers 409 order_expired.
+// Warnings returns what is legal but likely unmeant in a.
 func (a Abandon) Warnings() []string {
 	if a.On() && a.PayRatio > 0 && a.PayDelay > a.PayWithin {
 		return []string{fmt.Sprintf("-pay-delay %s > -pay-within %s: about %.0f%% of the payments come after the window and are answered 409 order_expired",

@@ -10,32 +10,22 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// The load models (docs/loadtest.md, "Load models"). An open model sends requests at the
-// times a schedule says, whatever the API answers, as buyers of a flash sale arrive: -rate
-// (constant) or -stages (piecewise-linear ramps). A closed model is a fixed pool of -workers
-// users, each sending its next request when its last one is answered, so that a slow API
-// slows the load down: its latencies omit the requests that were never sent (coordinated
-// omission), which the corrected figure puts back.
+// The load models (docs/loadtest.md#load-models).
 const (
 	ModelOpen   = "open"
 	ModelClosed = "closed"
 )
 
-// DefaultRate is the arrivals per second of an open run given neither -rate nor -stages:
-// about what the one-order-at-a-time strategies sell at think_ms 0 (orderBound), so that a
-// default run finds where such a design saturates without flooding a laptop.
+// DefaultRate is the arrivals per second of an open run without -rate or -stages.
 const DefaultRate = 1000
 
-// Stage is one stage of -stages: over Duration, the arrival rate goes linearly from the
-// previous stage's Target (0 before the first) to this one's, in arrivals per second. A stage
-// of duration 0 sets the rate at once.
+// Stage ramps the arrival rate linearly to Target per second over Duration.
 type Stage struct {
 	Duration time.Duration
 	Target   float64
 }
 
-// Stages are the stages of an open run (-stages 0s:0,2s:20000,30s:20000,5s:0); as a
-// flag.Value it reads and writes that form.
+// Stages are -stages, a flag.Value: 0s:0,2s:20000,30s:20000,5s:0.
 type Stages []Stage
 
 // ParseStages reads comma-separated duration:rate stages.

@@ -21,20 +21,15 @@ import (
 type auditReport struct {
 	// API is the service's own audit, GET /api/v1/products/{id}/audit.
 	API *api.Audit `json:"api,omitempty"`
-	// Direct is the independent audit (internal/audit): PostgreSQL read directly and, for the
-	// redis strategy, the gate in Redis (Direct.Gate); for the queue strategy, the gate and
-	// streams (Direct.Queue). Nil without -database-url.
+	// Direct is the independent audit (internal/audit); nil without -database-url.
 	Direct *audit.Sale `json:"direct,omitempty"`
 	// Errors lists audits that could not be made; each makes the verdict fail.
 	Errors []string `json:"errors,omitempty"`
-	// OrdersBefore are the orders an existing product (-product) had before the run, which
-	// the verdict does not count as the run's.
+	// OrdersBefore are a -product's orders before the run.
 	OrdersBefore int64 `json:"orders_before,omitempty"`
-	// Ended are an abandonment sale's reservations that expired or were cancelled (the API's
-	// audit): orders no longer live, each made by an answer 201, which the verdict counts.
+	// Ended are an abandonment sale's expired or cancelled reservations.
 	Ended int64 `json:"ended,omitempty"`
-	// Buyers is the run's answers held to PostgreSQL's orders, buyer by buyer (buyers.go),
-	// which the verdict reads in place of the counts; nil when PostgreSQL was not read.
+	// Buyers holds the answers to PostgreSQL's orders buyer by buyer; nil without PostgreSQL.
 	Buyers *buyersAudit `json:"buyers,omitempty"`
 }
 
@@ -68,8 +63,7 @@ const (
 
 // AuditSource says, in the report, which audit ran and what it can and cannot prove.
 type AuditSource struct {
-	// Ran is "database" (the API's audit and PostgreSQL, with Redis's gate or queue, read
-	// directly and compared) or "api" (the API's audit alone, GET /api/v1/products/{id}/audit).
+	// Ran is "database" (read directly too) or "api" (the API's audit alone).
 	Ran string `json:"ran"`
 	// Why says why the database was not read (Ran "api"), or what of it was not (Redis).
 	Why         string `json:"why,omitempty"`

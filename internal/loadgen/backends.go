@@ -87,9 +87,7 @@ func backendFlags(others []backendTargets) string {
 	return strings.Join(flags, " and ")
 }
 
-// BackendRatio is, on the summary row of a strategy on etcd or ZooKeeper, its figures over
-// those of the same strategy on Redis: for each figure, the median over the rounds of that round's ratio,
-// so that each ratio compares two attacks made back to back. 0 where Redis's figure was 0.
+// BackendRatio is each figure's median per-round ratio to Redis's; 0 where Redis's was 0.
 type BackendRatio struct {
 	OrdersPerSec float64 `json:"orders_per_sec"`
 	P99          float64 `json:"p99"`
@@ -113,9 +111,7 @@ func compareBackends(rows []SummaryRow, rounds [][]RunReport) {
 	}
 }
 
-// MedianRatio is the median over rounds of num(a)/den(b), a and b the runs of the round that
-// isA and isB pick, so that each ratio compares two attacks made back to back. Rounds without
-// both, or where den(b) is 0, are left out; 0 when none is left.
+// MedianRatio returns the median per-round num(a)/den(b), skipping rounds without both; 0 if none.
 func MedianRatio(rounds [][]RunReport, isA, isB func(RunReport) bool, num, den func(RunReport) float64) float64 {
 	var ratios []float64
 	for _, round := range rounds {

@@ -10,14 +10,12 @@ import (
 	"time"
 )
 
-// Strategies are the purchase strategies of the API, in the order compare runs them by
-// default; fairStrategy is also accepted: a fair dlock product (docs/dlock.md, "The fair lock").
+// Strategies are the API's purchase strategies in compare's default order.
 var Strategies = []string{"dlock", "naive", "pessimistic", "optimistic", "redis", QueueStrategy}
 
 const FairStrategy = "dlock-fair"
 
-// Lock backends compare can set side by side (-etcd-targets, -zookeeper-targets): where an API
-// process takes the dlock strategy's product locks, which its LOCK_BACKEND chooses.
+// Lock backends compare can set side by side (LOCK_BACKEND).
 const (
 	BackendRedis     = "redis"
 	BackendEtcd      = "etcd"
@@ -27,24 +25,19 @@ const (
 // IsSafe reports whether strategy promises never to oversell: every one but naive.
 func IsSafe(strategy string) bool { return strategy != "naive" }
 
-// Config is one invocation of an attacking command (run, compare, baseline): the scenario,
-// where to send it, and where to audit and report it. DefaultConfig has the defaults of the
-// command line; Complete completes and validates a Config before Execute.
+// Config is one run, compare or baseline; start from DefaultConfig and call Complete before Execute.
 type Config struct {
 	Cmd         string   // the command, as the reports name it: run, compare or baseline
 	Targets     []string // API base URLs; requests go round-robin
 	EtcdTargets []string // compare's -etcd-targets: APIs with LOCK_BACKEND=etcd, for a second dlock item
-	// ZooKeeperTargets are compare's -zookeeper-targets: APIs with LOCK_BACKEND=zookeeper, for
-	// a dlock item after the etcd one.
+	// ZooKeeperTargets are APIs with LOCK_BACKEND=zookeeper.
 	ZooKeeperTargets []string
 	AdminToken       string
 	Strategies       []string // the strategies to attack, in order: one for run, none for baseline
 	Stock            int64
 	ThinkMS          int
-	// Model is the load model (ModelOpen, ModelClosed); empty: open with a Rate or Stages,
-	// else closed. Open: arrivals at Rate per second, or along Stages, at most MaxWorkers in
-	// flight, starting Workers workers. Closed: Workers users at once, each paced so that
-	// together they send Rate per second (wrk2), or as fast as answered with Rate 0.
+	// Model is ModelOpen or ModelClosed (docs/loadtest.md#load-models); empty: open with a
+	// Rate or Stages, else closed.
 	Model       string
 	Rate        int
 	Stages      Stages
@@ -74,9 +67,7 @@ type Config struct {
 	Meta         Meta
 	// Flags are the flags set on the command line, as recorded in the JSON report.
 	Flags []string
-	// Ceiling is the command (its argv) that serves one bare gin ceiling and prints its
-	// address on a line of stdout, until its stdin closes: what Baseline starts, one per
-	// target (cmd/loadtest: the binary itself, "loadtest ceiling").
+	// Ceiling is the argv that serves a bare gin ceiling, printing its address, until stdin closes.
 	Ceiling []string
 
 	// Check runs the history checker on each product's purchases, bounded by CheckTimeout.
@@ -85,9 +76,8 @@ type Config struct {
 
 	StrategyFlag string // the flag that names the strategies, for the messages of Validate
 
-	// Deploy is how to reach the deployment: headers, client TLS, an existing product
-	// (transport.go, gate.go); AuditMode which audits run (AuditAuto when empty, audit.go);
-	// Thresholds what fails the run with ErrThresholds (threshold.go).
+	// Deploy is how to reach the deployment; AuditMode which audits run (empty: AuditAuto);
+	// Thresholds what fails with ErrThresholds.
 	Deploy     Deployment
 	AuditMode  string
 	Thresholds Thresholds
@@ -96,9 +86,7 @@ type Config struct {
 	Abandon Abandon
 }
 
-// DefaultConfig returns the defaults of the command line's flags, before the environment
-// and the flags change them: every strategy, stock 100, an open run of DefaultRate arrivals
-// a second (at most 1024 in flight) for at most 10 s or a million requests, and so on.
+// DefaultConfig returns the command line's defaults.
 func DefaultConfig() Config {
 	return Config{
 		Strategies: slices.Clone(Strategies), Stock: 100, Rate: DefaultRate, Workers: 64, MaxWorkers: 1024, Duration: 10 * time.Second,
@@ -110,8 +98,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// Complete completes c (a seed from the clock when it has none) and validates it. A
-// configuration the command line would refuse is a UsageError naming every fault.
+// Complete fills in c's seed and validates it; a bad one is a UsageError.
 func (c *Config) Complete() error {
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
@@ -135,16 +122,12 @@ func (c *Config) checkDir() string {
 type Item struct {
 	Name     string
 	Strategy string
-	// Backend is where targets take the product's lock, when the run compares lock backends
-	// (BackendRedis, BackendEtcd or BackendZooKeeper); empty otherwise.
+	// Backend is the lock backend when comparing backends; empty otherwise.
 	Backend string
 	Targets []string
 }
 
-// Items are the attacks of one round, in order: one per strategy on the targets; with
-// -etcd-targets or -zookeeper-targets, dlock once more per backend, on the targets ("dlock
-// (redis)"), then on the etcd targets ("dlock (etcd)"), then on the ZooKeeper targets ("dlock
-// (zookeeper)"), so that they are measured back to back in every round.
+// Items returns one round's attacks: one per strategy, then dlock once per lock backend.
 func (c *Config) Items() []Item {
 	others := c.otherBackends()
 	items := make([]Item, 0, len(c.Strategies)+len(others))
@@ -184,8 +167,7 @@ func (c *Config) otherBackends() []backendTargets {
 // backendItemName names the item of strategy on a lock backend: "dlock (etcd)".
 func backendItemName(strategy, backend string) string { return strategy + " (" + backend + ")" }
 
-// UsageError is a bad command line, or a configuration that one would give: cmd/loadtest exits
-// 2 for it.
+// UsageError is a bad configuration; cmd/loadtest exits 2.
 type UsageError struct{ Err error }
 
 func (e UsageError) Error() string { return e.Err.Error() }
@@ -220,8 +202,7 @@ func SplitList(list string) []string {
 	return items
 }
 
-// Validate reports every way c is not a configuration the command line accepts. With a rate,
-// it raises MaxWorkers to Workers.
+// Validate returns every fault of c; with a rate it raises MaxWorkers to Workers.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }

@@ -7,9 +7,7 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 )
 
-// QueueStrategy is inventory.StrategyQueue: purchases admitted in Redis and written by the
-// API's consumers in the background, some answered 202 accepted; its audit waits for the queue
-// to drain (drainQueue).
+// QueueStrategy is inventory.StrategyQueue; its audit waits for the queue to drain.
 const QueueStrategy = "queue"
 
 // Bounds of drainQueue: how long it waits for a queue product's stream to empty, and how

@@ -18,8 +18,7 @@ import (
 type RunReport struct {
 	Name     string `json:"name"`
 	Strategy string `json:"strategy,omitempty"`
-	// Backend is where the targets took the product's lock, when the run compared lock
-	// backends (compare -etcd-targets, -zookeeper-targets): "redis", "etcd" or "zookeeper".
+	// Backend is "redis", "etcd" or "zookeeper" when comparing lock backends.
 	Backend   string `json:"backend,omitempty"`
 	ProductID int64  `json:"product_id,omitempty"`
 	Buyers    struct {
@@ -65,8 +64,7 @@ type Report struct {
 	Flags   []string    `json:"flags,omitempty"`
 	Build   BuildReport `json:"build"`
 	Machine Machine     `json:"machine"`
-	// CPU is the machine's CPU time over the attacks, steal included; nil where /proc/stat
-	// cannot be read.
+	// CPU is the machine's CPU time; nil without /proc/stat.
 	CPU      *CPUTime          `json:"cpu,omitempty"`
 	Scenario Scenario          `json:"scenario"`
 	Meta     map[string]string `json:"meta,omitempty"`
@@ -89,9 +87,8 @@ type session struct {
 	obs    Observer // nil on the command line
 }
 
-// Execute runs the attacks of cfg, audits and reports them: the text report on stdout, the
-// files cfg names, and what happens to obs as it happens when obs is not nil. An audit that
-// failed is ErrAuditFailed.
+// Execute runs, audits and reports cfg's attacks, telling obs if not nil. Errors: ErrAuditFailed,
+// ErrThresholds.
 func Execute(ctx context.Context, cfg Config, obs Observer, stdout, stderr io.Writer) error {
 	stderr = &syncWriter{w: stderr}
 	aud, err := newAuditor(ctx, cfg)

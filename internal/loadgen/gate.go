@@ -13,8 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 )
 
-// Gate is what a report says about how the run reached the deployment, which audit ran, and
-// each threshold's verdict: the part of the report a CI job against a deployment reads.
+// Gate is the report's part a CI job reads: how the run reached the deployment, its audit, its thresholds.
 type Gate struct {
 	// Deployment says what -header and -tls-* changed (header names only); empty: nothing.
 	Deployment string `json:"deployment,omitempty"`
@@ -24,8 +23,7 @@ type Gate struct {
 	Thresholds      []ThresholdResult `json:"thresholds,omitempty"`
 }
 
-// ExistingProduct is a product run bought rather than created (-product), as it was when the
-// run began: its earlier orders are not the run's, and the verdict counts the run's alone.
+// ExistingProduct is a -product the run bought, as it was before the run.
 type ExistingProduct struct {
 	ID           int64  `json:"id"`
 	Strategy     string `json:"strategy"`

@@ -19,8 +19,7 @@ import (
 	"github.com/seckill/seckill/internal/procs"
 )
 
-// LabConfig is one invocation of the oversell lab (loadtest lab): which cells to run, for
-// the API processes it starts, and where to write the results.
+// LabConfig is one run of loadtest lab.
 type LabConfig struct {
 	Cells []labrun.Pair
 	// APIBin is the lab build of cmd/api the cells run on; empty: FindLabAPI's.
@@ -31,15 +30,12 @@ type LabConfig struct {
 	EtcdEndpoints string // the processes' ETCD_ENDPOINTS
 	JSONPath      string // the cells, with their samples, as JSON; empty: none
 	ReportPath    string // the self-contained HTML report; empty: none
-	// HistoryDir is where the checker's page of each lock history that is not linearizable
-	// goes (labrun.Config.HistoryDir); empty: next to ReportPath (lab.html: lab-history/),
-	// else a new directory under $TMPDIR.
+	// HistoryDir receives the checker's pages; empty: beside ReportPath, else under $TMPDIR.
 	HistoryDir string
 	Quiet      bool // no live progress line on stderr
 }
 
-// RunLab runs job's cells, telling watch (when not nil) as they go, and writes the matrix
-// to stdout and the files job names.
+// RunLab runs job's cells, telling watch if not nil, and writes the matrix.
 func RunLab(ctx context.Context, job LabConfig, watch labrun.Watcher, stdout, stderr io.Writer) error {
 	sqlDB, err := openPostgres(job.DatabaseURL, 4)
 	if err != nil {
@@ -120,9 +116,7 @@ func pingEtcd(ctx context.Context, endpoints string) error {
 	return err
 }
 
-// LabCells is the cells that locks and scenarios (comma-separated names, empty for all) select,
-// of the short matrix of make test when short. A name that is not the lab's is an error naming
-// the flag (-locks, -scenarios) and the valid names.
+// LabCells returns the cells locks and scenarios select (empty: all); an unknown name is an error.
 func LabCells(locks, scenarios string, short bool) ([]labrun.Pair, error) {
 	names := ScenarioNames()
 	ls, err := pick("-locks", locks, labrun.Locks)

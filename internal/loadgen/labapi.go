@@ -12,10 +12,8 @@ import (
 // apiModule is the module whose cmd/api FindLabAPI builds from a checkout.
 const apiModule = "module github.com/seckill/seckill\n"
 
-// FindLabAPI returns the lab build of cmd/api that the lab starts, and a func that removes
-// what it made: labapi beside this program's executable (make build's bin/labapi beside
-// bin/loadtest), else one built now with the go command from the checkout that holds the
-// working directory (go run ./cmd/loadtest lab). Its error says how to get one.
+// FindLabAPI returns labapi beside this executable, else builds one, with a cleanup func;
+// its error says how to get one.
 func FindLabAPI() (path string, cleanup func(), err error) {
 	if exe, err := os.Executable(); err == nil {
 		beside := filepath.Join(filepath.Dir(exe), "labapi")

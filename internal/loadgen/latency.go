@@ -8,10 +8,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Latencies are recorded in HDR histograms (docs/dependencies.md): a fixed array of counts
-// per histogram whatever the number of requests, 3 significant digits (0.1%), in
-// microseconds from 1 µs to histMaxMicros. A longer latency (only a corrected one can be, on
-// a run of more than a day) is recorded as histMaxMicros.
+// HDR histograms of latencies in µs, 3 significant digits; longer ones count as histMaxMicros.
 const (
 	histMaxMicros = int64(24 * time.Hour / time.Microsecond)
 	histDigits    = 3
@@ -81,9 +78,7 @@ func decodeHist(s string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
-// Histograms are a run's latency histograms, encoded (encodeHist), in microseconds: what
-// loadtest merge adds up. Raw latencies run from each request's send; corrected ones from
-// its intended start (docs/loadtest.md, "Latency").
+// Histograms are a run's encoded latency histograms in µs, which loadtest merge adds up.
 type Histograms struct {
 	Unit      string `json:"unit"` // "us"
 	Raw       string `json:"raw"`

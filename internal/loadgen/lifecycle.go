@@ -24,10 +24,8 @@ const lifecycleInterval = time.Second
 // reservations to expire: the sweeper runs every SWEEP_INTERVAL (1 s by default).
 const settleSlack = 5 * time.Second
 
-// LifecycleSecond is one row of an abandonment sale's timeline, cumulative since the attack
-// began. Reserved, Resold, PaidUsers and Cancelled are the load tester's own answers; Stock,
-// Pending, Paid, Ended and Expired the API's audit (GET /api/v1/products/{id}/audit) read at
-// that second, Expired being Ended less the cancels answered 200 (at least 0).
+// LifecycleSecond is one cumulative second of an abandonment sale: the load tester's answers
+// and the API's audit.
 type LifecycleSecond struct {
 	S         int   `json:"s"`
 	Reserved  int64 `json:"reserved"`

@@ -14,8 +14,7 @@ type LifecycleReport struct {
 	PayRatio    float64 `json:"pay_ratio"`
 	CancelRatio float64 `json:"cancel_ratio"`
 	PayDelayMS  int64   `json:"pay_delay_ms"`
-	// StopReason is why the attack stopped: StopPaidOut, StopBuyersExhausted,
-	// StopMaxDuration or StopInterrupted.
+	// StopReason is one of the Stop constants.
 	StopReason string `json:"stop_reason"`
 	// Payers are the winners' choices and every answer to their payments and cancels.
 	Payers   PayerCounts       `json:"payers"`
@@ -36,8 +35,7 @@ type LifecycleAudit struct {
 	// Expired and Cancelled split Ended; the database alone tells them apart (nil from the API).
 	Expired   *int64 `json:"expired,omitempty"`
 	Cancelled *int64 `json:"cancelled,omitempty"`
-	// UsersPaidTwice are users with more than one paid order (the API's audit: more than one
-	// live order).
+	// UsersPaidTwice are users with more than one paid order.
 	UsersPaidTwice int64 `json:"users_paid_twice"`
 	// Resold are the reservations beyond the initial stock: units that came back and sold again.
 	Resold int64 `json:"resold"`

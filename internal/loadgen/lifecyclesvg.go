@@ -42,9 +42,7 @@ func spreadLabels(labels []endLabel, bottom float64) {
 	}
 }
 
-// LifecycleSVG draws an abandonment sale's timeline, named name: reserved, paid, expired and
-// resold units, cumulative, one point per second, against the initial stock, with the settled
-// audit underneath. The picture is self-contained (no font, script or image to fetch).
+// LifecycleSVG draws an abandonment sale's timeline as a self-contained SVG.
 func LifecycleSVG(w io.Writer, name string, l *LifecycleReport) error {
 	const width, height, left, right, top, bottom = 760, 340, 56, 110, 40, 64
 	initial, last := l.Audit.InitialStock, 1

@@ -15,8 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/buildinfo"
 )
 
-// BuildReport is the loadtest binary that measured (internal/buildinfo); bench records take
-// the commit and the Go version from it.
+// BuildReport is the loadtest binary that measured.
 type BuildReport struct {
 	Version  string `json:"version"`
 	Revision string `json:"revision"`
@@ -30,8 +29,7 @@ func readBuild() BuildReport {
 	return BuildReport{Version: b.Version, Revision: b.Revision, Time: b.Time, Modified: b.Modified, Go: b.GoVersion}
 }
 
-// Machine is where the measurement ran. Empty fields could not be read: the /proc files are
-// Linux's, and the server versions need the direct audit's connections.
+// Machine is where the measurement ran; empty fields could not be read.
 type Machine struct {
 	Host        string `json:"host"`
 	CPUModel    string `json:"cpu_model,omitempty"`
@@ -85,9 +83,7 @@ func procField(b []byte, key string) string {
 	return ""
 }
 
-// CPUTime is the CPU time of the whole machine over the attacks of a report, in clock ticks
-// of /proc/stat, and the share the hypervisor gave to other guests (steal): above a few
-// percent, the figures are low and noisy.
+// CPUTime is the machine's CPU time over the attacks in /proc/stat ticks, steal included.
 type CPUTime struct {
 	Ticks        int64   `json:"ticks"`
 	StealTicks   int64   `json:"steal_ticks"`

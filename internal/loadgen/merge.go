@@ -26,10 +26,8 @@ func ReadReport(path string) (Report, error) {
 	return r, nil
 }
 
-// Merge combines the reports of runs made at the same time from several load machines, matched by
-// round and name: counts summed, latencies recomputed from the merged histograms, windows joined
-// on the machines' clocks, no audit, and a verdict that passes when every input's did. It returns
-// an error for reports that cannot be merged; see docs/loadtest.md, "Merging runs".
+// Merge combines simultaneous reports from several machines (docs/loadtest.md#merging-runs), or
+// returns an error for ones that cannot be merged.
 func Merge(reps []Report, names []string) (Report, error) {
 	if len(reps) == 0 {
 		return Report{}, errors.New("nothing to merge")
@@ -212,8 +210,7 @@ func maxTime(a, b time.Time) time.Time {
 
 func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// PrintMerged writes the text report of a merge: the full report of its one run, or the
-// table of several.
+// PrintMerged writes a merge's text report.
 func PrintMerged(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "merge of %s: counts summed, latencies from the merged histograms, rates over the joined windows; no audit\n",
 		rep.Meta["merged_from"])
@@ -224,8 +221,7 @@ func PrintMerged(w io.Writer, rep Report) {
 	PrintTable(w, rep)
 }
 
-// WriteMerged writes rep as JSON to jsonPath and the corrected latencies of its first run
-// as .hgrm to histPath; an empty path writes nothing.
+// WriteMerged writes rep's JSON and its first run's .hgrm; an empty path writes nothing.
 func WriteMerged(rep Report, jsonPath, histPath string) error {
 	if jsonPath != "" {
 		if err := writeJSON(jsonPath, rep); err != nil {

@@ -7,9 +7,7 @@ import (
 	"strings"
 )
 
-// ModelsSVG draws the picture of docs/loadtest.md's "Load models": for the first run of each
-// report, a bar of its raw p99 and one of its corrected p99, labelled with its load model and
-// what it sent and got. The picture is self-contained (no font, script or image to fetch).
+// ModelsSVG draws each report's raw and corrected p99 as a self-contained SVG.
 func ModelsSVG(w io.Writer, title string, reps []Report) error {
 	type bar struct {
 		label, detail string

@@ -13,9 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/api"
 )
 
-// Outcome is what one purchase request came to. vegeta alone calls every status >= 400 a
-// failure; a flash sale answers most buyers 409 sold_out on purpose, so we read the status
-// code and the problem code of the RFC 9457 body (the contract, internal/api) instead.
+// Outcome is what one purchase request came to, from its status and problem code.
 type Outcome uint8
 
 const (
@@ -149,12 +147,10 @@ func (c Counts) Total() (n int64) {
 // Errors is the number of requests whose outcome is an error (see outcome.isError).
 func (c Counts) Errors() int64 { return c.sum(Outcome.isError) }
 
-// Admitted is the number of answers that admitted their buyer (see outcome.admits). A queued
-// buyer who asks again is answered 202 again: runStats.buyers counts each buyer once.
+// Admitted returns the answers that admitted their buyer, repeats included.
 func (c Counts) Admitted() int64 { return c.sum(Outcome.admits) }
 
-// Unclear is the number of requests that may or may not have created an order (see
-// outcome.isUnclear).
+// Unclear returns the requests that may have created an order.
 func (c Counts) Unclear() int64 { return c.sum(Outcome.isUnclear) }
 
 func (c Counts) sum(of func(Outcome) bool) (n int64) {

@@ -66,8 +66,7 @@ func (s procSnapshot) usedSince(before procSnapshot) map[string]int64 {
 	return used
 }
 
-// OtherCommands names, in FormatCPU and the JSON report, the commands that each used less than a twentieth of
-// the total: kernel threads, other tenants, short tools.
+// OtherCommands names the commands that each used under a twentieth of the CPU.
 const OtherCommands = "other"
 
 // cpuPerAnswer is the CPU time each command used over runs, in microseconds per answer
@@ -92,8 +91,7 @@ func cpuPerAnswer(ticks map[string]int64, answers int64) map[string]float64 {
 	return out
 }
 
-// FormatCPU writes a cpuPerAnswer map as "api 135, postgres 30, other 6 (total 171) us an
-// answer", the largest first and OtherCommands last; "" for nil.
+// FormatCPU formats a CPU-per-answer map, largest first; "" for nil.
 func FormatCPU(m map[string]float64) string {
 	if len(m) == 0 {
 		return ""

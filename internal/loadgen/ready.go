@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// WaitReady polls GET /readyz of every target, reached as d says, until each answers 200,
-// for at most wait. A TLS handshake that failed ends the wait at once (waiting mends no
-// certificate); the error is the last attempt's that wait did not cut short.
+// WaitReady polls every target's /readyz for up to wait until each answers 200; a failed TLS
+// handshake ends it at once.
 func WaitReady(ctx context.Context, d Deployment, targets []string, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

@@ -21,8 +21,7 @@ const perOrderMS = 0.65
 // orderBound is the most orders/s such a design can sell of one product with think_ms.
 func orderBound(thinkMS int) float64 { return 1000 / (perOrderMS + float64(thinkMS)) }
 
-// SummaryRow is one line of the table: one strategy (or baseline) over every round.
-// Rates and latencies are medians over the rounds; oversold, dupes and errors the worst.
+// SummaryRow is one strategy over every round: medians, and the worst oversold, dupes and errors.
 type SummaryRow struct {
 	Name             string  `json:"name"`
 	Strategy         string  `json:"strategy,omitempty"`
@@ -45,17 +44,14 @@ type SummaryRow struct {
 	Oversold       int64   `json:"oversold"`
 	Dupes          int64   `json:"dupes"`
 	Errors         int64   `json:"errors"`
-	// Dropped and TimedOut are the worst run's arrivals never sent and requests cut by
-	// -timeout, which the corrected p99 counts at their wait, a lower bound.
+	// Dropped and TimedOut are the worst run's unsent and timed-out requests.
 	Dropped  int64  `json:"dropped,omitempty"`
 	TimedOut int64  `json:"timed_out,omitempty"`
 	Verdict  string `json:"verdict"`
 	OK       bool   `json:"ok"`
-	// VsRedis is, on the row of a strategy on etcd or ZooKeeper, its figures over those of the same
-	// strategy on Redis in the same rounds.
+	// VsRedis is an etcd or ZooKeeper row's figures over Redis's.
 	VsRedis *BackendRatio `json:"vs_redis,omitempty"`
-	// CPUPerAnswer is the CPU time each command of the machine used over the row's runs, in
-	// microseconds per answer (cpuPerAnswer): where a sale's CPU goes.
+	// CPUPerAnswer is each command's CPU time in microseconds per answer.
 	CPUPerAnswer map[string]float64 `json:"cpu_us_per_answer,omitempty"`
 }
 
@@ -191,8 +187,7 @@ func printRun(w io.Writer, sc Scenario, r RunReport) {
 	}
 }
 
-// PrintTable writes the comparison table and what it says against the bound and the
-// bare gin baseline.
+// PrintTable writes the comparison table.
 func PrintTable(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "%s: %s", rep.Command, rep.Scenario.describe())
 	if n := len(rep.Rounds); n > 1 {

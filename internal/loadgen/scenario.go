@@ -74,8 +74,7 @@ func (s Scenario) describe() string {
 		s.Stock, s.ThinkMS, pace, s.Duration, s.Requests, stop, strconv.FormatFloat(s.RepeatShare, 'f', -1, 64), len(s.Targets), etcd)
 }
 
-// Meta is what -meta key=value recorded, in order: what the report cannot know, such as the
-// API's settings.
+// Meta is the -meta key=value pairs, in order.
 type Meta [][2]string
 
 // Object returns the pairs as a map for the JSON report.

@@ -27,8 +27,7 @@ type RunStats struct {
 	Model string `json:"model"`
 	// Started is when the first request was sent.
 	Started time.Time `json:"started"`
-	// Latency runs from each request's send (raw); LatencyCorrected from when it was due, the
-	// figure free of coordinated omission, as Correction says.
+	// Latency runs from each send; LatencyCorrected from when it was due (docs/loadtest.md#latency).
 	Latency          Latencies `json:"latency_ms"`
 	LatencyCorrected Latencies `json:"latency_corrected_ms"`
 	Correction       string    `json:"latency_correction"`
@@ -38,54 +37,38 @@ type RunStats struct {
 	Histograms Histograms           `json:"histograms"`
 	ByOutcome  map[string]Latencies `json:"latency_ms_by_outcome"`
 	Outcomes   Counts               `json:"outcomes"`
-	// Readmitted are admitting answers to buyers already admitted (attackResult.readmitted):
-	// answers, but no further order. Buyers (runStats.buyers) leaves them out.
+	// Readmitted are admitting answers to buyers already admitted.
 	Readmitted int64 `json:"readmitted"`
-	// Requeued are 202 answers to a buyer whose last admitting answer was a 202 too
-	// (attackResult.requeued): an abandonment sale's verdict counts them as unclear.
+	// Requeued are 202 answers to a buyer whose last admitting answer was a 202.
 	Requeued int64 `json:"requeued,omitempty"`
-	// SellSeconds runs from the first request to the last answer that admitted its buyer
-	// (bought or accepted, see outcome.admits); OrdersPerSec is the admitted buyers over it.
+	// SellSeconds runs to the last admitting answer; OrdersPerSec is the buyers over it.
 	SellSeconds  float64 `json:"sell_seconds"`
 	OrdersPerSec float64 `json:"orders_per_sec"`
-	// Rejections are sold_out answers to requests sent after the last admitting answer (all
-	// of them when nobody was admitted), over RejectSeconds: the sold-out rejection throughput.
+	// Rejections are sold_out answers after the last admitting one, over RejectSeconds.
 	Rejections       int64          `json:"rejections"`
 	RejectSeconds    float64        `json:"reject_seconds"`
 	RejectionsPerSec float64        `json:"rejections_per_sec"`
 	StatusCodes      map[string]int `json:"status_codes"`
-	// TransportErrors are the first distinct errors (at most five) of requests that got no
-	// HTTP answer (transport_error in Outcomes).
+	// TransportErrors are the first five distinct errors of requests with no answer.
 	TransportErrors []string `json:"transport_errors,omitempty"`
-	// TimedOut are the transport errors that -timeout cut: errors, whose latency is counted
-	// as the timeout, a lower bound of their wait.
+	// TimedOut are the requests -timeout cut, counted at the timeout.
 	TimedOut         int64 `json:"timed_out,omitempty"`
 	ExcludedNoTarget int64 `json:"excluded_no_target"`
-	// Inversions are sold_out answers to requests sent more than labrun.InversionSlack before a
-	// request that bought: buyers served out of the order they came in (see inversions).
-	// InversionShare is their share of the bought and sold_out answers to requests sent until
-	// the last buyer's.
+	// Inversions are sold_out answers to requests sent over labrun.InversionSlack before one
+	// that bought; InversionShare is their share.
 	Inversions     int64   `json:"inversions"`
 	InversionShare float64 `json:"inversion_share"`
-	// CPUTicks is the CPU time each command of the machine (API processes, postgres,
-	// redis-server, this loadtest...) used over the attack, in ticks of 1/100 s, as
-	// /proc/<pid>/stat counts them; absent where /proc cannot be read. Processes that ended
-	// during the attack are missed.
+	// CPUTicks is each command's CPU time over the attack, in 1/100 s; absent without /proc.
 	CPUTicks map[string]int64 `json:"cpu_ticks_by_command,omitempty"`
 }
 
-// ArrivalStats are how the requests of a run kept to their schedule. An open run's arrivals
-// are due whatever the API answers: one due while -max-workers requests are in flight
-// waits (Delayed, its latency corrected from when it was due), or, when the attack ends
-// first, is never sent (Dropped, counted in the corrected latencies at its wait until the
-// attack stopped sending, a lower bound).
+// ArrivalStats are how a run's requests kept to their schedule (docs/loadtest.md#load-models).
 type ArrivalStats struct {
 	Scheduled int64 `json:"scheduled,omitempty"` // with a schedule: requests due before the attack ended
 	Sent      int64 `json:"sent"`
 	Delayed   int64 `json:"delayed"` // sent more than delaySlack (10 ms) after they were due
 	Dropped   int64 `json:"dropped"` // with a schedule: due, never sent
-	// MaxLagMS is the latest a request left after it was due; MaxInFlight the most requests
-	// in flight at once.
+	// MaxLagMS is the worst send lag; MaxInFlight the most requests in flight.
 	MaxLagMS    float64 `json:"max_lag_ms"`
 	MaxInFlight int64   `json:"max_in_flight"`
 }
@@ -183,8 +166,7 @@ func (st RunStats) P99Corrected() time.Duration {
 
 func msDuration(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
-// Buyers is the number of buyers the answers admitted: 201 and 202 answers, each buyer once.
-// Once the queue has drained, each has exactly one order.
+// Buyers returns the buyers admitted (201 or 202), each once.
 func (st RunStats) Buyers() int64 { return st.Outcomes.Admitted() - st.Readmitted }
 
 // exactLatencies sorts lats (in place) and reads its quantiles: the live page's window.

@@ -9,24 +9,17 @@ import (
 	"time"
 )
 
-// ErrThresholds is returned by Execute when the figures of a run breached a threshold
-// (Config.Thresholds) and every audit passed: cmd/loadtest exits 4 for it, after the report,
-// as k6 does. An audit that failed is ErrAuditFailed (exit 3) whatever the thresholds say.
+// ErrThresholds is Execute's error when a threshold failed and every audit passed (exit 4).
 var ErrThresholds = errors.New("loadgen: threshold breached")
 
-// Thresholds are the limits a CI job sets on the figures (-max-p99, -max-error-rate,
-// -min-orders-per-sec). The zero value sets none. Each is judged on every summary row of
-// the API (a product of a strategy, the stock-0 product of the baselines included; the bare
-// gin row is not the API), -min-orders-per-sec only on the rows that had stock to sell.
+// Thresholds are -max-p99, -max-error-rate and -min-orders-per-sec (docs/loadtest.md#thresholds);
+// the zero value sets none.
 type Thresholds struct {
 	// MaxP99 is the highest p99 latency of all answers (JudgedP99); 0: none.
 	MaxP99 time.Duration
-	// MaxErrorRate is the highest share of requests whose outcome is an error (Counts.Errors:
-	// no HTTP answer, 5xx other than 503 busy, 4xx other than 409 sold_out/already_purchased
-	// and 429, 1xx/3xx/other 2xx), in the worst run of the row; nil: none.
+	// MaxErrorRate is the highest share of Counts.Errors in a row's worst run; nil: none.
 	MaxErrorRate *float64
-	// MinOrdersPerSec is the lowest orders/s (RunStats.OrdersPerSec, median over the runs);
-	// 0: none.
+	// MinOrdersPerSec is the lowest median orders/s; 0: none.
 	MinOrdersPerSec float64
 }
 
@@ -77,17 +70,13 @@ type ThresholdResult struct {
 	// Errors and Requests are the worst run's counts, for max-error-rate.
 	Errors   int64 `json:"errors,omitempty"`
 	Requests int64 `json:"requests,omitempty"`
-	// Unsent and TimedOut are the worst run's arrivals never sent and requests cut by
-	// -timeout, for max-p99, which counts them at their wait (SummaryRow.Dropped, TimedOut).
+	// Unsent and TimedOut are the worst run's unsent and timed-out requests.
 	Unsent   int64 `json:"unsent,omitempty"`
 	TimedOut int64 `json:"timed_out,omitempty"`
 	Pass     bool  `json:"pass"`
 }
 
-// JudgedP99 is the p99 latency, in ms, that -max-p99 judges: that of all answers measured
-// from when each was due (corrected for coordinated omission; the raw figure is never
-// higher), arrivals never sent counted at their wait until the attack stopped sending, the median over
-// the row's runs. A service that saturates cannot pass by making the load tester wait.
+// JudgedP99 returns the p99 in ms that -max-p99 judges: the corrected one (docs/loadtest.md#latency).
 func (r SummaryRow) JudgedP99() float64 { return max(r.P99Corrected, r.P99) }
 
 // judge judges every threshold of t on the rows of summary, the runs of rounds giving the

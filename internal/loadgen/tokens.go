@@ -18,9 +18,7 @@ import (
 // for more buyers has the rest minted as they come, and says so (Tokens.Late).
 var maxPremint = 1 << 18
 
-// Tokens gives each buyer's bearer token (sub: the user id) for an API with buyer identity
-// on: from a pool minted before the attack (Premint), else minted on demand, once per buyer,
-// and again when less than a quarter of its life is left. It is safe for concurrent use.
+// Tokens gives each buyer's bearer token, preminted or minted on demand. Safe for concurrent use.
 type Tokens struct {
 	signer *authn.Signer
 	now    func() time.Time
@@ -54,14 +52,12 @@ func (p *tokenPool) get(user int64, t time.Time) (string, bool) {
 	return p.jwts[user-p.first], true
 }
 
-// NewTokens returns the token source of a signer (authn.NewSigner: -sign-key and its
-// companions).
+// NewTokens returns the Tokens of s.
 func NewTokens(s *authn.Signer) *Tokens {
 	return &Tokens{signer: s, byUser: map[int64]token{}, now: time.Now}
 }
 
-// Token returns user's token: the pool's, else the one minted for user before if still
-// fresh, else a new one (counted by Late).
+// Token returns user's token, minting one (counted by Late) if none is fresh.
 func (t *Tokens) Token(_ context.Context, user int64) (string, error) {
 	now := t.now()
 	if jwt, ok := t.pool.Load().get(user, now); ok {
@@ -94,9 +90,7 @@ func (t *Tokens) Late() int64 {
 	return t.late.Load()
 }
 
-// Premint mints the tokens of users first to first+n-1 (n at most maxPremint) on every
-// core, unless the pool holds them already, fresh until until. It returns how many it
-// minted; the pool in use stays until the new one is whole.
+// Premint mints tokens fresh until until for users first to first+n-1, returning how many.
 func (t *Tokens) Premint(ctx context.Context, first int64, n int, until time.Time) (int, error) {
 	n = min(n, maxPremint)
 	if p := t.pool.Load(); p != nil && p.first == first && len(p.jwts) >= n && until.Before(p.until) {

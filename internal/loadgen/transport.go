@@ -15,31 +15,24 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 )
 
-// Deployment is how loadtest reaches a deployment other than the bundled one: headers and
-// client TLS on every request it makes (purchases, setup, lookups, audits, /readyz, /metrics),
-// and an existing product to buy. The zero value is the bundled service: no header, Go's TLS
-// defaults (the system's roots), a fresh product per attack.
+// Deployment is how loadtest reaches another deployment; the zero value is the bundled one.
 type Deployment struct {
-	// Header is added to every request, each name unless the request already carries it (the
-	// admin routes' Authorization, a purchase's Content-Type). "Host" sets the request's host.
+	// Header is added to every request lacking it; "Host" sets the host.
 	Header http.Header
 	// TLS configures HTTPS connections; nil: Go's defaults. TLSFiles.Config builds one.
 	TLS *tls.Config
 	// Product, when not 0, is the product run buys instead of creating one (see product).
 	Product int64
-	// Tokens, when set, gives each buyer's bearer token, sent on every request made for a
-	// buyer (purchases, payments, cancels, lookups): for an API with buyer identity on.
+	// Tokens, if set, gives the bearer token of each buyer's requests.
 	Tokens *Tokens
 }
 
-// TLSFiles names the files of the client's TLS: -tls-ca, -tls-cert and -tls-key, and the
-// name the server's certificate must hold, -tls-server-name.
+// TLSFiles are -tls-ca, -tls-cert, -tls-key and -tls-server-name.
 type TLSFiles struct {
 	CA, Cert, Key, ServerName string
 }
 
-// Config reads the files of f into a TLS configuration: nil when f names nothing. The CA
-// replaces the system's roots; a client certificate needs both Cert and Key.
+// Config returns f's TLS configuration, nil when f is empty; the CA replaces the system's roots.
 func (f TLSFiles) Config() (*tls.Config, error) {
 	if f == (TLSFiles{}) {
 		return nil, nil
@@ -68,9 +61,7 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 	return c, nil
 }
 
-// ParseHeader reads one -header value, "Name: value", refusing a name that is not an HTTP
-// token, a value with a control character, and the headers Go's client writes itself. Its
-// errors name the header but never repeat its value, which may be a credential.
+// ParseHeader reads "Name: value"; its errors never repeat the value.
 func ParseHeader(s string) (name, value string, err error) {
 	name, value, ok := strings.Cut(s, ":")
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
@@ -103,10 +94,8 @@ func isFieldValue(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f })
 }
 
-// HTTPClient returns the client of every request loadtest sends: d's headers on each
-// request, d's TLS on each connection, timeout per request, up to conns idle keep-alive
-// connections per host (0: Go's default). wrap, when not nil, wraps its transport below the
-// headers (the -check's recording transport). It is safe for concurrent use.
+// HTTPClient returns a client with d's headers and TLS, keeping up to conns idle connections
+// per host; wrap, if not nil, wraps its transport.
 func (d Deployment) HTTPClient(conns int, timeout time.Duration, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
 	var rt http.RoundTripper = &http.Transport{

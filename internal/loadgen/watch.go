@@ -14,8 +14,7 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 )
 
-// Observer is told what an attacking command does while it goes: loadtest ui draws it live.
-// The command line passes none. Its methods may be called from several goroutines.
+// Observer is told of an attack as it goes (loadtest ui); its methods must be concurrency-safe.
 type Observer interface {
 	ItemBegan(name string, initialStock int64, safe bool)
 	ItemSampled(s LiveSample)
@@ -29,12 +28,8 @@ const (
 	lockInterval  = time.Second
 )
 
-// LiveSample is one look at a running attack: a live sample, superseded by the audit once
-// the attack is over. OrdersPerSec is the sale's pace over its selling window, PaceWindowMS
-// (SellPace: from the start to the last order, or to now while it may still sell; nil
-// before the first order). The answers' rate and latencies are over the interval since the
-// previous look (nil when it had no answer); the lock figures since the attack began, summed
-// over the targets (nil when /metrics could not be read).
+// LiveSample is one look at a running attack: OrdersPerSec as SellPace gives it, rates and
+// latencies since the last look, lock figures since the start (nil when unknown).
 type LiveSample struct {
 	Name          string           `json:"name"`
 	MS            int64            `json:"ms"`

@@ -7,8 +7,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// Audit is what PostgreSQL (and, for the redis strategy, the Redis gate) says about a
-// product's sale. It is computed from the tables, not from counters the service keeps.
+// Audit is a product's sale as PostgreSQL and the Redis gate record it.
 type Audit struct {
 	ProductID      int64
 	InitialStock   int
@@ -19,23 +18,19 @@ type Audit struct {
 	Sold           int // initial_stock - stock
 	Oversold       int // orders beyond initial_stock
 	DuplicateUsers int // users with more than one live order
-	// Consistent: orders == sold (stock + live orders == initial_stock), stock >= 0, nothing oversold, no duplicate user, and for
-	// the redis and queue strategies Redis agrees with PostgreSQL.
+	// Consistent: orders == sold, stock >= 0, no oversale or duplicate user, Redis agrees.
 	Consistent bool
 	Redis      *GateAudit
 	Queue      *QueueAudit
 }
 
-// QueueAudit compares the Redis side of a queue product with PostgreSQL: the gate's stock
-// must be the product's stock less the purchases still queued, its buyers the orders plus
-// the purchases still queued, and the dead-letter stream empty.
+// QueueAudit compares a queue product's Redis side, queued purchases counted, with PostgreSQL.
 type QueueAudit struct {
 	inventory.QueueState
 	Agrees bool
 }
 
-// GateAudit compares the Redis gate with PostgreSQL: its stock must equal the product's, its
-// buyers the orders.
+// GateAudit compares the Redis gate's stock and buyers with PostgreSQL.
 type GateAudit struct {
 	inventory.GateState
 	Agrees bool

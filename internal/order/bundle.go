@@ -14,8 +14,7 @@ import (
 // MaxBundle is the most products one bundle purchase may name.
 const MaxBundle = 10
 
-// ProductError is the error of a bundle purchase that one of its products decided: sold out,
-// already bought by the user, not found. It wraps that product's error.
+// ProductError wraps the error of the bundle's product that failed it.
 type ProductError struct {
 	ProductID int64
 	Err       error

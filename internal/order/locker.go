@@ -7,14 +7,11 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 )
 
-// Locker is the lock the dlock strategy holds on each product it writes: RedisLocker here,
-// etcd's and ZooKeeper's adapted by internal/app. Its errors match ErrBusy or
-// dlock.ErrNotObtained (not obtained in time), ErrLockLost or dlock.ErrLost (lost while held,
-// also fn's context's cause), or ErrUnavailable or IsUnavailable (backend down).
+// Locker is the dlock strategy's product lock. Errors: ErrBusy or dlock.ErrNotObtained (not
+// obtained), ErrLockLost or dlock.ErrLost (lost), ErrUnavailable or IsUnavailable (down).
 type Locker interface {
-	// Do obtains key's lock with a lease of ttl, waiting up to wait (in arrival order across
-	// processes when fair), runs fn on a context that is cancelled if the lock is lost, and
-	// releases the lock. Its error is fn's, joined with the loss if there was one.
+	// Do runs fn holding key's lock for ttl, waiting up to wait (in arrival order if fair),
+	// then releases it; fn's ctx ends if the lock is lost. Its error is fn's, joined with the loss.
 	Do(ctx context.Context, key string, ttl, wait time.Duration, fair bool, fn func(ctx context.Context, l HeldLock) error) error
 	// DoMulti is Do for several keys, all or nothing; fn gets each key's held lock.
 	DoMulti(ctx context.Context, keys []string, ttl, wait time.Duration, fn func(ctx context.Context, locks map[string]HeldLock) error) error
@@ -24,18 +21,14 @@ type Locker interface {
 type HeldLock interface {
 	// Fence is the lock's fencing token: a later holder's is larger.
 	Fence() int64
-	// RaiseFence makes Fence a new token above floor while the lock is still held: for a
-	// lock whose store lost fences it gave out, that the product has seen (floor). An error
-	// (the lock lost, a backend that cannot raise) leaves Fence as it was.
+	// RaiseFence makes Fence a token above floor; on error Fence is unchanged.
 	RaiseFence(ctx context.Context, floor int64) (int64, error)
-	// NextWaiterSince is when the lock's next waiter began to wait, if the lock knows it (a
-	// fair Redis lock does), so that a batch serves only the buyers who came before it.
+	// NextWaiterSince is when the next waiter began to wait, if known (fair Redis locks).
 	NextWaiterSince() (time.Time, bool)
 }
 
-// WriteWatcher is a HeldLock told of each write under it, such as a lock history's decorator
-// of a Locker (internal/labapi). Writing is called just before the write; the func it returns,
-// with the write's error once it is over, COMMIT included.
+// WriteWatcher is a HeldLock told of each write: Writing before it, the returned func after
+// COMMIT with its error.
 type WriteWatcher interface {
 	Writing() (written func(err error))
 }
@@ -72,12 +65,8 @@ func (r redisLocker) DoMulti(ctx context.Context, keys []string, ttl, wait time.
 	})
 }
 
-// EtcdFenceBase is added to an etcd lock's fence (its key's create revision) before a product's
-// row records it, putting every etcd fence above every Redis fence. See
-// docs/deployment.md#product-locks-in-etcd.
+// EtcdFenceBase is added to an etcd lock's fence, above every Redis fence.
 const EtcdFenceBase int64 = 1 << 52
 
-// ZooKeeperFenceBase is added to a ZooKeeper lock's fence (its node's creation zxid) before a
-// product's row records it, putting it above every etcd and Redis fence. See
-// docs/dlock.md#which-lock-service.
+// ZooKeeperFenceBase is added to a ZooKeeper lock's fence, above every etcd and Redis fence.
 const ZooKeeperFenceBase int64 = 1 << 62

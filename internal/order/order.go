@@ -26,27 +26,21 @@ import (
 // Errors returned by Purchase besides inventory.ErrNotFound and inventory.ErrSoldOut.
 // Compare with errors.Is.
 var (
-	// ErrAlreadyPurchased: the user already has an order for this product. The error is a
-	// *PurchasedError, which holds that order.
+	// ErrAlreadyPurchased: the user has a live order of the product, held by the *PurchasedError.
 	ErrAlreadyPurchased = errors.New("order: already purchased")
-	// ErrBusy: no lock in time, a lock lost before COMMIT, the deadline passed, or a full
-	// line for a connection (see slots). Nothing was written; the buyer may retry.
+	// ErrBusy: no lock or connection in time, or the deadline passed. Nothing was written; retry.
 	ErrBusy = errors.New("order: busy")
-	// ErrUnavailable: Redis or PostgreSQL could not be reached or refused to work. Nothing
-	// was written.
+	// ErrUnavailable: Redis or PostgreSQL is down. Nothing was written.
 	ErrUnavailable = errors.New("order: service unavailable")
-	// ErrOutcomeUnknown: the purchase's COMMIT (or queueing script) got no answer that could
-	// be settled. The order may exist: OrderOf tells, and a retry never buys twice.
+	// ErrOutcomeUnknown: the write got no answer. OrderOf tells; a retry never buys twice.
 	ErrOutcomeUnknown = errors.New("order: outcome unknown")
-	// ErrCanceled: the buyer went away (its context was cancelled) before the purchase was
-	// written. Nothing was written.
+	// ErrCanceled: ctx was cancelled before the write. Nothing was written.
 	ErrCanceled = errors.New("order: canceled by the buyer")
 	// ErrOrderNotFound: OrderOf found no order of this user for this product.
 	ErrOrderNotFound = errors.New("order: no such order")
 )
 
-// ErrLockLost is what a Locker or a plugged Strategy's lock reports when it loses a held lock
-// (RedisLocker reports dlock.ErrLost); the purchase is answered ErrBusy.
+// ErrLockLost is a Locker's or Strategy's error for a lock lost while held; Purchase answers ErrBusy.
 var ErrLockLost = errors.New("order: product lock lost")
 
 // errDeadline is the cause of a purchase's context when its deadline (Config.PurchaseTimeout)
@@ -57,8 +51,7 @@ var errDeadline = fmt.Errorf("%w: purchase deadline passed", ErrBusy)
 // outcome was known: a bug, and nothing of theirs was committed.
 var errPanic = errors.New("order: batch leader panicked")
 
-// PurchasedError is the error of a purchase by a user who already has an order for the
-// product: it matches ErrAlreadyPurchased and holds that order.
+// PurchasedError matches ErrAlreadyPurchased and holds the user's order.
 type PurchasedError struct {
 	Order Order
 }
@@ -76,16 +69,15 @@ type Order struct {
 	ProductID int64
 	UserID    int64
 	CreatedAt time.Time
-	// Status is StatusPaid, StatusPending, StatusExpired or StatusCancelled (see
-	// reservation.go); an order of a product without a payment window is paid from the start.
+	// Status is one of the Status constants; without a payment window, StatusPaid.
 	Status string
 	PayBy  *time.Time // set exactly when the order is or was pending
 	PaidAt *time.Time // when a pending order was paid
-	// EndedAt is when the order expired or was cancelled, and its unit went back to stock.
+	// EndedAt is when the order expired or was cancelled.
 	EndedAt *time.Time
 }
 
-// The statuses of an order. Pending and paid orders are live: one per user and product.
+// Order statuses; pending and paid are live, one per user and product.
 const (
 	StatusPaid      = "paid"
 	StatusPending   = "pending"
@@ -103,7 +95,7 @@ const liveStatus = `status IN ('pending', 'paid')`
 // TableName maps Order to its table for GORM.
 func (Order) TableName() string { return "orders" }
 
-// Outcomes of a purchase, as counted in metrics and load-test reports.
+// Outcomes of a purchase, as metrics count them.
 const (
 	OutcomeBought           = "bought"
 	OutcomeSoldOut          = "sold_out"

@@ -9,11 +9,9 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// Purchase sells one unit of product productID to user userID with the product's strategy. It
-// returns the order, committed, or an error matching inventory.ErrNotFound, inventory.ErrSoldOut,
-// ErrAlreadyPurchased (a *PurchasedError), ErrBusy, ErrUnavailable, ErrCanceled, ErrOutcomeUnknown
-// or ErrAccepted; every error but ErrOutcomeUnknown means nothing was written. A reservation of
-// the user's past its pay_by is expired first, as the sweeper would.
+// Purchase sells one unit of the product to the user and returns the committed order. Errors:
+// inventory.ErrNotFound, inventory.ErrSoldOut, ErrAlreadyPurchased, ErrBusy, ErrUnavailable,
+// ErrCanceled, ErrAccepted (queued), ErrOutcomeUnknown (the only one that may have written).
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	var o Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
@@ -39,10 +37,8 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 	return o, err
 }
 
-// PurchaseBundle sells the user one unit of each of 1 to MaxBundle distinct, not fair dlock
-// products, all or nothing, and returns the orders in the order of productIDs. Its errors are
-// Purchase's, inventory.ErrInvalid, or a *ProductError naming the product sold out, already
-// purchased or not found. See docs/api.md#bundles.
+// PurchaseBundle buys one unit of each of up to MaxBundle dlock products, all or nothing
+// (docs/api.md#bundles). Errors: Purchase's, inventory.ErrInvalid, or a *ProductError.
 func (s *Service) PurchaseBundle(ctx context.Context, productIDs []int64, userID int64) ([]Order, error) {
 	var orders []Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {

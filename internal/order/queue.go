@@ -15,9 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// ErrAccepted means the purchase is admitted and queued (queue strategy) and was not written
-// within Config.QueueWait. Its unit is taken; the order will be written by a consumer, and
-// OrderOf tells once it is.
+// ErrAccepted: the purchase is queued, not written within Config.QueueWait; OrderOf tells.
 var ErrAccepted = errors.New("order: accepted, not written yet")
 
 // queuedBuyer is the queue strategy: one Lua script admits the buyer, takes the unit and appends

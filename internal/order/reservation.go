@@ -11,23 +11,17 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// Errors of Pay and Cancel besides inventory.ErrNotFound, ErrOrderNotFound, ErrUnavailable
-// and ErrOutcomeUnknown. Each comes as a *StateError, which holds the order. Compare with
-// errors.Is.
+// Errors of Pay and Cancel, each as a *StateError holding the order.
 var (
-	// ErrOrderExpired: the reservation was not paid by its pay_by, and its unit went back to
-	// stock (or is going back: the transaction that answers expires a pending order past its
-	// pay_by itself, or the sweeper does).
+	// ErrOrderExpired: unpaid by its pay_by; its unit goes back to stock.
 	ErrOrderExpired = errors.New("order: reservation expired")
-	// ErrOrderCancelled: the reservation was cancelled, and its unit went back to stock.
+	// ErrOrderCancelled: cancelled; its unit went back to stock.
 	ErrOrderCancelled = errors.New("order: reservation cancelled")
-	// ErrOrderPaid: the order is paid (or was final from the start, a product without a
-	// payment window): it cannot be cancelled.
+	// ErrOrderPaid: paid, or final from the start, so it cannot be cancelled.
 	ErrOrderPaid = errors.New("order: already paid")
 )
 
-// StateError is the error of a Pay or Cancel that the order's status refuses. It matches
-// ErrOrderExpired, ErrOrderCancelled or ErrOrderPaid and holds the order.
+// StateError is a Pay or Cancel refused by the order's status; it matches its sentinel.
 type StateError struct {
 	Order Order
 	err   error
@@ -56,11 +50,9 @@ func refusal(o Order, want string) error {
 	return fmt.Errorf("order %d: unexpected status %q", o.ID, o.Status)
 }
 
-// Pay pays user userID's reservation of product productID (the order OrderOf finds) and
-// returns it paid; it is idempotent, and an order final from the start is answered the same.
-// Its errors match ErrOrderExpired (the call expires it), ErrOrderCancelled, ErrOrderNotFound,
-// inventory.ErrNotFound, ErrUnavailable or ErrOutcomeUnknown (paying again tells). See
-// docs/strategies.md#reservations.
+// Pay pays the user's reservation of the product and returns it; it is idempotent. Errors:
+// ErrOrderExpired, ErrOrderCancelled, ErrOrderNotFound, inventory.ErrNotFound,
+// ErrUnavailable, ErrOutcomeUnknown (paying again tells).
 func (s *Service) Pay(ctx context.Context, productID, userID int64) (Order, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.PurchaseTimeout)
 	defer cancel()
@@ -92,10 +84,9 @@ func (s *Service) Pay(ctx context.Context, productID, userID int64) (Order, erro
 	return o, refusal(o, StatusPaid)
 }
 
-// Cancel cancels user userID's reservation of product productID (the order OrderOf finds),
-// giving its unit back to stock and to the gate, and returns it cancelled; it is idempotent.
-// Its errors match ErrOrderPaid, ErrOrderExpired (the call expires it), ErrOrderNotFound,
-// inventory.ErrNotFound, ErrUnavailable or ErrOutcomeUnknown (cancelling again tells).
+// Cancel cancels the user's reservation, returning its unit, and returns it; it is idempotent.
+// Errors: ErrOrderPaid, ErrOrderExpired, ErrOrderNotFound, inventory.ErrNotFound,
+// ErrUnavailable, ErrOutcomeUnknown.
 func (s *Service) Cancel(ctx context.Context, productID, userID int64) (Order, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.PurchaseTimeout)
 	defer cancel()

@@ -31,9 +31,8 @@ const (
 	sweepConns    = 4
 )
 
-// Sweep runs one sweeper pass over up to limit products, expiring up to limit overdue
-// reservations of each and driving up to limit unfinished gate returns. Its error joins the
-// failed products' errors; a product whose row is held is skipped (Busy). Safe for concurrent use.
+// Sweep expires up to limit overdue reservations of each of up to limit products, joining
+// the failed products' errors. Safe for concurrent use.
 func (s *Service) Sweep(ctx context.Context, limit int) (SweepStats, error) {
 	var st SweepStats
 	var due []int64
@@ -123,10 +122,8 @@ func (s *Service) retryGates(ctx context.Context, limit int) (int, error) {
 	return done, errors.Join(errs...)
 }
 
-// RunSweeper runs a pass of Sweep every Config.SweepInterval, each of up to
-// Config.SweepBatch products and orders of each (a pass that did a full batch is followed by
-// another at once), until ctx ends. Failures are logged;
-// the next pass retries. With a negative SweepInterval it returns at once.
+// RunSweeper calls Sweep every Config.SweepInterval until ctx ends, logging failures. A
+// negative SweepInterval returns at once.
 func (s *Service) RunSweeper(ctx context.Context) {
 	interval, limit := s.c.cfg.SweepInterval, s.c.cfg.SweepBatch
 	if interval < 0 {

@@ -13,9 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/dlock"
 )
 
-// IsUnavailable reports whether err, however wrapped, means PostgreSQL or Redis could not be
-// reached or refused to serve for a while: an outage to retry, not a bug. etcd and ZooKeeper
-// locks report theirs as ErrUnavailable instead.
+// IsUnavailable reports whether err means PostgreSQL or Redis is down for a while.
 func IsUnavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -15,10 +15,8 @@ import (
 	"time"
 )
 
-// API is a cmd/api process, started from a built binary (see LaunchAPI). Base may change until WaitReady returns (a start
-// that lost its port to another process is retried on another); after that, its fields and
-// Get, Exited, Err and ErrorLines may be used from any goroutine, and so may the others once
-// WaitReady has returned.
+// API is a cmd/api process (LaunchAPI). Base may change until WaitReady returns; after that
+// it is safe for concurrent use.
 type API struct {
 	Name string  // names the process in errors and in its log file's name
 	Base string  // http://127.0.0.1:port (in a namespace, http://<its Inside address>:port)
@@ -31,8 +29,7 @@ type API struct {
 	netns    *Netns // where it runs (LaunchAPIIn); nil: the root namespace
 }
 
-// StartAPI starts the API binary bin with env (see LaunchAPI) and waits until GET /readyz
-// answers 200. On error, the process is stopped already.
+// StartAPI is LaunchAPI, then WaitReady("/readyz"); on error the process is stopped.
 func StartAPI(bin, name string, env map[string]string) (*API, error) {
 	return startAPI(bin, name, env, nil)
 }
@@ -48,8 +45,7 @@ func startAPI(bin, name string, env map[string]string, ns *Netns) (*API, error) 
 	return a, nil
 }
 
-// StartAPIs starts n processes of the API binary bin named api1..apiN with env, all at once,
-// and waits until each answers 200 on /readyz. On error, every one is stopped already.
+// StartAPIs starts n API processes, api1..apiN, and waits until all are ready; on error all are stopped.
 func StartAPIs(bin string, n int, env map[string]string) ([]*API, error) {
 	apis := make([]*API, 0, n)
 	err := func() error {
@@ -76,11 +72,8 @@ func StartAPIs(bin string, n int, env map[string]string) ([]*API, error) {
 	return apis, nil
 }
 
-// LaunchAPI starts bin, a build of cmd/api, on a free loopback port below the ephemeral range
-// and returns at once; WaitReady waits for it. The process gets env and nothing else, besides
-// PATH (unless env sets it) and HTTP_ADDR: env holds all of its configuration, and what the
-// process reads from its real environment (SSL_CERT_FILE, say). It dies with this program;
-// the caller stops it with Close (or Stop).
+// LaunchAPI starts bin on a free loopback port with env, PATH and HTTP_ADDR only, and returns at
+// once. It dies with this program; the caller stops it with Close.
 func LaunchAPI(bin, name string, env map[string]string) (*API, error) {
 	return launchAPI(bin, name, env, nil)
 }
@@ -123,9 +116,7 @@ func (a *API) launch() error {
 	return nil
 }
 
-// WaitReady waits up to 30 s until GET path answers 200, and returns an error with the log's
-// tail if the process exits first or the time runs out. A process that exited because
-// another took its port is started again on another (three starts at most).
+// WaitReady waits up to 30 s for GET path to answer 200, or returns an error with the log's tail.
 func (a *API) WaitReady(path string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -155,10 +146,8 @@ func (a *API) Close() error {
 	return err
 }
 
-// Stop continues the process if it is paused, sends SIGTERM and waits up to 30 s for it to
-// exit. It returns an error if the process does not exit in time (it is killed then) or
-// exits with a status other than 0. It does nothing if the process has exited already (Err
-// says how).
+// Stop sends SIGTERM (resuming a paused process) and waits up to 30 s; it fails on a kill or a
+// non-zero exit.
 func (a *API) Stop() error {
 	if a.Exited() {
 		return nil
@@ -197,12 +186,10 @@ func (a *API) Exited() bool { return a.proc.Exited() }
 // Wait waits up to d for the process to exit and reports whether it did.
 func (a *API) Wait(d time.Duration) bool { return a.proc.Wait(d) }
 
-// Err is how the process exited, as exec.Cmd.Wait reports it (nil for status 0); nil while
-// it runs.
+// Err is the process's exec.Cmd.Wait error; nil while it runs.
 func (a *API) Err() error { return a.proc.Err() }
 
-// Get performs GET path (with the bearer token if token is set) and returns status and body;
-// status 0 means no answer within 5 s.
+// Get performs GET path with token, if set; status 0 means no answer within 5 s.
 func (a *API) Get(path, token string) (int, []byte) {
 	req, _ := http.NewRequest(http.MethodGet, a.Base+path, nil)
 	if token != "" {
@@ -218,9 +205,7 @@ func (a *API) Get(path, token string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// Metric returns the sum of every series of the Prometheus metric name on /metrics whose
-// labels contain match (all series when match is empty), or an error if /metrics does not
-// answer 200.
+// Metric returns the sum of name's series whose labels contain match.
 func (a *API) Metric(name, match string) (float64, error) {
 	status, body := a.Get("/metrics", "")
 	if status != http.StatusOK {
@@ -253,12 +238,10 @@ func (a *API) ErrorLines() []string {
 	return out
 }
 
-// Pid is the process id of the process (of its latest start).
+// Pid is the latest start's process id.
 func (a *API) Pid() int { return a.proc.Pid() }
 
-// LaunchAPIIn is LaunchAPI for a process inside the namespace ns: it listens on a port of
-// ns.Inside, and the caller reaches it there (Base). It reaches the servers of the root
-// namespace only through forwarders (Forward): give their addresses in env.
+// LaunchAPIIn is LaunchAPI inside ns; env must name the servers through ns.Forward.
 func LaunchAPIIn(ns *Netns, bin, name string, env map[string]string) (*API, error) {
 	return launchAPI(bin, name, env, ns)
 }

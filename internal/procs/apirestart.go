@@ -7,10 +7,8 @@ import (
 	"strings"
 )
 
-// Restart starts the process again on the same address, once it has exited (a SIGTERM, Stop
-// or Kill), with the same environment, and returns at once; WaitReady waits for it. What
-// sits in front of it (a load balancer, a proxy) finds it where it was. A start that finds
-// the address taken is not moved to another port: WaitReady returns an error then.
+// Restart starts the exited process again on the same address and returns at once; WaitReady
+// fails if the address is taken.
 func (a *API) Restart() error {
 	if !a.Exited() {
 		return fmt.Errorf("%s: Restart while it runs", a.Name)

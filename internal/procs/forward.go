@@ -12,19 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Forward starts a TCP forwarder on the namespace's host end to target, a server of the root
-// namespace, and returns the address to give the processes inside in its place; Close stops it.
-// Its own connections to target stay healthy whatever Partition does (docs/testing.md).
+// Forward starts a forwarder to target and returns the address processes inside dial instead.
 func (n *Netns) Forward(target string) (string, error) {
 	return n.forward(target, net.ListenConfig{KeepAlive: -1}, 0)
 }
 
-// ForwardProbing is Forward with a forwarder that probes each connection from the namespace
-// as p says and, when the process stops answering (a partition, a host gone), ends the
-// connection to target too: it stands for a server that sets those TCP options on its own
-// connections, as PostgreSQL's tcp_keepalives_* and tcp_user_timeout do, where Forward's
-// forwarder keeps the server's connection for as long as the partition lasts
-// (docs/testing.md).
+// ForwardProbing is Forward that ends a connection to target once p finds the process inside
+// silent, as a server's keepalives would.
 func (n *Netns) ForwardProbing(target string, p Probe) (string, error) {
 	p.KeepAlive.Enable = true
 	return n.forward(target, net.ListenConfig{KeepAliveConfig: p.KeepAlive}, p.UserTimeout)
@@ -32,13 +26,9 @@ func (n *Netns) ForwardProbing(target string, p Probe) (string, error) {
 
 // Probe is how a probing forwarder (ForwardProbing) finds that a process stopped answering.
 type Probe struct {
-	// KeepAlive probes a connection that has been idle for its Idle, every Interval, and
-	// ends it after Count probes unanswered.
+	// KeepAlive is the TCP keepalive of each connection.
 	KeepAlive net.KeepAliveConfig
-	// UserTimeout (TCP_USER_TIMEOUT) ends a connection whose data went unacknowledged that
-	// long, as keepalives cannot (they probe only a connection with nothing in flight), and
-	// one whose keepalives went unanswered that long. 0: the kernel's retransmissions, for
-	// about 15 minutes.
+	// UserTimeout is TCP_USER_TIMEOUT; 0: the kernel's, about 15 minutes.
 	UserTimeout time.Duration
 }
 

@@ -20,11 +20,8 @@ import (
 	"time"
 )
 
-// Netns is a network namespace of the caller's own, joined to the root namespace by a veth pair:
-// processes started in it (LaunchAPIIn) listen on Inside and reach the root namespace's servers
-// through forwarders (Forward), and Partition drops, silently, every packet to some forwarders
-// until Heal. StartNetns returns an error wrapping ErrUnavailable without root, ip or nft; Close
-// removes it all (docs/testing.md). Its methods are safe for concurrent use.
+// Netns is a network namespace joined to the root one by a veth pair
+// (docs/testing.md#network-namespaces). Safe for concurrent use.
 type Netns struct {
 	Name   string // as ip netns knows it: sk-<pid>-<n>-<test>
 	Host   string // the root namespace's end of the veth pair, e.g. 10.200.3.1
@@ -59,10 +56,8 @@ const subnets = 1 << 14
 // sweepOnce removes the leftovers of dead programs, once per process.
 var sweepOnce sync.Once
 
-// StartNetns creates a network namespace with a veth pair to the root namespace, lo up
-// inside and a default route to the host's end; name (a test's name, say) goes into the
-// namespace's name. It returns an error wrapping ErrUnavailable unless it runs as root with ip
-// and nft installed. The caller removes it with Close.
+// StartNetns creates a Netns named after name; the caller calls Close. Without root, ip or nft
+// it returns ErrUnavailable.
 func StartNetns(name string) (_ *Netns, err error) {
 	ip, nft, err := netnsBins()
 	if err != nil {
@@ -243,9 +238,7 @@ func deadOwner(name string) bool {
 	return err == syscall.ESRCH
 }
 
-// Close stops the forwarders (Forward), then deletes the veth pair (at once; deleting the
-// namespace alone frees it later, in the background) and the namespace, with the rules and
-// routes in it. Stop the processes in it first.
+// Close stops the forwarders and deletes the namespace. Stop its processes first.
 func (n *Netns) Close() error {
 	n.mu.Lock()
 	fwds := n.fwds

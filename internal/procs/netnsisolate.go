@@ -8,11 +8,7 @@ import (
 // isolateTable is the nftables table of a namespace cut off whole (Isolate).
 const isolateTable = "seckill_isolate"
 
-// Isolate drops, silently, every IP packet that enters or leaves the namespace through its
-// veth, whatever its address or port, as for a host whose network is lost: the processes
-// inside hear nothing from outside, and those outside that talk to them hear nothing back,
-// neither RST nor ICMP. Loopback inside the namespace keeps working. (Partition cuts some
-// addresses only.) Rejoin lifts it.
+// Isolate silently drops every packet through the namespace's veth until Rejoin.
 func (n *Netns) Isolate() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -48,8 +44,7 @@ func isolateRules(family string) string {
 		family, isolateTable, hooks[0], match[0], hooks[1], match[1])
 }
 
-// Rejoin lifts Isolate: packets flow again, and TCP retransmits what was lost. It does
-// nothing when the namespace is not isolated.
+// Rejoin lifts Isolate, if any.
 func (n *Netns) Rejoin() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -17,12 +17,7 @@ import (
 // What a caller does with a namespace of its own (netns.go): partition it and heal it, dial out
 // of it, run a process in it.
 
-// Partition drops every packet between the namespace and each of addrs (host:port, e.g.
-// what Forward returned), both ways, silently: no RST, no ICMP. The drop happens at the
-// namespace's end of the veth (nftables' egress and ingress hooks), so the sockets inside see
-// their packets leave and nothing come back, as across a network that lost them. On a kernel
-// without the egress hook (before Linux 5.16) the rules hook on output and input instead.
-// Partitions add up; Heal lifts them all.
+// Partition silently drops every packet between the namespace and addrs, both ways, until Heal.
 func (n *Netns) Partition(addrs ...string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -66,7 +61,7 @@ func partitionRules(family, out, in string) string {
 		family, partitionTable, hooks[0], out, hooks[1], in)
 }
 
-// Heal lifts every partition: packets flow again, and TCP retransmits what was lost.
+// Heal lifts every partition.
 func (n *Netns) Heal() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -87,8 +82,7 @@ func (n *Netns) nftables(script string) error {
 	return runCmd(cmd, nil)
 }
 
-// Dial connects from inside the namespace to addr, within timeout. The socket is made on a
-// thread that entered the namespace (setns), which ends with the call.
+// Dial connects from inside the namespace to addr within timeout.
 func (n *Netns) Dial(addr string, timeout time.Duration) (net.Conn, error) {
 	type result struct {
 		c   net.Conn

@@ -12,16 +12,14 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// Process is one run of a child process (StartProcess). Its methods are safe for concurrent
-// use.
+// Process is one run of a child process. Safe for concurrent use.
 type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	err  error         // cmd.Wait's result, valid once done is closed
 }
 
-// StartProcess starts cmd with its output going to log. Unless cmd sets SysProcAttr, the
-// process is sent SIGKILL if this program dies first (Pdeathsig).
+// StartProcess starts cmd, logging to log; unless SysProcAttr is set, it dies with this program.
 func StartProcess(cmd *exec.Cmd, log io.Writer) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = log, log
 	if cmd.SysProcAttr == nil {
@@ -41,8 +39,7 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // Done is closed once the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// Err is how the process exited, as exec.Cmd.Wait reports it (nil for status 0); nil while
-// it runs.
+// Err is the process's exec.Cmd.Wait error; nil while it runs.
 func (p *Process) Err() error {
 	if !p.Exited() {
 		return nil
@@ -71,8 +68,7 @@ func (p *Process) Wait(d time.Duration) bool {
 	}
 }
 
-// Stop sends sig and waits up to d for the process to exit; if it has not, it is killed
-// and Stop reports false once it is gone.
+// Stop sends sig and waits up to d, then kills the process and returns false.
 func (p *Process) Stop(sig syscall.Signal, d time.Duration) bool {
 	_ = p.cmd.Process.Signal(sig)
 	if p.Wait(d) {
@@ -83,9 +79,7 @@ func (p *Process) Stop(sig syscall.Signal, d time.Duration) bool {
 	return false
 }
 
-// Signal sends sig to the process. After SIGSTOP it waits (up to 5 s) until every thread of
-// the process has stopped: kill returns before they do, and a thread still running could
-// answer one more request after a pause (TestEtcdStopStart saw a paused etcd answer /health).
+// Signal sends sig; after SIGSTOP it waits up to 5 s until every thread has stopped.
 func (p *Process) Signal(sig syscall.Signal) error {
 	if err := p.cmd.Process.Signal(sig); err != nil || sig != syscall.SIGSTOP {
 		return err

@@ -28,8 +28,7 @@ import (
 	"github.com/seckill/seckill/internal/faultproxy"
 )
 
-// ErrUnavailable is wrapped by the errors of launchers that cannot run here: a binary is
-// missing (redis-server, etcd, PostgreSQL's, patroni, pgbouncer, libfaketime, ip, nft) or they need root.
+// ErrUnavailable is wrapped by launchers that cannot run here: a binary missing, or not root.
 var ErrUnavailable = errors.New("launch: unavailable here")
 
 // unavailable is an error that wraps ErrUnavailable and says why.
@@ -38,13 +37,8 @@ type unavailable string
 func (u unavailable) Error() string        { return string(u) }
 func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
 
-// FreeAddr returns a loopback host:port that is free now and lies below the kernel's
-// ephemeral port range, so that no outgoing connection takes it before a server binds it, or
-// while a server that is stopped and started again is down. It never returns a port twice in
-// one process: a server stopped for a while (an etcd member, a Redis restarted on its port)
-// keeps its port for its restart, which another caller in the same process could otherwise
-// get and bind meanwhile (TestEtcdClusterQuorumLoss once found its member's port taken).
-// It is safe for concurrent use.
+// FreeAddr returns a free loopback host:port below the ephemeral range, never the same twice
+// (docs/testing.md#launchers). Safe for concurrent use.
 func FreeAddr() (string, error) {
 	low := ephemeralLow()
 	for range 200 {
@@ -75,8 +69,7 @@ func ephemeralLow() int {
 	return 32768
 }
 
-// Buffer is a bytes.Buffer that a server's log output and its reader may share. It is safe
-// for concurrent use.
+// Buffer is a bytes.Buffer safe for concurrent use.
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -100,9 +93,7 @@ func (b *Buffer) Tail(n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// LookBin returns the path of the program name on PATH, in /usr/bin or in /usr/local/bin
-// (where Debian's packages and `make up` put them), or an error wrapping ErrUnavailable that
-// says why it is needed.
+// LookBin finds name on PATH, /usr/bin or /usr/local/bin, or returns ErrUnavailable saying why.
 func LookBin(name, why string) (string, error) {
 	for _, p := range []string{name, "/usr/bin/" + name, "/usr/local/bin/" + name} {
 		if path, err := exec.LookPath(p); err == nil {
@@ -117,9 +108,7 @@ func RedisBin() (string, error) {
 	return LookBin("redis-server", "redis-server not found: servers of its own are started (`make up` installs it)")
 }
 
-// StableProxy starts a fault proxy to target on a port FreeAddr picks, so that Down and Up
-// keep its address; the caller closes it. Another process may bind the port between
-// FreeAddr's check and the proxy's listen: it picks another then.
+// StableProxy starts a fault proxy to target on a FreeAddr port; the caller closes it.
 func StableProxy(target string) (*faultproxy.Proxy, error) {
 	var last error
 	for range 20 {

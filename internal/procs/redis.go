@@ -17,15 +17,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is a redis-server process of the caller's own, without persistence unless its
-// arguments ask for it. Stop and Start may be called in any order; Close kills it and removes
-// its Dir. It is safe for concurrent use.
+// Redis is a redis-server process; Close kills it and removes Dir. Safe for concurrent use.
 type Redis struct {
 	Addr string // 127.0.0.1:port, the same across restarts
-	// Dir is its working directory (--dir), the same across restarts: what it saved there
-	// (dump.rdb, appendonlydir) is loaded again by Start. Removed by Close.
+	// Dir is its --dir, kept across restarts.
 	Dir string
-	// Bus is the cluster bus port (--cluster-port) of a server in cluster mode, "" otherwise.
+	// Bus is the cluster bus port, "" outside cluster mode.
 	Bus string
 
 	bin  string
@@ -39,10 +36,8 @@ type Redis struct {
 	proc *Process // nil while stopped
 }
 
-// StartRedis starts a redis-server without persistence on a free loopback port and waits
-// until it answers PING; extra arguments go to redis-server (they may override the defaults).
-// A server that requires a password (--requirepass) is up when it answers NOAUTH; Client does
-// not log in to it. The caller owns it: Close.
+// StartRedis starts a redis-server without persistence, with extra arguments, and waits for
+// PING. The caller calls Close.
 func StartRedis(extra ...string) (*Redis, error) {
 	return startRedis(nil, extra...)
 }
@@ -124,9 +119,7 @@ func argValue(args []string, name string) string {
 	return v
 }
 
-// StartRedisReplica is StartRedis for a replica of the master at addr (--replicaof): it
-// waits until the replica has synced (master_link_status:up). A master of the caller's own
-// starts the sync at once with --repl-diskless-sync-delay 0 (Redis 7 waits 5 s by default).
+// StartRedisReplica is StartRedis for a replica of master, waiting until it has synced.
 func StartRedisReplica(master string, extra ...string) (*Redis, error) {
 	host, port, err := net.SplitHostPort(master)
 	if err != nil {
@@ -153,13 +146,10 @@ func StartRedisReplica(master string, extra ...string) (*Redis, error) {
 	}
 }
 
-// Promote makes a replica a master (REPLICAOF NO ONE), as a failover does: it keeps the data
-// it had replicated, and takes writes.
+// Promote makes a replica a master (REPLICAOF NO ONE).
 func (s *Redis) Promote() error { return s.Do(0, "REPLICAOF", "NO", "ONE") }
 
-// Start starts the server again and waits until it answers PING: empty, unless it saved to
-// Dir (an RDB snapshot it made, or its AOF with --appendonly yes), which it loads. It does
-// nothing while the server runs.
+// Start restarts a stopped server, loading what it saved in Dir, and waits for PING.
 func (s *Redis) Start() error {
 	if err := s.start(); err != nil {
 		return fmt.Errorf("%w\n%s", err, s.log.Tail(20))
@@ -204,8 +194,7 @@ func (s *Redis) start() error {
 	return nil
 }
 
-// Stop kills the server, as a crash would, and waits for it to exit: it saves nothing on the
-// way, so without persistence every key is gone.
+// Stop kills the server, saving nothing, and waits for it to exit.
 func (s *Redis) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,8 +224,7 @@ func (s *Redis) Pid() int {
 	return s.proc.Pid()
 }
 
-// Pause freezes the server (SIGSTOP): connections stay open and nothing is answered, as
-// when a server hangs. Resume lets it go on.
+// Pause freezes the server (SIGSTOP) until Resume.
 func (s *Redis) Pause() error { return s.signal(syscall.SIGSTOP) }
 
 // Resume continues a paused server (SIGCONT).
@@ -257,8 +245,7 @@ func (s *Redis) signal(sig syscall.Signal) error {
 // Log is what the server printed.
 func (s *Redis) Log() string { return s.log.String() }
 
-// Client returns a plain client of the server, which the caller closes. It honours context
-// deadlines and retries nothing, so a caller sees each reply as the server sent it.
+// Client returns a client of the server that retries nothing; the caller closes it.
 func (s *Redis) Client() *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1})
 }

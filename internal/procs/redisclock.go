@@ -38,9 +38,8 @@ func FaketimeLib() (string, error) {
 	return "", unavailable("libfaketime not found: a redis-server's clock is stepped (`make up` installs Debian's faketime)")
 }
 
-// RedisClock is the wall clock of a redis-server started by StartRedisFakeClock: the real
-// clock plus an offset that Step moves. The offset is kept across the server's restarts, as a
-// host's clock stays where it was stepped. It is safe for concurrent use.
+// RedisClock is a redis-server's wall clock: the real one plus an offset kept across restarts.
+// Safe for concurrent use.
 type RedisClock struct {
 	s    *Redis
 	file string // FAKETIME_TIMESTAMP_FILE
@@ -49,8 +48,7 @@ type RedisClock struct {
 	offset time.Duration
 }
 
-// StartRedisFakeClock is StartRedis for a server whose wall clock the caller steps with the
-// returned RedisClock; it starts with no offset. Its faketime file lives in the server's Dir.
+// StartRedisFakeClock is StartRedis with a RedisClock, at offset 0.
 func StartRedisFakeClock(extra ...string) (*Redis, *RedisClock, error) {
 	lib, err := FaketimeLib()
 	if err != nil {
@@ -88,10 +86,7 @@ func (c *RedisClock) Offset() time.Duration {
 	return c.offset
 }
 
-// Step moves the server's wall clock by d (back when d is negative) and waits (5 s at most)
-// until the server's TIME shows it; it returns the moment it did, by the real clock. A step
-// lands at the server's next clock read, whatever it is doing: expiry, scripts and TIME
-// replies all see the new time from then on.
+// Step moves the server's clock by d, waits up to 5 s for TIME to show it, and returns when.
 func (c *RedisClock) Step(d time.Duration) (time.Time, error) {
 	c.mu.Lock()
 	c.offset += d
@@ -117,8 +112,7 @@ func (c *RedisClock) Step(d time.Duration) (time.Time, error) {
 	}
 }
 
-// Skew is the server's TIME less the real time at the middle of the call: the offset as the
-// server shows it, to within half a round trip.
+// Skew returns the server's TIME less the real time, within half a round trip.
 func (c *RedisClock) Skew() (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -10,10 +10,8 @@ import (
 	"time"
 )
 
-// StartRedisCluster starts n redis-server masters in cluster mode, shares the 16384 slots
-// between them, joins them, and waits until every node reports the cluster ok. Their
-// addresses (Addrs) seed a cluster client. The caller closes each server; on error, they are
-// closed already.
+// StartRedisCluster starts an n-master Redis Cluster and waits until it is ok; the caller closes
+// each server.
 func StartRedisCluster(n int) (_ []*Redis, err error) {
 	servers := make([]*Redis, 0, n)
 	defer func() {

@@ -16,12 +16,7 @@ import (
 // the tail of its append-only file lost, as a power cut loses what appendfsync everysec had
 // not synced yet (MarkAOF, Stop, CutAOF, Start).
 
-// Snapshot makes the server write an RDB snapshot of its data as it is now, the way its
-// `save` points would (BGSAVE: a fork, so the server goes on answering meanwhile), and waits
-// (10 s at most) until the snapshot is written. A Start after a Stop then loads it: whatever
-// was written after the BGSAVE is gone, and what was deleted or expired since is back. The
-// server needs no --save of its own (StartRedis turns it off): nothing else writes a
-// snapshot.
+// Snapshot runs BGSAVE and waits up to 10 s for it; a later Stop and Start loads it.
 func (s *Redis) Snapshot() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -52,11 +47,8 @@ type AOFMark struct {
 	Size int64
 }
 
-// MarkAOF notes how far the server's append-only file (--appendonly yes) reaches now. With
-// appendfsync everysec, that is what a power cut would keep if the fsync due next never
-// happened: CutAOF then loses what was appended after the mark. It returns an error unless
-// the server has exactly one incremental AOF file (Redis 7's multi-part AOF, before any
-// rewrite).
+// MarkAOF notes how far the append-only file reaches now; it fails unless there is exactly one
+// incremental AOF file.
 func (s *Redis) MarkAOF() (AOFMark, error) {
 	file, err := s.incrAOF()
 	if err != nil {
@@ -69,11 +61,8 @@ func (s *Redis) MarkAOF() (AOFMark, error) {
 	return AOFMark{File: file, Size: st.Size()}, nil
 }
 
-// CutAOF truncates the append-only file of the stopped server back to m and returns how many
-// bytes it cut: the commands a power cut loses with appendfsync everysec when the fsync after
-// m never came. (A process crash alone loses nothing: the kernel keeps what Redis wrote.) A
-// command cut in two at the mark is dropped when the server loads the file
-// (aof-load-truncated, on by default).
+// CutAOF truncates the stopped server's append-only file back to m, as a power cut would, and
+// returns the bytes cut.
 func (s *Redis) CutAOF(m AOFMark) (int64, error) {
 	s.mu.Lock()
 	running := s.proc != nil

@@ -15,8 +15,7 @@ import (
 
 // RedisFault is one fault made on a Redis. It is not safe for concurrent use.
 type RedisFault struct {
-	// Ended, for a fault that ends by itself, is closed once it has; Err then tells whether
-	// the command behind it failed. Nil for a fault that lasts until Lift.
+	// Ended is closed when a self-ending fault ends; nil for one that lasts until Lift.
 	Ended <-chan struct{}
 	err   *error
 	lift  func() error
@@ -30,8 +29,7 @@ func (f *RedisFault) Err() error {
 	return *f.err
 }
 
-// Lift ends the fault: it undoes what made it, after waiting for a fault that ends by itself
-// to end.
+// Lift undoes the fault, waiting first for a self-ending one.
 func (f *RedisFault) Lift() error {
 	if f.Ended != nil {
 		<-f.Ended
@@ -69,8 +67,7 @@ func (s *Redis) do(ctx context.Context, db int, args ...any) error {
 	return nil
 }
 
-// OutOfMemory sets maxmemory to one byte under the noeviction policy: every write is refused
-// with OOM, inside scripts too.
+// OutOfMemory makes every write answer OOM.
 func (s *Redis) OutOfMemory() (*RedisFault, error) {
 	if err := s.ConfigSet("maxmemory-policy", "noeviction", "maxmemory", "1"); err != nil {
 		return nil, err
@@ -78,10 +75,8 @@ func (s *Redis) OutOfMemory() (*RedisFault, error) {
 	return &RedisFault{lift: func() error { return s.ConfigSet("maxmemory", "0") }}, nil
 }
 
-// ReplicaOfSilentMaster makes the server the replica of a master that never answers (a
-// listener of the caller's that accepts nothing, so that no other server can take its port and
-// be synced from): writes get READONLY, or everything MASTERDOWN when serveStale is false.
-// The replica keeps its data, since it never syncs.
+// ReplicaOfSilentMaster makes the server a replica of a silent master: writes get READONLY, or
+// everything MASTERDOWN unless serveStale.
 func (s *Redis) ReplicaOfSilentMaster(serveStale bool) (*RedisFault, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -113,8 +108,7 @@ for i = 1, 100000000 do
 end
 return -1`
 
-// Busy runs a script that spins for d past a busy-reply-threshold of 50ms: every other
-// command gets BUSY until it returns, which ends the fault.
+// Busy makes every command answer BUSY for about d.
 func (s *Redis) Busy(d time.Duration) (*RedisFault, error) {
 	if err := s.ConfigSet("busy-reply-threshold", "50"); err != nil {
 		return nil, err
@@ -124,12 +118,8 @@ func (s *Redis) Busy(d time.Duration) (*RedisFault, error) {
 	return f, nil
 }
 
-// Loading makes the server load its dataset again (DEBUG RELOAD, which needs the server
-// started with --enable-debug-command yes) with keys filler keys in database 9, away from the
-// test's, and key-load-delay (a Redis 7 test setting: µs per key) at 100 µs, so that loading
-// takes about keys/10,000 seconds; meanwhile other clients get LOADING (every KiB loaded,
-// loading-process-events-interval-bytes). Every key is kept, TTLs included; the server process
-// stays the same, so no spell of refused connections is mixed in.
+// Loading makes every command answer LOADING for about keys/10,000 seconds, keeping every key.
+// The server needs --enable-debug-command yes.
 func (s *Redis) Loading(keys int) (*RedisFault, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

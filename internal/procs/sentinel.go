@@ -29,31 +29,21 @@ import (
 // failover-timeout (SentinelFailoverTimeout), and the replica then follows the master around
 // the proxy that holds it back.
 
-// SentinelDownAfter is how long the master must go unanswered before a sentinel thinks it
-// down (down-after-milliseconds). A failover then takes about a second or two more: the
-// sentinels agree, elect one of them, and it promotes the replica.
+// SentinelDownAfter is the sentinels' down-after-milliseconds.
 const SentinelDownAfter = time.Second
 
-// SentinelFailoverTimeout is the sentinels' failover-timeout: how long they leave the replica
-// following the proxy, not the master, before they point it at the master directly. Redis's
-// default, 3 minutes, was shorter than a fault test on a loaded machine (one ran 219 s); a day
-// outlasts any test or lab run. A failover that goes well takes seconds and never waits for
-// it; it also spaces a sentinel's retries of a failover that went wrong (twice it), which at
-// Redis's default already came long after any test stopped waiting.
+// SentinelFailoverTimeout is the sentinels' failover-timeout, a day (docs/testing.md#launchers).
 const SentinelFailoverTimeout = 24 * time.Hour
 
 // SentinelOptions are the passwords of a Sentinel deployment; the zero value has none.
 type SentinelOptions struct {
-	// Password is the master's and the replica's requirepass (and their masterauth, and the
-	// sentinels' auth-pass for them).
+	// Password is the master's and replica's requirepass.
 	Password string
-	// SentinelPassword is the sentinels' own requirepass: clients log in to them with it,
-	// and so do they to each other.
+	// SentinelPassword is the sentinels' own requirepass.
 	SentinelPassword string
 }
 
-// Sentinels is a Redis Sentinel deployment of the caller's own (StartSentinels). Close kills
-// every process of it. It is safe for concurrent use.
+// Sentinels is a Redis Sentinel deployment. Safe for concurrent use.
 type Sentinels struct {
 	Name    string            // the master's name, as the sentinels know it
 	Master  *Redis            // the master at the start
@@ -79,10 +69,8 @@ type sentinelNode struct {
 	proc *Process // nil once stopped
 }
 
-// StartSentinels starts a master and its replica (redis-server, no persistence) and three
-// sentinels watching the master as "seckill", each on a free loopback port, and waits until
-// every sentinel knows the replica and the two other sentinels: a failover can then happen.
-// opt may be nil. The caller owns the deployment: Close.
+// StartSentinels starts a master, a replica and three sentinels ("seckill") and waits until a
+// failover can happen; opt may be nil. The caller calls Close.
 func StartSentinels(opt *SentinelOptions) (_ *Sentinels, err error) {
 	if opt == nil {
 		opt = &SentinelOptions{}
@@ -173,8 +161,7 @@ func (d *Sentinels) startSentinel() (*sentinelNode, error) {
 	return n, nil
 }
 
-// Close kills the sentinels, the replica and the master, stops the link, closes the clients
-// handed out, and removes what they left on disk.
+// Close kills every process, closes the clients handed out and removes their files.
 func (d *Sentinels) Close() error {
 	d.mu.Lock()
 	clients := d.clients
@@ -218,8 +205,7 @@ func (d *Sentinels) Addrs() []string {
 	return addrs
 }
 
-// Logs is what the sentinels printed, each under its address: what they saw and did
-// (+sdown, +odown, +elected-leader, +promoted-slave, +switch-master).
+// Logs returns what the sentinels printed, each under its address.
 func (d *Sentinels) Logs() string {
 	var b strings.Builder
 	for _, n := range d.nodes {
@@ -253,8 +239,7 @@ func (d *Sentinels) withSentinel(addr string, f func(*redis.SentinelClient) erro
 	return f(c)
 }
 
-// MasterClient returns a logged-in client of the master at the start (Master), which retries
-// nothing; ReplicaClient the same for the replica. Both are closed by Close.
+// MasterClient returns a client of the first master that retries nothing; Close closes it.
 func (d *Sentinels) MasterClient() *redis.Client  { return d.dataClient(d.Master.Addr) }
 func (d *Sentinels) ReplicaClient() *redis.Client { return d.dataClient(d.Replica.Addr) }
 

@@ -12,9 +12,8 @@ import (
 // What a caller does with a Sentinel deployment (sentinel.go): hold its replica back, fail
 // over, and watch the sentinels agree on a new master.
 
-// HoldBackReplica waits until the replica has every write the master took so far (WAIT),
-// then stalls the replication link: from now on the replica gets nothing, while it still
-// believes its link up (for repl-timeout, 60 s), so the sentinels still promote it.
+// HoldBackReplica waits for the replica to catch up, then stalls its link, which it still
+// believes up.
 func (d *Sentinels) HoldBackReplica() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -25,9 +24,7 @@ func (d *Sentinels) HoldBackReplica() error {
 	return nil
 }
 
-// ForceFailover asks a sentinel to fail over now (SENTINEL FAILOVER), without the others'
-// agreement: it promotes the replica while the old master still runs; the old master is
-// made a replica of the new one some seconds later, and loses what the new one lacks.
+// ForceFailover runs SENTINEL FAILOVER, promoting the replica while the old master runs.
 func (d *Sentinels) ForceFailover() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -39,8 +36,7 @@ func (d *Sentinels) ForceFailover() error {
 	return nil
 }
 
-// MasterAddr is the master's address as every sentinel reports it now, or "" while they
-// disagree or one does not answer.
+// MasterAddr returns the master all sentinels report, or "" if they disagree.
 func (d *Sentinels) MasterAddr(ctx context.Context) string {
 	seen := ""
 	for i, n := range d.nodes {
@@ -62,8 +58,7 @@ func (d *Sentinels) MasterAddr(ctx context.Context) string {
 	return seen
 }
 
-// WaitFailover waits until ctx ends for every sentinel to report a master other than from,
-// and that master to say it is one (ROLE), and returns its address.
+// WaitFailover waits until every sentinel reports a master other than from, and returns it.
 func (d *Sentinels) WaitFailover(ctx context.Context, from string) (string, error) {
 	for {
 		if to := d.MasterAddr(ctx); to != "" && to != from && d.isMaster(ctx, to) {

@@ -19,13 +19,10 @@ import (
 // to stderr.
 var zkJars = []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-simple.jar"}
 
-// ZooKeeperTick is the tick of the members this package starts: sessions of 2 ticks (1 s) to
-// 60 ticks (30 s) are granted, and a follower that hears nothing from its leader for 4 ticks
-// (2 s) leaves it for an election. ZooKeeper's default tick is 2 s.
+// ZooKeeperTick is the members' tick: sessions of 1 s to 30 s, elections after 2 s of silence.
 const ZooKeeperTick = 500 * time.Millisecond
 
-// ZooKeeperJava returns the path of java and the classpath of a ZooKeeper member, or an
-// error wrapping ErrUnavailable.
+// ZooKeeperJava returns java's path and ZooKeeper's classpath, or ErrUnavailable.
 func ZooKeeperJava() (java, classpath string, err error) {
 	const why = "zookeeper not found: ZooKeeper members of its own are started (`make up` installs Debian's zookeeper)"
 	java, err = LookBin("java", why)
@@ -40,10 +37,7 @@ func ZooKeeperJava() (java, classpath string, err error) {
 	return java, strings.Join(zkJars, ":"), nil
 }
 
-// ZooKeeper is one member of a ZooKeeper ensemble of the caller's own
-// (StartZooKeeperEnsemble). Stop, Start, Pause and Resume may be called in any order; its data
-// directory survives Stop, so a restarted member rejoins with what it had. Its ensemble's
-// Close kills it. It is safe for concurrent use.
+// ZooKeeper is one ensemble member; its data survives Stop. Safe for concurrent use.
 type ZooKeeper struct {
 	ID   int    // its myid, 1 to n
 	Addr string // its client address, 127.0.0.1:port, the same across restarts
@@ -74,7 +68,7 @@ func (e *ZooKeeperEnsemble) Close() error {
 	return os.RemoveAll(e.dir)
 }
 
-// Servers returns the members' client addresses, host:port, as ZOOKEEPER_SERVERS lists them.
+// Servers returns the members' client addresses (ZOOKEEPER_SERVERS).
 func (e *ZooKeeperEnsemble) Servers() []string {
 	out := make([]string, len(e.Members))
 	for i, m := range e.Members {
@@ -83,21 +77,14 @@ func (e *ZooKeeperEnsemble) Servers() []string {
 	return out
 }
 
-// StartZooKeeperEnsemble starts n ZooKeeper members (QuorumPeerMain; n = 1 runs standalone) on
-// free loopback ports, ticking every ZooKeeperTick, and waits up to 30 s until each serves
-// (the four-letter word srvr names its mode). The caller owns the ensemble: Close; on error,
-// it is closed already. A port taken meanwhile by another program makes it start again on
-// other ports, up to three times.
+// StartZooKeeperEnsemble starts n members and waits up to 30 s until each serves. The caller
+// calls Close; on error it is closed.
 func StartZooKeeperEnsemble(n int) (*ZooKeeperEnsemble, error) {
 	return StartZooKeeperEnsembleIn(n, nil)
 }
 
-// StartZooKeeperEnsembleIn is StartZooKeeperEnsemble with member 1 in the network namespace ns
-// (nil: none), listening on ns.Inside and reaching the others through forwarders on ns.Host
-// (Forward); they reach it on ns.Inside. ns.Isolate then cuts member 1 off silently, from its
-// peers and its clients alike. Member 1 is the one inside because ZooKeeper's election keeps
-// a connection only from the member of the larger id, and calls back the smaller one at the
-// address it gave, which for member 1 is ns.Inside: reachable from outside.
+// StartZooKeeperEnsembleIn is StartZooKeeperEnsemble with member 1 inside ns (nil: none), so
+// that ns.Isolate cuts it off (docs/testing.md#launchers).
 func StartZooKeeperEnsembleIn(n int, ns *Netns) (*ZooKeeperEnsemble, error) {
 	for try := 1; ; try++ {
 		e, err := startZooKeeperEnsemble(n, ns)
@@ -233,9 +220,8 @@ func (m *ZooKeeper) run() (*Process, error) {
 	return proc, nil
 }
 
-// Start starts the member again on its data and waits up to 30 s until it serves, or, when
-// with it fewer than a majority of the ensemble runs unpaused, only until its client port
-// accepts connections. It does nothing while the member runs.
+// Start restarts a stopped member and waits up to 30 s until it serves (without a majority,
+// until its port accepts).
 func (m *ZooKeeper) Start() error {
 	proc, err := m.run()
 	if err != nil || proc == nil {
@@ -268,7 +254,7 @@ func (m *ZooKeeper) await(proc *Process, serving bool) error {
 	return nil
 }
 
-// Stop kills the member, as a crash would, and waits for it to exit. Its data stays.
+// Stop kills the member and waits for it to exit; its data stays.
 func (m *ZooKeeper) Stop() {
 	m.ens.mu.Lock()
 	defer m.ens.mu.Unlock()
@@ -279,8 +265,7 @@ func (m *ZooKeeper) Stop() {
 	m.proc, m.paused = nil, false
 }
 
-// Pause freezes the member (SIGSTOP): connections stay open and nothing is answered, neither
-// to clients nor to its peers. Resume lets it go on.
+// Pause freezes the member (SIGSTOP) until Resume.
 func (m *ZooKeeper) Pause() error { return m.signal(syscall.SIGSTOP, true) }
 
 // Resume continues a paused member (SIGCONT).

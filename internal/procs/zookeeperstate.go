@@ -10,8 +10,7 @@ import (
 // What a caller asks of a running ZooKeeper member (zookeeper.go): its mode, its sessions,
 // the ensemble's leader.
 
-// Mode is the member's mode as the four-letter word srvr tells it within a second: leader,
-// follower or standalone; empty when it does not serve (no quorum, stopped, paused).
+// Mode returns leader, follower or standalone, or "" when the member does not serve.
 func (m *ZooKeeper) Mode() string {
 	for _, line := range strings.Split(m.fourLetter("srvr"), "\n") {
 		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
@@ -21,8 +20,7 @@ func (m *ZooKeeper) Mode() string {
 	return ""
 }
 
-// Sessions is how many client connections with a session the member has, as the four-letter
-// word cons lists them within a second; 0 when it does not answer.
+// Sessions returns the member's client sessions, 0 when it does not answer.
 func (m *ZooKeeper) Sessions() int {
 	n := 0
 	for _, line := range strings.Split(m.fourLetter("cons"), "\n") {
@@ -55,8 +53,7 @@ func (m *ZooKeeper) fourLetter(word string) string {
 	}
 }
 
-// ZooKeeperLeader waits up to 15 s until one member that runs unpaused says it leads and a
-// majority of the ensemble serves, and returns it, or an error once the time is up.
+// ZooKeeperLeader waits up to 15 s for a leader with a serving majority and returns it.
 func ZooKeeperLeader(members []*ZooKeeper) (*ZooKeeper, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {

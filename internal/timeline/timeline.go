@@ -33,17 +33,14 @@ type Timeline struct {
 	Lanes []Lane    `json:"lanes"`
 	// Overlaps are the spans in which two processes held the lock at once, by time.
 	Overlaps []Span `json:"overlaps"`
-	// Oversold is the sum of the writes' Oversold: units sold twice, by the writes drawn.
+	// Oversold is the sum of the writes' Oversold.
 	Oversold int `json:"oversold"`
-	// Refused counts the reads and writes PostgreSQL refused for a stale fence; Cancelled, those
-	// the holder's own work stopped before they took effect, told its lock was lost.
+	// Refused counts the marks refused for a stale fence; Cancelled, those stopped by a loss.
 	Refused   int `json:"refused"`
 	Cancelled int `json:"cancelled"`
-	// FenceBase is the fence of the first hold that has one: the page labels fences from it
-	// (F₀+n), so that a larger fence reads larger however many digits they share.
+	// FenceBase is the first hold's fence; the page labels fences F₀+n.
 	FenceBase int64 `json:"fence_base,omitempty"`
-	// Focus is where the first thing that went wrong is: from the first overlap (or refused,
-	// cancelled or overselling mark) to the first such mark in or after it.
+	// Focus is the span of the first thing that went wrong.
 	Focus *Span `json:"focus,omitempty"`
 }
 
@@ -55,16 +52,13 @@ type Lane struct {
 	Marks   []Mark  `json:"marks"`
 }
 
-// Hold is a lock held, as its holder believed: from the grant's completion to its release's
-// invoke (the holder let go), or its loss (the holder was told), or the kill of the process,
-// or the end of the history.
+// Hold is a lock held as its holder believed, from grant to release, loss, kill or the end.
 type Hold struct {
 	From  float64 `json:"from"`
 	To    float64 `json:"to"`
 	Fence int64   `json:"fence,omitempty"`
 	Token string  `json:"token"`
-	// End is how it ended: "release", "release failed" (the store said it was not held: its
-	// lease had expired, or someone else held it; Reason says), "loss", "killed" or "open".
+	// End is "release", "release failed" (Reason says), "loss", "killed" or "open".
 	End    string `json:"end"`
 	Reason string `json:"reason,omitempty"`
 }
@@ -85,13 +79,11 @@ type Mark struct {
 	Outcome string  `json:"outcome"`
 	Value   *int    `json:"value,omitempty"`  // read or written
 	Before  *int    `json:"before,omitempty"` // what a write overwrote
-	// Refused: PostgreSQL refused it, its fence stale (Reason history.ReasonFence). Cancelled:
-	// it never took effect, its holder's work cancelled by the lock's loss (history.ReasonLost).
+	// Refused: a stale fence (history.ReasonFence). Cancelled: a loss (history.ReasonLost).
 	Refused   bool   `json:"refused,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
 	Reason    string `json:"reason,omitempty"`
-	// Oversold is, for an applied write, written − (before − 1): above 0, decrements it lost
-	// (units sold twice); below 0, units it took back that an earlier stale write gave away.
+	// Oversold is written − (before − 1): above 0, units sold twice.
 	Oversold int `json:"oversold,omitempty"`
 }
 
@@ -104,8 +96,7 @@ type Span struct {
 	Since float64 `json:"since,omitempty"`
 }
 
-// Build draws ops, the history of one lock key (history.OfKey), as lanes, one per process in
-// the order they first appear. It is a pure function of ops.
+// Build draws one lock key's ops as lanes, one per process.
 func Build(key string, ops []history.LockOp) Timeline {
 	t := Timeline{Key: key}
 	if len(ops) == 0 {

@@ -31,15 +31,12 @@ import (
 
 // Options configures a Client. The zero value (or nil) means the defaults.
 type Options struct {
-	// AdminToken is sent as "Authorization: Bearer <token>" on the admin routes (creating a
-	// product, the audit) and only there. Default: none, and those routes answer 401 or 403.
+	// AdminToken is the bearer token of the admin routes. Default: none.
 	AdminToken string
 	// HTTPClient sends the requests. Default: a client with a 10 s timeout per request.
 	HTTPClient *http.Client
-	// BuyerToken, when set, gives the bearer token of a user, sent as "Authorization: Bearer
-	// <token>" on the buyer routes (purchase, bundle, order lookup, pay, cancel) for the user
-	// the call names: for an API with buyer identity on (docs/api.md#buyer-identity). An
-	// error it returns is the call's, and nothing is sent. Default: no token.
+	// BuyerToken returns a user's bearer token for the buyer routes; its error is the call's.
+	// Default: none.
 	BuyerToken func(ctx context.Context, userID int64) (string, error)
 }
 
@@ -83,11 +80,8 @@ func (c *Client) Product(ctx context.Context, id int64) (api.Product, error) {
 	return p, err
 }
 
-// Purchase buys product productID for user userID: POST /api/v1/products/{id}/purchase.
-// The order is committed when it returns nil. A user buys a product at most once, so a
-// purchase that got no answer (or api.CodeOutcomeUnknown) may be retried: the retry answers
-// the order or an *api.Problem with api.CodeAlreadyPurchased and its OrderID. A queue-strategy
-// purchase not written within the API's QUEUE_WAIT is an *AcceptedError (202): poll OrderOf.
+// Purchase buys the product for the user and returns the committed order; retrying is safe.
+// Errors: *api.Problem, or *AcceptedError for a queued purchase (poll OrderOf).
 func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
 	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/purchase", productID), userID,
@@ -95,9 +89,8 @@ func (c *Client) Purchase(ctx context.Context, productID, userID int64) (api.Ord
 	return o, err
 }
 
-// PurchaseBundle buys one unit of each product for userID, all or nothing:
-// POST /api/v1/bundles/purchase. A product's verdict (sold out, already
-// purchased, not found) is an *api.Problem whose ProductID names it.
+// PurchaseBundle buys each product for the user, all or nothing; a product's refusal names
+// it in Problem.ProductID.
 func (c *Client) PurchaseBundle(ctx context.Context, userID int64, productIDs ...int64) (api.Bundle, error) {
 	var b api.Bundle
 	err := c.do(ctx, http.MethodPost, "/api/v1/bundles/purchase", userID,
@@ -105,30 +98,23 @@ func (c *Client) PurchaseBundle(ctx context.Context, userID int64, productIDs ..
 	return b, err
 }
 
-// OrderOf reads user userID's order of product productID as committed now:
-// GET /api/v1/products/{id}/orders/{user_id}. No order is an *api.Problem with
-// api.CodeOrderNotFound.
+// OrderOf reads the user's order of the product, or api.CodeOrderNotFound.
 func (c *Client) OrderOf(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
 	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/orders/%d", productID, userID), userID, nil, &o)
 	return o, err
 }
 
-// Pay pays user userID's reservation of product productID:
-// POST /api/v1/products/{id}/orders/{user_id}/pay. It answers the order, paid (also when it
-// was paid already, or final from the start). A reservation past its pay_by is an
-// *api.Problem with api.CodeOrderExpired, a cancelled one api.CodeOrderCancelled, none
-// api.CodeOrderNotFound.
+// Pay pays the user's reservation and returns it; it is idempotent. Codes: api.CodeOrderExpired,
+// api.CodeOrderCancelled, api.CodeOrderNotFound.
 func (c *Client) Pay(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
 	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/pay", productID, userID), userID, nil, &o)
 	return o, err
 }
 
-// Cancel cancels user userID's reservation of product productID, its unit going back on
-// sale: POST /api/v1/products/{id}/orders/{user_id}/cancel. It answers the order, cancelled
-// (also when it was cancelled already). A paid order is an *api.Problem with
-// api.CodeOrderPaid, an expired one api.CodeOrderExpired, none api.CodeOrderNotFound.
+// Cancel cancels the user's reservation and returns it; it is idempotent. Codes:
+// api.CodeOrderPaid, api.CodeOrderExpired, api.CodeOrderNotFound.
 func (c *Client) Cancel(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order
 	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/orders/%d/cancel", productID, userID), userID, nil, &o)
@@ -142,16 +128,13 @@ func (c *Client) Audit(ctx context.Context, id int64) (api.Audit, error) {
 	return a, err
 }
 
-// Ready asks GET /readyz once and returns nil when every dependency answers. A 503 is an
-// *api.Problem with the status, no code, and a detail naming the dependencies that are
-// unavailable. It does not retry: poll it until ctx ends to wait for a starting server.
+// Ready asks GET /readyz once; a 503 is an *api.Problem with no code. It never retries.
 func (c *Client) Ready(ctx context.Context) error {
 	_, err := c.Readiness(ctx)
 	return err
 }
 
-// Readiness is Ready that also returns the body of a 200: each dependency checked and its
-// state (a check named "etcd" or "redlock" says where the product locks live).
+// Readiness is Ready that also returns the 200 body.
 func (c *Client) Readiness(ctx context.Context) (api.Readiness, error) {
 	var r api.Readiness
 	err := c.do(ctx, http.MethodGet, "/readyz", anyone, nil, &r)

@@ -15,8 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/api"
 )
 
-// Who a request is sent as: a user id (> 0) sends that buyer's token, when the client has
-// Options.BuyerToken.
+// Who a request is sent as; a user id (> 0) sends that buyer's token.
 const (
 	anyone int64 = 0
 	admin  int64 = -1 // the admin token
@@ -86,9 +85,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, who int64, 
 	return nil
 }
 
-// AcceptedError is the error of a purchase answered 202 Accepted (queue strategy): it is
-// queued and its unit taken, and the order is not written yet. Location is the order lookup
-// to poll (OrderOf), which answers the order once it is written.
+// AcceptedError is a purchase answered 202: queued, not written yet; poll Location (OrderOf).
 type AcceptedError struct {
 	api.Accepted
 	Location string
@@ -99,10 +96,8 @@ func (e *AcceptedError) Error() string {
 		e.ProductID, e.UserID, e.Location)
 }
 
-// CheckResponse returns nil for a 2xx answer and otherwise an *api.Problem: the body when it is a
-// problem, else one with the status, no code and a detail from the body; Status and RetryAfter
-// come from the response. It reads up to 1 MiB of a non-2xx body without closing it, and returns a
-// read error wrapped. It is exported for requests the client's methods cannot send.
+// CheckResponse returns nil for a 2xx answer, else an *api.Problem or a read error. It reads up
+// to 1 MiB of the body and does not close it.
 func CheckResponse(resp *http.Response) error {
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		return nil

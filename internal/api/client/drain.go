@@ -9,11 +9,8 @@ import (
 	"github.com/seckill/seckill/internal/api"
 )
 
-// AwaitDrained polls the audit of queue-strategy product id (admin), every interval, until
-// nothing is queued any more (Queue.Queued == 0): every purchase answered 202 is written, or
-// dead-lettered. It returns that audit, or an error once ctx ends (bound it with a deadline)
-// saying how many purchases were still queued, or at once when the audit has no queue figures
-// (not a queue product).
+// AwaitDrained polls a queue product's audit every interval until nothing is queued and
+// returns it. It fails when ctx ends or the product is not a queue product.
 func (c *Client) AwaitDrained(ctx context.Context, id int64, interval time.Duration) (api.Audit, error) {
 	var last error
 	for {

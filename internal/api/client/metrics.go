@@ -7,11 +7,7 @@ import (
 	"net/http"
 )
 
-// Metrics reads GET /metrics: the API's Prometheus metrics in the text exposition format
-// (seckill_purchases_total, seckill_lock_wait_seconds, ...; see internal/metrics), up to
-// 8 MiB, for the caller to parse (with github.com/prometheus/common/expfmt, say: the client
-// imports nothing but the contract and the standard library). A non-2xx answer is an
-// *api.Problem, as for the other methods.
+// Metrics returns GET /metrics in Prometheus text format, up to 8 MiB.
 func (c *Client) Metrics(ctx context.Context) ([]byte, error) {
 	b, err := c.metrics(ctx)
 	if err != nil {
