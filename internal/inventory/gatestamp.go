@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,29 @@ func (g *Gate) Recover(ctx context.Context, id int64, dataSet string, ended []En
 		given += n
 	}
 	return given, nil
+}
+
+// Readmit counts users, who have a live order in PostgreSQL, as the gate's buyers again in
+// dataSet (see readmit.lua). Errors: ErrDataSetChanged, ErrGateNotSeeded.
+func (g *Gate) Readmit(ctx context.Context, id int64, dataSet string, users []int64) error {
+	keys := []string{g.keys.GateStock(id), g.keys.GateBuyers(id)}
+	for chunk := range slices.Chunk(users, scriptChunk) {
+		args := make([]any, 0, 1+len(chunk))
+		args = append(args, dataSet)
+		for _, u := range chunk {
+			args = append(args, u)
+		}
+		n, err := readmitScript.Run(ctx, g.rdb, keys, args...).Int()
+		switch {
+		case err != nil:
+			return fmt.Errorf("readmit buyers in gate of product %d: %w", id, err)
+		case n == -1:
+			return fmt.Errorf("readmit buyers in gate of product %d: %w", id, ErrDataSetChanged)
+		case n == -2:
+			return fmt.Errorf("readmit buyers in gate of product %d: %w", id, ErrGateNotSeeded)
+		}
+	}
+	return nil
 }
 
 // Stamp records that the gate holds, in dataSet, every return PostgreSQL recorded before at.

@@ -19,6 +19,8 @@ var (
 	publishScript    = datasetScript("publish")
 	enqueueScript    = datasetScript("enqueue")
 	ackScript        = script("ack")
+	ackHadScript     = script("ackhad")
+	readmitScript    = datasetScript("readmit")
 	deadLetterScript = script("deadletter")
 	markScript       = script("mark")
 	forgetScript     = script("forget")

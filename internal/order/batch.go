@@ -22,6 +22,7 @@ type result struct {
 	o         Order
 	err       error
 	confirmed bool // the leader confirmed the buyer's order in the gate (redis strategy)
+	had       bool // already purchased, not by this request's entry: it sold nothing
 }
 
 // batch collects the buyers of one product who arrive while its leader waits for, or holds,

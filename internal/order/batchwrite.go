@@ -147,9 +147,9 @@ func answers(productID int64, users []int64, out sold) []result {
 		case now && !answered[u]:
 			results[i].o = o
 		case now:
-			results[i].err = &PurchasedError{Order: o}
+			results[i].err, results[i].had = &PurchasedError{Order: o}, true
 		case before:
-			results[i].err = &PurchasedError{Order: had}
+			results[i].err, results[i].had = &PurchasedError{Order: had}, true
 		default:
 			results[i].err = fmt.Errorf("product %d: %w", productID, inventory.ErrSoldOut)
 		}

@@ -227,17 +227,20 @@ func (q *queuedBuyer) touch(ctx context.Context, id int64, entries []inventory.E
 // settleQueued acknowledges the entries PostgreSQL settled (written, or the buyer had an
 // order), dead-letters those it found no unit for, and announces both.
 func (q *queuedBuyer) settleQueued(ctx context.Context, id int64, entries []inventory.Entry, results []result) {
-	var done, soldOut []inventory.Entry
+	var done, had, soldOut []inventory.Entry
 	n := notice{Product: id}
 	for i, r := range results {
-		var had *PurchasedError
+		var bought *PurchasedError
 		switch {
 		case r.err == nil:
 			done = append(done, entries[i])
 			n.Orders = append(n.Orders, r.o)
-		case errors.As(r.err, &had):
+		case errors.As(r.err, &bought) && r.had: // admitted again by a gate that forgot the buyer
+			had = append(had, entries[i])
+			n.Had = append(n.Had, bought.Order)
+		case errors.As(r.err, &bought): // the entry's own order, written before
 			done = append(done, entries[i])
-			n.Orders = append(n.Orders, had.Order)
+			n.Orders = append(n.Orders, bought.Order)
 		default: // sold out in PostgreSQL
 			soldOut = append(soldOut, entries[i])
 		}
@@ -245,6 +248,12 @@ func (q *queuedBuyer) settleQueued(ctx context.Context, id int64, entries []inve
 	if err := q.queue.Ack(ctx, id, done); err != nil {
 		// Written all the same: a consumer that claims them later finds the orders.
 		q.log.WarnContext(ctx, "queued purchases written, not acknowledged", "product_id", id, "err", err)
+	}
+	if given, err := q.queue.AckHad(ctx, id, had); err != nil {
+		q.log.WarnContext(ctx, "entries of buyers with an order not acknowledged", "product_id", id, "err", err)
+	} else if given > 0 {
+		q.log.WarnContext(ctx, "buyers with an order admitted again: their units given back to the gate",
+			"product_id", id, "units", given)
 	}
 	if moved := q.deadLetter(ctx, id, soldOut, deadSoldOut, false); len(moved) > 0 {
 		n.Dead = map[int64]string{}

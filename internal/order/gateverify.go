@@ -51,7 +51,7 @@ func (s *seeder) verify(ctx context.Context, id int64) error {
 		since = v.StampedAt.Add(-returnSlack)
 	}
 	var at time.Time
-	read, given := 0, 0
+	read, given, readmitted := 0, 0, 0
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(`SELECT now()`).Row().Scan(&at); err != nil {
 			return fmt.Errorf("read PostgreSQL's time: %w", err)
@@ -70,11 +70,16 @@ func (s *seeder) verify(ctx context.Context, id int64) error {
 			}
 			n, err := s.gate.Recover(ctx, id, v.DataSet, ended)
 			read, given = read+len(rows), given+n
-			if err != nil || len(rows) < s.cfg.SeedChunk {
+			if err != nil {
 				return err
+			}
+			if len(rows) < s.cfg.SeedChunk {
+				break
 			}
 			afterUser, afterID = rows[len(rows)-1].UserID, rows[len(rows)-1].ID
 		}
+		readmitted, err = s.readmit(ctx, tx, id, v.DataSet, since)
+		return err
 	}, repeatableRead)
 	if err == nil {
 		err = s.gate.Stamp(ctx, id, v.DataSet, at)
@@ -87,6 +92,31 @@ func (s *seeder) verify(ctx context.Context, id int64) error {
 		log = s.log.WarnContext
 	}
 	log(ctx, "gate verified in a new Redis data set", "product_id", id, "data_set", v.DataSet, "stamped_in", v.Stamped,
-		"returns_checked", read, "units_given_back", given)
+		"returns_checked", read, "units_given_back", given, "buyers_counted_again", readmitted)
 	return nil
+}
+
+// readmit counts again in the gate every buyer with a live order of product id written since
+// since (zero: every one), in chunks, after the returns are redone (a buyer whose reservation
+// ended and who bought again must not be taken for a return). It returns how many it read.
+func (s *seeder) readmit(ctx context.Context, tx *gorm.DB, id int64, dataSet string, since time.Time) (int, error) {
+	read := 0
+	for after := int64(0); ; {
+		var users []int64
+		err := tx.Raw(`SELECT user_id FROM orders WHERE product_id = ? AND `+liveStatus+`
+			AND created_at >= ? AND user_id > ? ORDER BY user_id LIMIT ?`, id, since, after, s.cfg.SeedChunk).Scan(&users).Error
+		if err != nil {
+			return read, fmt.Errorf("read buyers of product %d: %w", id, err)
+		}
+		if len(users) > 0 {
+			if err := s.gate.Readmit(ctx, id, dataSet, users); err != nil {
+				return read, err
+			}
+		}
+		read += len(users)
+		if len(users) < s.cfg.SeedChunk {
+			return read, nil
+		}
+		after = users[len(users)-1]
+	}
 }

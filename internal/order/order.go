@@ -175,6 +175,28 @@ func orderOf(tx *gorm.DB, productID, userID int64) (Order, error) {
 	return o[0], nil
 }
 
+// orderAndEntryOf is orderOf with the queue's stream entry the order was written from ("" for
+// an order not written from the queue).
+func orderAndEntryOf(tx *gorm.DB, productID, userID int64) (Order, string, error) {
+	var rows []struct {
+		Order
+		QueueEntry *string
+	}
+	err := tx.Raw(`SELECT `+orderColumns+`, queue_entry FROM orders
+		WHERE product_id = ? AND user_id = ? AND `+liveStatus, productID, userID).Scan(&rows).Error
+	if err != nil {
+		return Order{}, "", fmt.Errorf("read order of user %d, product %d: %w", userID, productID, err)
+	}
+	if len(rows) == 0 {
+		return Order{}, "", fmt.Errorf("user %d, product %d: %w", userID, productID, ErrOrderNotFound)
+	}
+	entry := ""
+	if rows[0].QueueEntry != nil {
+		entry = *rows[0].QueueEntry
+	}
+	return rows[0].Order, entry, nil
+}
+
 // classify turns infrastructure failures into ErrUnavailable and a lost lock into ErrBusy,
 // keeping the original error in the chain for the log.
 func classify(err error) error {

@@ -38,7 +38,7 @@ func newQueuedBuyer(c *core, queue *inventory.Queue, seeder *seeder) *queuedBuye
 func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64) (Order, error) {
 	ch, done := q.waiters.add(p.ID, userID)
 	defer done()
-	err := q.enqueue(ctx, p.ID, userID)
+	entry, err := q.enqueue(ctx, p.ID, userID)
 	if errors.Is(err, inventory.ErrAlreadyAdmitted) {
 		o, lerr := orderOf(q.db.WithContext(ctx), p.ID, userID)
 		switch {
@@ -55,7 +55,7 @@ func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64
 			case serr != nil:
 				err = fmt.Errorf("%w: %w", ErrBusy, serr)
 			case settled:
-				err = q.enqueue(ctx, p.ID, userID) // counted for a reservation that ended: not any more
+				entry, err = q.enqueue(ctx, p.ID, userID) // counted for a reservation that ended: not any more
 			}
 			if settled && errors.Is(err, inventory.ErrAlreadyAdmitted) {
 				// Counted still, for a purchase queued since, or by a gate from before the return
@@ -63,7 +63,7 @@ func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64
 				if redone, verr := q.seeder.verifyIfStale(ctx, p.ID); verr != nil {
 					err = fmt.Errorf("%w: %w", ErrBusy, verr)
 				} else if redone {
-					err = q.enqueue(ctx, p.ID, userID)
+					entry, err = q.enqueue(ctx, p.ID, userID)
 				}
 			}
 		}
@@ -72,7 +72,7 @@ func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64
 	switch {
 	case errors.Is(err, inventory.ErrAlreadyAdmitted):
 		// Queued by an earlier request (or PostgreSQL cannot tell): wait for it too.
-		o, err := q.awaitQueued(ctx, p.ID, userID, ch)
+		o, err := q.awaitQueued(ctx, p.ID, userID, "", ch)
 		if err != nil {
 			return Order{}, err
 		}
@@ -80,46 +80,46 @@ func (q *queuedBuyer) buy(ctx context.Context, p inventory.Product, userID int64
 	case err != nil:
 		return Order{}, err
 	}
-	return q.awaitQueued(ctx, p.ID, userID, ch)
+	return q.awaitQueued(ctx, p.ID, userID, entry, ch)
 }
 
 // enqueue admits the buyer and queues its purchase, seeding the gate from PostgreSQL first
 // when it is missing, and verifying it first when it is sold out in a Redis data set it was
 // not stamped in (see verifyGate).
-func (q *queuedBuyer) enqueue(ctx context.Context, id, userID int64) error {
-	_, err := q.queue.Enqueue(ctx, id, userID)
+func (q *queuedBuyer) enqueue(ctx context.Context, id, userID int64) (string, error) {
+	entry, err := q.queue.Enqueue(ctx, id, userID)
 	switch {
 	case errors.Is(err, inventory.ErrGateNotSeeded):
 		if err := q.seeder.seedGate(ctx, id, inventory.SeedInit); err != nil {
-			return err
+			return "", err
 		}
-		_, err = q.queue.Enqueue(ctx, id, userID)
+		entry, err = q.queue.Enqueue(ctx, id, userID)
 	case errors.Is(err, inventory.ErrGateUnverified):
 		if err := q.seeder.verifyGate(ctx, id); err != nil {
-			return err
+			return "", err
 		}
-		_, err = q.queue.Enqueue(ctx, id, userID)
+		entry, err = q.queue.Enqueue(ctx, id, userID)
 	}
 	switch {
 	case err == nil, errors.Is(err, inventory.ErrSoldOut), errors.Is(err, inventory.ErrAlreadyAdmitted):
-		return err
+		return entry, err
 	case errors.Is(err, inventory.ErrGateNotSeeded), errors.Is(err, inventory.ErrGateUnverified):
-		return fmt.Errorf("%w: %w", ErrBusy, err)
+		return "", fmt.Errorf("%w: %w", ErrBusy, err)
 	case errors.Is(err, inventory.ErrNotQueued): // failed before the script was sent
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case neverSent(err):
-		return err // nothing reached Redis: unavailable, nothing written
+		return "", err // nothing reached Redis: unavailable, nothing written
 	case replied(err):
 		// Redis answered, with an error: the script did not run, or stopped at the error. A
 		// refusal to serve for now (OOM, READONLY, MASTERDOWN, ...: see redisUnavailable) comes
 		// before the script's first write, as Redis checks it at the first write command and
 		// never after one: nothing was written, and the purchase is unavailable. Any other
 		// error reply is a bug.
-		return err
+		return "", err
 	}
 	// The script may have run and its reply been lost: the purchase may be queued, and will
 	// then be written. Only a lookup (or a retry, which never buys twice) can tell.
-	return fmt.Errorf("%w: queuing the purchase got no answer from Redis: %w", ErrOutcomeUnknown, err)
+	return "", fmt.Errorf("%w: queuing the purchase got no answer from Redis: %w", ErrOutcomeUnknown, err)
 }
 
 // replied reports whether err is an error reply from Redis: an answer, so none was lost.
@@ -136,10 +136,10 @@ func neverSent(err error) bool {
 		errors.Is(err, redis.ErrPoolExhausted) || errors.Is(err, redis.ErrClosed)
 }
 
-// awaitQueued waits for the consumer's word on the buyer's queued purchase, up to QueueWait
-// (and the purchase's deadline). Past it, PostgreSQL is asked once; without an order the
-// answer is ErrAccepted, also when the buyer went away: the purchase stands either way.
-func (q *queuedBuyer) awaitQueued(ctx context.Context, id, userID int64, ch <-chan queued) (Order, error) {
+// awaitQueued waits for the consumer's word on the buyer's queued purchase (stream entry
+// entry), up to QueueWait and the purchase's deadline. Past it, PostgreSQL is asked once: an
+// order from another entry is a *PurchasedError, none is ErrAccepted (the purchase stands).
+func (q *queuedBuyer) awaitQueued(ctx context.Context, id, userID int64, entry string, ch <-chan queued) (Order, error) {
 	t := time.NewTimer(q.cfg.QueueWait)
 	defer t.Stop()
 	select {
@@ -150,10 +150,14 @@ func (q *queuedBuyer) awaitQueued(ctx context.Context, id, userID int64, ch <-ch
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if o, err := orderOf(q.db.WithContext(lctx), id, userID); err == nil {
-		return o, nil
+	o, from, err := orderAndEntryOf(q.db.WithContext(lctx), id, userID)
+	switch {
+	case err != nil:
+		return Order{}, ErrAccepted
+	case entry != "" && from != entry: // the buyer's order is older than this request
+		return Order{}, &PurchasedError{Order: o}
 	}
-	return Order{}, ErrAccepted
+	return o, nil
 }
 
 // queued is a consumer's word on one queued purchase: its order, or why it was not written.
@@ -209,7 +213,8 @@ func (w *waiters) tell(k waitKey, word queued) {
 // notice is what a consumer announces of one written batch on Keys.QueueChannel.
 type notice struct {
 	Product int64            `json:"p"`
-	Orders  []Order          `json:"o,omitempty"`
+	Orders  []Order          `json:"o,omitempty"` // written from the buyer's entry: 201
+	Had     []Order          `json:"h,omitempty"` // the buyer had it already: already_purchased
 	Dead    map[int64]string `json:"d,omitempty"` // user -> reason: not written
 }
 
@@ -238,6 +243,9 @@ func (q *queuedBuyer) listen(ctx context.Context) {
 		}
 		for _, o := range n.Orders {
 			q.waiters.tell(waitKey{n.Product, o.UserID}, queued{o: o})
+		}
+		for _, o := range n.Had {
+			q.waiters.tell(waitKey{n.Product, o.UserID}, queued{err: &PurchasedError{Order: o}})
 		}
 		for u, reason := range n.Dead {
 			q.waiters.tell(waitKey{n.Product, u}, queued{err: deadError(reason)})
