@@ -2,6 +2,7 @@ package dlock_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,13 +81,25 @@ func rueidisPeer(b *testing.B, ttl time.Duration) peer {
 	}
 	b.Cleanup(lk.Close)
 	return peer{Name: "rueidislock", Obtain: func(ctx context.Context, key string) (func(context.Context) error, error) {
-		_, release, err := lk.WithContext(ctx, key)
-		if err != nil {
-			return nil, err
+		for {
+			// A waiter that misses its invalidation waits until its context's deadline, or
+			// else the key's validity (rueidis PR #669): with four Lockers on one key a
+			// contended round ran past the bound's minute. A deadline per try bounds it.
+			tctx, cancel := context.WithTimeout(ctx, rueidisTry)
+			_, release, err := lk.WithContext(tctx, key)
+			cancel()
+			switch {
+			case err == nil:
+				return func(context.Context) error { release(); return nil }, nil // returns once the key is deleted
+			case ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded):
+				return nil, err
+			}
 		}
-		return func(context.Context) error { release(); return nil }, nil // returns once the key is deleted
 	}}
 }
+
+// rueidisTry bounds one try of rueidislock's WithContext (see rueidisPeer).
+const rueidisTry = 250 * time.Millisecond
 
 // dlockObtain is a peer's Obtain on c.
 func dlockObtain(c *dlock.Client, ttl time.Duration) func(context.Context, string) (func(context.Context) error, error) {
