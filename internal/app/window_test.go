@@ -154,3 +154,30 @@ func orders(t *testing.T, s *stack, id int64) int64 {
 	}
 	return n
 }
+
+// TestClockSkewExported: the process measures its clock against PostgreSQL's at start and
+// exports the skew, well under a second between processes of one machine.
+func TestClockSkewExported(t *testing.T) {
+	s := newStack(t, order.Config{})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		body, err := s.API.Metrics(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			v, ok := strings.CutPrefix(line, "seckill_clock_skew_seconds ")
+			if !ok {
+				continue
+			}
+			if skew, err := strconv.ParseFloat(v, 64); err != nil || skew < -0.5 || skew > 0.5 {
+				t.Fatalf("seckill_clock_skew_seconds = %q, want within 0.5 s of 0 on one machine", v)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no seckill_clock_skew_seconds within 10 s of the start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
