@@ -30,6 +30,10 @@ const (
 	CodeOrderCancelled = "order_cancelled"
 	// CodeOrderPaid (409): cancelling a paid order; Problem.OrderID names it.
 	CodeOrderPaid = "order_paid"
+	// CodeSaleNotStarted (409): the sale starts at Problem.StartsAt; retry after Retry-After.
+	CodeSaleNotStarted = "sale_not_started"
+	// CodeSaleEnded (410): the sale ended at Problem.EndsAt.
+	CodeSaleEnded = "sale_ended"
 	// CodeRequestTooLarge (413): a request body over 4 KiB.
 	CodeRequestTooLarge = "request_too_large"
 	// CodeRateLimited (429): too many attempts; retry after Retry-After. Nothing was written.
@@ -64,6 +68,8 @@ var statuses = map[string]int{
 	CodeOrderExpired:        http.StatusConflict,
 	CodeOrderCancelled:      http.StatusConflict,
 	CodeOrderPaid:           http.StatusConflict,
+	CodeSaleNotStarted:      http.StatusConflict,
+	CodeSaleEnded:           http.StatusGone,
 	CodeRequestTooLarge:     http.StatusRequestEntityTooLarge,
 	CodeRateLimited:         http.StatusTooManyRequests,
 	CodeClientClosedRequest: StatusClientClosedRequest,

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // ProblemTypeBase prefixes every problem's Type, followed by its code.
@@ -22,6 +23,9 @@ type Problem struct {
 	OrderID int64 `json:"order_id,omitempty"`
 	// ProductID is the product that failed a bundle purchase.
 	ProductID int64 `json:"product_id,omitempty"`
+	// StartsAt is the sale's start, on sale_not_started; EndsAt its end, on sale_ended.
+	StartsAt *time.Time `json:"starts_at,omitempty"`
+	EndsAt   *time.Time `json:"ends_at,omitempty"`
 	// RequestID is the answer's X-Request-ID, which the server's log lines carry.
 	RequestID string `json:"request_id,omitempty"`
 	// RetryAfter is the Retry-After header in seconds, if any; the client fills it in.

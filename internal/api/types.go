@@ -20,23 +20,28 @@ type NewProduct struct {
 	Fair bool `json:"fair,omitempty"`
 	// PayWithinMS (0 to 86,400,000) is the payment window; 0 means every order is paid at once.
 	PayWithinMS int `json:"pay_within_ms,omitempty"`
+	// StartsAt and EndsAt (RFC 3339, optional) bound the sale window; EndsAt after StartsAt.
+	StartsAt *time.Time `json:"starts_at,omitempty"`
+	EndsAt   *time.Time `json:"ends_at,omitempty"`
 }
 
 // Product is the body of a product's creation and of its GET.
 type Product struct {
-	ID           int64     `json:"id"`
-	Name         string    `json:"name"`
-	Stock        int       `json:"stock"`
-	InitialStock int       `json:"initial_stock"`
-	Strategy     string    `json:"strategy"`
-	ThinkMS      int       `json:"think_ms"`
-	Lock         string    `json:"lock,omitempty"`          // lab products only
-	LeaseMS      int       `json:"lease_ms,omitempty"`      // lab products with a lease of their own only
-	Fair         bool      `json:"fair,omitempty"`          // fair dlock products only
-	PayWithinMS  int       `json:"pay_within_ms,omitempty"` // products with a payment window only
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-	Sold         int       `json:"sold"` // initial_stock - stock
+	ID           int64      `json:"id"`
+	Name         string     `json:"name"`
+	Stock        int        `json:"stock"`
+	InitialStock int        `json:"initial_stock"`
+	Strategy     string     `json:"strategy"`
+	ThinkMS      int        `json:"think_ms"`
+	Lock         string     `json:"lock,omitempty"`          // lab products only
+	LeaseMS      int        `json:"lease_ms,omitempty"`      // lab products with a lease of their own only
+	Fair         bool       `json:"fair,omitempty"`          // fair dlock products only
+	PayWithinMS  int        `json:"pay_within_ms,omitempty"` // products with a payment window only
+	StartsAt     *time.Time `json:"starts_at,omitempty"`     // products with a sale start only
+	EndsAt       *time.Time `json:"ends_at,omitempty"`       // products with a sale end only
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+	Sold         int        `json:"sold"` // initial_stock - stock
 }
 
 // Purchase is the body of POST /api/v1/products/{id}/purchase.

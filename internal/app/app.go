@@ -159,7 +159,7 @@ func New(cfg Config) *App {
 		Metrics:    m.LoggedHandler(cfg.Logger),
 		Requests:   m,
 		Limiter: httpapi.NewLimiter(httpapi.LimiterConfig{Redis: cfg.Redis, Prefix: cfg.RedisPrefix,
-			Limits: cfg.RateLimits, Exempt: soldOut.Is, Logger: cfg.Logger, Observer: m, Tracer: cfg.TracerProvider}),
+			Limits: cfg.RateLimits, Exempt: exempt(soldOut, products), Logger: cfg.Logger, Observer: m, Tracer: cfg.TracerProvider}),
 		NoFair: noFair(cfg),
 		Tracer: cfg.TracerProvider,
 	}
@@ -170,8 +170,9 @@ func New(cfg Config) *App {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
-	listeners.Add(6)
+	listeners.Add(7)
 	go func() { defer listeners.Done(); a.backends.Run(ctx) }()
+	go func() { defer listeners.Done(); watchSkew(ctx, cfg.DB, m.ClockSkew, cfg.Logger) }()
 	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
 	go func() { defer listeners.Done(); creations.Listen(ctx) }()
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
@@ -109,6 +110,7 @@ func jsonError(err error) error {
 		tooLarge  *http.MaxBytesError
 		syntax    *json.SyntaxError
 		typeError *json.UnmarshalTypeError
+		parseTime *time.ParseError
 	)
 	switch {
 	case errors.As(err, &tooLarge):
@@ -122,6 +124,8 @@ func jsonError(err error) error {
 			return detailed{"body must be a JSON object"}
 		}
 		return detailed{fmt.Sprintf("field %q must be %s", typeError.Field, typeName(typeError.Type.Kind().String()))}
+	case errors.As(err, &parseTime), strings.HasPrefix(err.Error(), "Time.UnmarshalJSON"):
+		return detailed{"starts_at and ends_at must be RFC 3339 date-times, such as \"2026-12-24T20:00:00Z\""}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// json's unknown-field error names the field, which the client sent: safe to show.
 		return detailed{"body: " + err.Error()}

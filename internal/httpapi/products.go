@@ -36,10 +36,14 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 		p, err := d.Products.Create(c.Request.Context(), inventory.NewProduct{
 			Name: req.Name, Stock: *req.Stock, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
 			LabLock: req.Lock, LeaseMS: req.LeaseMS, Fair: req.Fair, PayWithinMS: req.PayWithinMS,
+			StartsAt: req.StartsAt, EndsAt: req.EndsAt,
 		})
 		if err != nil {
 			writeError(c, d, err)
 			return
+		}
+		if err := d.Orders.Prepare(c.Request.Context(), p); err != nil {
+			d.Logger.WarnContext(c.Request.Context(), "preparing the sale failed; its first buyer prepares it", "product_id", p.ID, "err", err)
 		}
 		d.Logger.InfoContext(c.Request.Context(), "product created", "product_id", p.ID, "stock", p.Stock, "strategy", p.Strategy, "lock", p.LabLock)
 		c.Header("Location", "/api/v1/products/"+strconv.FormatInt(p.ID, 10))

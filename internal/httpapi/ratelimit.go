@@ -81,7 +81,7 @@ type LimiterConfig struct {
 	Redis  redis.UniversalClient // required when a limit is on
 	Prefix string                // namespace of the limiter's keys
 	Limits RateLimits
-	// Exempt reports products not limited (sold out). Nil: none.
+	// Exempt reports products not limited (sold out, or outside their sale window). Nil: none.
 	Exempt   func(product int64) bool
 	Logger   *slog.Logger    // default: discard
 	Observer LimiterObserver // default: none

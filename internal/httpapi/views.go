@@ -12,7 +12,7 @@ func productOf(p inventory.Product) api.Product {
 	return api.Product{
 		ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
 		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, Fair: p.Fair,
-		PayWithinMS: p.PayWithinMS, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		PayWithinMS: p.PayWithinMS, StartsAt: p.StartsAt, EndsAt: p.EndsAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 }
 

@@ -58,9 +58,12 @@ type Product struct {
 	Fair         bool   // buyers served in the order they asked, across processes (StrategyDlock only)
 	// PayWithinMS is the reservations' payment window; 0 means every order is paid at once.
 	PayWithinMS int
-	Fence       int64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// StartsAt and EndsAt bound the sale window (nil: no bound); see OnSale.
+	StartsAt  *time.Time
+	EndsAt    *time.Time
+	Fence     int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // TableName maps Product to its table for GORM.
@@ -86,6 +89,9 @@ type NewProduct struct {
 	Fair     bool   // StrategyDlock only: a fair lock (internal/dlock's ObtainFair)
 	// PayWithinMS (0 to MaxPayWithinMS) is the payment window, if Reservable.
 	PayWithinMS int
+	// StartsAt and EndsAt (optional) bound the sale window; EndsAt must be after StartsAt.
+	StartsAt *time.Time
+	EndsAt   *time.Time
 }
 
 // Validate returns np's first problem as a production product, wrapping ErrInvalid.
@@ -119,6 +125,9 @@ func (np *NewProduct) validateCommon() error {
 	case np.PayWithinMS > 0 && !np.Strategy.Reservable():
 		return fmt.Errorf("%w: pay_within_ms is not for strategy %s, which writes absolute stock values: a unit given back would be a lost update",
 			ErrInvalid, np.Strategy)
+	case np.StartsAt != nil && np.EndsAt != nil && !np.EndsAt.After(*np.StartsAt):
+		return fmt.Errorf("%w: ends_at (%s) must be after starts_at (%s)", ErrInvalid,
+			np.EndsAt.Format(time.RFC3339Nano), np.StartsAt.Format(time.RFC3339Nano))
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 type Store struct {
 	db *gorm.DB
 	// meta caches products by id for their immutable fields (name, strategy, think_ms,
-	// initial_stock): a purchase needs them before anything else, and they never change.
+	// initial_stock, the sale window): a purchase needs them before anything else, and they never change.
 	meta sync.Map // int64 -> Product
 	// notFound remembers for NotFoundTTL the ids PostgreSQL had no product of, so that
 	// unknown ids cost one round trip per NotFoundTTL, not one per request.
@@ -59,8 +59,8 @@ func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 	}
 	var p Product
 	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms, fair,
-		pay_within_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS,
-		np.LabLock, np.LeaseMS, np.Fair, np.PayWithinMS).Scan(&p).Error
+		pay_within_ms, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock,
+		np.Strategy, np.ThinkMS, np.LabLock, np.LeaseMS, np.Fair, np.PayWithinMS, np.StartsAt, np.EndsAt).Scan(&p).Error
 	if err != nil {
 		return Product{}, fmt.Errorf("create product: %w", err)
 	}

@@ -42,6 +42,7 @@ type Metrics struct {
 	limiterErr *prometheus.CounterVec
 	http       *httpMetrics
 	backends   *backendMetrics
+	skew       clockSkew
 	db         *gorm.DB              // nil: no product stock (WatchSales)
 	rdb        redis.UniversalClient // nil: no queue backlog (WatchSales)
 	readBound  atomic.Int64          // bound of a scrape's reads (ns; 0: saleTimeout), see scrapeBound

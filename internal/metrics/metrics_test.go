@@ -62,7 +62,8 @@ func TestKnownSeriesAtZero(t *testing.T) {
 func TestOutcomesKnown(t *testing.T) {
 	t.Parallel()
 	for _, err := range []error{nil, order.ErrAccepted, order.ErrOutcomeUnknown, order.ErrCanceled, inventory.ErrSoldOut,
-		order.ErrAlreadyPurchased, order.ErrBusy, inventory.ErrNotFound, order.ErrUnavailable, errors.New("a bug")} {
+		order.ErrAlreadyPurchased, order.ErrBusy, inventory.ErrNotFound, order.ErrUnavailable, errors.New("a bug"),
+		inventory.ErrNotStarted, inventory.ErrEnded} {
 		if got := order.Outcome(err); !slices.Contains(metrics.PurchaseOutcomes, got) {
 			t.Errorf("Outcome(%v) = %q, not in PurchaseOutcomes %v", err, got, metrics.PurchaseOutcomes)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -43,6 +44,9 @@ func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID 
 		if p.Strategy != inventory.StrategyDlock || p.Fair || p.PayWithinMS > 0 {
 			return nil, fmt.Errorf("%w: product %d: bundles are for dlock products that are not fair and have no payment window",
 				inventory.ErrInvalid, id)
+		}
+		if err := p.OnSale(time.Now()); err != nil {
+			return nil, &ProductError{id, err}
 		}
 		if l.soldOut.Is(id) {
 			// Sold out, unless the user holds an order of it (a retry of this bundle, say):

@@ -10,13 +10,16 @@ import (
 )
 
 // Purchase sells one unit of the product to the user and returns the committed order. Errors:
-// inventory.ErrNotFound, inventory.ErrSoldOut, ErrAlreadyPurchased, ErrBusy, ErrUnavailable,
-// ErrCanceled, ErrAccepted (queued), ErrOutcomeUnknown (the only one that may have written).
+// inventory.ErrNotFound, inventory.ErrSoldOut, a *inventory.WindowError, ErrAlreadyPurchased, ErrBusy,
+// ErrUnavailable, ErrCanceled, ErrAccepted (queued), ErrOutcomeUnknown (the only one that may have written).
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	var o Order
 	err := s.bounded(ctx, func(pctx context.Context) (inventory.Strategy, error) {
 		p, err := s.c.products.Meta(pctx, productID)
 		if err != nil {
+			return p.Strategy, err
+		}
+		if err := p.OnSale(time.Now()); err != nil {
 			return p.Strategy, err
 		}
 		attempt := func(ctx context.Context) (Order, error) {

@@ -115,6 +115,7 @@ type Service struct {
 	queued *queuedBuyer     // queue products, and the consumers of this process
 	// returns gives the units of ended reservations back (Pay, Cancel and the sweeper).
 	returns *returner
+	seeder  *seeder // the redis and queue strategies' gates, seeded ahead of a sale (Prepare)
 	buyers  map[inventory.Strategy]buyFunc
 }
 
@@ -142,7 +143,7 @@ func NewService(d Deps, cfg Config) *Service {
 	seeder.returns = &returner{core: c, gate: d.Gate, seeder: seeder}
 	rows := rowLockBuyer{c}
 	s := &Service{c: c, gate: d.Gate, queue: d.Queue, locked: newLockedBuyer(c, locks, nil),
-		queued: newQueuedBuyer(c, d.Queue, seeder), returns: seeder.returns}
+		queued: newQueuedBuyer(c, d.Queue, seeder), returns: seeder.returns, seeder: seeder}
 	s.buyers = map[inventory.Strategy]buyFunc{
 		inventory.StrategyDlock:       s.locked.buy,
 		inventory.StrategyPessimistic: rows.pessimistic,

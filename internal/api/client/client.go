@@ -10,7 +10,7 @@
 //	if errors.As(err, &prob) && prob.Code == api.CodeSoldOut { ... }
 //
 // The problem's status is the response's, and its RetryAfter field holds the response's
-// Retry-After header (on 429 and 503). An answer whose body is not a problem (from a proxy
+// Retry-After header (on 429, 503 and 409 sale_not_started). An answer whose body is not a problem (from a proxy
 // in front of the API, or /readyz's 503) is a Problem with the status and no code. An error
 // that is not an *api.Problem means no answer came (the connection failed, ctx ended, the
 // client's timeout passed) or the answer could not be read; it wraps the cause, so

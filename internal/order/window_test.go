@@ -1,0 +1,96 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/seckill/seckill/internal/inventory"
+	"github.com/seckill/seckill/internal/order"
+)
+
+// marked is the context key of the purchases whose round trips TestWindowCostsNoRoundTrip counts.
+type marked struct{}
+
+// countHook counts the Redis commands sent on a marked context.
+type countHook struct{ n *atomic.Int64 }
+
+func (countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(marked{}) != nil {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(marked{}) != nil {
+			h.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestWindowCostsNoRoundTrip: once a product is cached, a purchase before its start or after
+// its end, of every production strategy, sends nothing to PostgreSQL (through gorm) or Redis;
+// a control purchase on sale is seen by the counters.
+func TestWindowCostsNoRoundTrip(t *testing.T) {
+	e := newEnv(t, order.Config{})
+	var pg, rd atomic.Int64
+	count := func(db *gorm.DB) {
+		if ctx := db.Statement.Context; ctx != nil && ctx.Value(marked{}) != nil {
+			pg.Add(1)
+		}
+	}
+	cb := e.db.Callback()
+	for i, err := range []error{cb.Query().Register("window:count", count), cb.Raw().Register("window:count", count),
+		cb.Row().Register("window:count", count), cb.Create().Register("window:count", count),
+		cb.Update().Register("window:count", count), cb.Delete().Register("window:count", count)} {
+		if err != nil {
+			t.Fatalf("register callback %d: %v", i, err)
+		}
+	}
+	e.rdb.AddHook(countHook{&rd})
+	later, past := time.Now().Add(time.Hour), time.Now().Add(-time.Hour)
+	ctx := context.WithValue(context.Background(), marked{}, true)
+	for _, s := range inventory.Strategies {
+		for _, np := range []inventory.NewProduct{
+			{Name: "later", Stock: 5, Strategy: s, StartsAt: &later},
+			{Name: "ended", Stock: 5, Strategy: s, EndsAt: &past},
+		} {
+			p, err := e.store.Create(context.Background(), np)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.app.Orders.Purchase(context.Background(), p.ID, 1); err == nil { // caches the product
+				t.Fatalf("%s %s: bought outside the window", s, np.Name)
+			}
+			pg.Store(0)
+			rd.Store(0)
+			for user := int64(1); user <= 20; user++ {
+				_, err := e.app.Orders.Purchase(ctx, p.ID, user)
+				if !errors.Is(err, inventory.ErrNotStarted) && !errors.Is(err, inventory.ErrEnded) {
+					t.Fatalf("%s %s: %v, want outside the window", s, np.Name, err)
+				}
+			}
+			if pg.Load() != 0 || rd.Load() != 0 {
+				t.Errorf("%s %s: 20 purchases sent %d statements to PostgreSQL and %d to Redis, want none", s, np.Name, pg.Load(), rd.Load())
+			}
+		}
+	}
+	// The control: a purchase on sale is counted, so the counters see what they should.
+	p := e.product(t, 5, inventory.StrategyRedis, 0)
+	if _, err := e.app.Orders.Purchase(ctx, p.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if rd.Load() == 0 {
+		t.Error("the control purchase sent nothing to Redis that the hook saw: the counters are blind")
+	}
+}
