@@ -46,7 +46,15 @@ func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID 
 				inventory.ErrInvalid, id)
 		}
 		if err := p.OnSale(time.Now()); err != nil {
-			return nil, &ProductError{id, err}
+			// Ended, unless the user holds an order of it: the transaction then answers
+			// already purchased (a retry of this bundle).
+			var had *PurchasedError
+			if errors.Is(err, inventory.ErrEnded) {
+				err = l.ended(ctx, p, userID, err)
+			}
+			if !errors.As(err, &had) {
+				return nil, &ProductError{id, err}
+			}
 		}
 		if l.soldOut.Is(id) {
 			// Sold out, unless the user holds an order of it (a retry of this bundle, say):

@@ -20,6 +20,9 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 			return p.Strategy, err
 		}
 		if err := p.OnSale(time.Now()); err != nil {
+			if errors.Is(err, inventory.ErrEnded) { // a retry of a buyer who has an order too
+				err = s.c.ended(pctx, p, userID, err)
+			}
 			return p.Strategy, err
 		}
 		attempt := func(ctx context.Context) (Order, error) {

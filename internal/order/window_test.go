@@ -94,3 +94,44 @@ func TestWindowCostsNoRoundTrip(t *testing.T) {
 		t.Error("the control purchase sent nothing to Redis that the hook saw: the counters are blind")
 	}
 }
+
+// TestRetryAfterTheEnd: a buyer who bought before the end and retries after it is answered
+// already purchased with its order, for every production strategy, within the time a purchase
+// may still commit (an index probe) and after it (the buyers read once); a buyer without an
+// order is told the sale ended.
+func TestRetryAfterTheEnd(t *testing.T) {
+	e := newEnv(t, order.Config{})
+	ctx := context.Background()
+	check := func(what string, id int64, want order.Order) {
+		t.Helper()
+		_, err := e.app.Orders.Purchase(ctx, id, want.UserID)
+		var had *order.PurchasedError
+		if !errors.As(err, &had) || had.Order.ID != want.ID {
+			t.Errorf("%s: user %d retries after the end: %v, want already purchased, order %d", what, want.UserID, err, want.ID)
+		}
+		if _, err := e.app.Orders.Purchase(ctx, id, 99); !errors.Is(err, inventory.ErrEnded) {
+			t.Errorf("%s: a new buyer after the end: %v, want ended", what, err)
+		}
+	}
+	for _, s := range inventory.Strategies {
+		end := time.Now().Add(1500 * time.Millisecond)
+		p, err := e.store.Create(ctx, inventory.NewProduct{Name: "ends", Stock: 5, Strategy: s, EndsAt: &end})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := buy(t, e.app.Orders, p.ID, 1)
+		time.Sleep(time.Until(end))
+		check(string(s)+", just ended", p.ID, o)
+	}
+	past := time.Now().Add(-time.Hour)
+	p, err := e.store.Create(ctx, inventory.NewProduct{Name: "ended", Stock: 5, Strategy: inventory.StrategyPessimistic, EndsAt: &past})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeOrders(t, e.db, p.ID, 1, 3)
+	o, err := e.app.Orders.OrderOf(ctx, p.ID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("ended an hour ago", p.ID, o)
+}
