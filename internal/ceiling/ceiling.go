@@ -21,10 +21,9 @@ import (
 // maxBody bounds the request body read, as the API bounds it.
 const maxBody = 4 << 10
 
-// Handler returns a gin engine whose one route, POST /api/v1/products/:id/purchase, decodes
-// the body's user_id and answers 409 with the API's sold-out problem; a body that does not
-// decode gets 400 and no body. Every other request gets gin's 404. The handler is safe for
-// concurrent use. It sets gin's release mode, as the API does.
+// Handler returns a gin engine (in release mode, safe for concurrent use) whose one route,
+// POST /api/v1/products/:id/purchase, answers a decodable user_id 409 with the API's sold-out
+// problem and anything else 400 with no body; other requests get gin's 404.
 func Handler() http.Handler {
 	body, err := json.Marshal(api.SoldOut())
 	if err != nil {

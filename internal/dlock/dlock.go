@@ -150,10 +150,9 @@ func (c *Client) setOptions(opt *ClientOptions) {
 	}
 }
 
-// Close stops the Client's background work: the shared release subscription
-// and pending cleanups. It neither releases held locks (release them first)
-// nor closes the Redis client. Obtain and Do return ErrClosed afterwards.
-// Calling Close again does nothing.
+// Close stops the Client's background work (its release subscription and pending cleanups),
+// after which Obtain and Do return ErrClosed; a second Close does nothing. It releases no lock
+// and does not close the Redis client.
 func (c *Client) Close() error {
 	c.dropGrants()
 	c.mu.Lock()

@@ -14,10 +14,9 @@ type MultiLock struct {
 	cancel context.CancelCauseFunc // cancels Watch's context; nil until Watch
 }
 
-// ObtainMulti takes every key of keys, or none, in sorted order so that overlapping calls
-// cannot deadlock; opt.Wait bounds the whole call. On an error it releases the keys it took
-// first. Empty or repeated keys and Options.Fair are refused. See
-// docs/dlock.md#several-keys-at-once.
+// ObtainMulti takes every key of keys or none, in sorted order so that overlapping calls cannot
+// deadlock, within opt.Wait for the whole call (docs/dlock.md#several-keys-at-once). It refuses
+// empty or repeated keys and Options.Fair; on an error it releases the keys it took.
 func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Duration, opt *Options) (*MultiLock, error) {
 	sorted := slices.Clone(keys)
 	slices.Sort(sorted)

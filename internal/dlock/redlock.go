@@ -22,10 +22,10 @@ var (
 	raiseFenceScript = redis.NewScript(raiseFenceSrc)
 )
 
-// NewRedlock returns a Client that takes every lock on a majority of independent Redis
-// masters (Redlock), with the same API as New; a nil opt means the defaults. Create the node
-// clients with ContextTimeoutEnabled, MaxRetries -1 and DialerRetries 1. It panics without
-// nodes or with more than 64. See docs/dlock.md#redlock-a-majority-of-independent-masters.
+// NewRedlock returns a Client, with New's API and defaults for a nil opt, that takes every lock
+// on a majority of independent Redis masters (docs/dlock.md#redlock-a-majority-of-independent-masters).
+// Create the node clients with ContextTimeoutEnabled, MaxRetries -1 and DialerRetries 1; it
+// panics without nodes or with more than 64.
 func NewRedlock(nodes []redis.UniversalClient, opt *ClientOptions) *Client {
 	if len(nodes) == 0 || len(nodes) > maxRedlockNodes {
 		panic(fmt.Sprintf("dlock: NewRedlock needs 1 to %d nodes, got %d", maxRedlockNodes, len(nodes)))

@@ -24,10 +24,9 @@ func EtcdBin() (string, error) {
 }
 
 // Etcd is one etcd member of the caller's own, alone (StartEtcd) or in a cluster
-// (StartEtcdCluster), with etcd's default timing (heartbeat 100 ms, election timeout 1 s).
-// Stop, Start, Pause and Resume may be called in any order; its data directory survives Stop,
-// so a restarted member rejoins its cluster with what it had. Its cluster's Close kills it.
-// It is safe for concurrent use.
+// (StartEtcdCluster), with etcd's default timing (heartbeat 100 ms, election timeout 1 s); it is
+// safe for concurrent use. Stop, Start, Pause and Resume may come in any order, and a member
+// restarted after Stop rejoins with its data; its cluster's Close kills it.
 type Etcd struct {
 	Name      string // the member's name in its cluster
 	ClientURL string // http://127.0.0.1:port, the same across restarts

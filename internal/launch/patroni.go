@@ -71,13 +71,11 @@ func PatroniBin() (string, error) {
 	return LookBin("patroni", "patroni not found: a PostgreSQL cluster managed by Patroni is started (`make up` installs Debian's patroni)")
 }
 
-// StartPatroni starts opt.Nodes nodes with the project's configuration (PatroniConfig), each
-// on free ports, and waits (90 s at most) until one is the primary and every other streams
-// from it (in synchronous_mode, one as its synchronous standby). It returns an error wrapping
-// ErrUnavailable when not root, without a postgres OS user, or without patroni, unshare,
-// setpriv or PostgreSQL's server binaries. The caller owns the cluster: Close; on error it is
-// closed already. A node that lost a port to another program makes the whole cluster start
-// again on other ports (three tries).
+// StartPatroni starts opt.Nodes nodes with the project's configuration (PatroniConfig) on free
+// ports (three tries) and waits, 90 s at most, until one is the primary and every other streams
+// from it (in synchronous_mode, one synchronously); the caller Closes the cluster. Its error
+// wraps ErrUnavailable when not root, or without a postgres OS user, patroni, unshare, setpriv
+// or PostgreSQL's binaries.
 func StartPatroni(opt PatroniOptions) (*Patroni, error) {
 	for try := 1; ; try++ {
 		c, err := startPatroni(opt)

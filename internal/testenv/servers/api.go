@@ -39,14 +39,10 @@ func StartAPIs(t T, n int, env map[string]string) []*API {
 	return apis
 }
 
-// LaunchAPI starts cmd/api (BuildAPI) on a free loopback port below the ephemeral range and
-// returns at once; WaitReady waits for it (see launch.LaunchAPI). It dies with the test
-// binary.
-//
-// When the test ends, the process is continued if paused and stopped as Stop does; the test
-// fails if its log reports a data race. The tail of its log is printed if the test failed or
-// SERVERS_LOGS is set; with SERVERS_LOGDIR set, the whole log is written to
-// $SERVERS_LOGDIR/<test>-<name>.log.
+// LaunchAPI starts cmd/api (BuildAPI) on a free loopback port and returns at once (WaitReady
+// waits); it dies with the test binary, and is stopped when the test ends, failing the test if
+// its log reports a data race. Its log's tail is printed on failure or with SERVERS_LOGS, the
+// whole log written under SERVERS_LOGDIR (docs/testing.md#launchers).
 func LaunchAPI(t T, name string, env map[string]string) *API {
 	t.Helper()
 	la, err := launch.LaunchAPI(name, env)
