@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ErrDataSetChanged: Redis switched data sets mid-verification; nothing was written, verify again.
+// ErrDataSetChanged means Redis switched data sets mid-verification; nothing was written, verify again.
 var ErrDataSetChanged = errors.New("inventory: the Redis data set changed")
 
 // Verification is a gate's stamp and Redis's data set (docs/strategies.md#a-gate-from-an-older-data-set).

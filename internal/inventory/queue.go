@@ -71,7 +71,7 @@ func (q *Queue) EnsureGroup(ctx context.Context, id int64) error {
 	return nil
 }
 
-// ErrNoGroup: the stream or its group is gone; EnsureGroup, then read again.
+// ErrNoGroup means the stream or its group is gone; EnsureGroup, then read again.
 var ErrNoGroup = errors.New("inventory: no consumer group")
 
 // Read gives consumer up to count unread entries, waiting up to block.

@@ -14,7 +14,7 @@ import (
 // purchase's deadline plus QueueGrace/4.
 const QueueGrace = time.Minute
 
-// ErrNotQueued: Enqueue failed before queueing the purchase.
+// ErrNotQueued means Enqueue failed before queueing the purchase.
 var ErrNotQueued = errors.New("inventory: purchase not queued")
 
 // markEvery is how often one process marks a product it queues purchases of.

@@ -57,7 +57,7 @@ func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }
 // SoldOut is the sold-out mark: 'm:<ident>:<token>', or 't:<token>' while tentative.
 func (k Keys) SoldOut(id int64) string { return k.product(id, "soldout") }
 
-// SoldOutHold, while it exists, keeps new sold-out marks off the product.
+// SoldOutHold names the key that, while it exists, keeps new sold-out marks off the product.
 func (k Keys) SoldOutHold(id int64) string { return k.product(id, "soldout:hold") }
 
 // SoldOutIdent is the ident of the Redis data set the product was last marked under.

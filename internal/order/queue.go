@@ -15,7 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// ErrAccepted: the purchase is queued, not written within Config.QueueWait; OrderOf tells.
+// ErrAccepted means the purchase is queued, not written within Config.QueueWait; OrderOf tells.
 var ErrAccepted = errors.New("order: accepted, not written yet")
 
 // queuedBuyer is the queue strategy: one Lua script admits the buyer, takes the unit and appends
