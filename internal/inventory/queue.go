@@ -143,25 +143,6 @@ func (q *Queue) Ack(ctx context.Context, id int64, entries []Entry) error {
 	return nil
 }
 
-// AckHad acknowledges entries admitted for buyers who already had an order (see ackhad.lua) and
-// gives their units back to the gate, once per entry; it returns the units given back.
-func (q *Queue) AckHad(ctx context.Context, id int64, entries []Entry) (int, error) {
-	given := 0
-	for chunk := range slices.Chunk(entries, scriptChunk) {
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, QueueGroup)
-		for _, e := range chunk {
-			args = append(args, e.ID)
-		}
-		n, err := ackHadScript.Run(ctx, q.rdb, []string{q.keys.QueueStream(id), q.keys.GateStock(id)}, args...).Int()
-		if err != nil {
-			return given, fmt.Errorf("ack entries of buyers with an order in queue of product %d: %w", id, err)
-		}
-		given += n
-	}
-	return given, nil
-}
-
 // Touch resets the idle time of consumer's entries so that no one claims them.
 func (q *Queue) Touch(ctx context.Context, id int64, consumer string, entries []Entry) error {
 	ids := make([]string, len(entries))

@@ -19,7 +19,6 @@ var (
 	publishScript    = datasetScript("publish")
 	enqueueScript    = datasetScript("enqueue")
 	ackScript        = script("ack")
-	ackHadScript     = script("ackhad")
 	readmitScript    = datasetScript("readmit")
 	deadLetterScript = script("deadletter")
 	markScript       = script("mark")

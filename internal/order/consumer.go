@@ -245,15 +245,14 @@ func (q *queuedBuyer) settleQueued(ctx context.Context, id int64, entries []inve
 			soldOut = append(soldOut, entries[i])
 		}
 	}
-	if err := q.queue.Ack(ctx, id, done); err != nil {
+	if len(had) > 0 {
+		// Their units stay taken: a gate that forgot a buyer (Redis back from older data)
+		// counted the unit the buyer holds as free, and admitting them again took it back.
+		q.log.WarnContext(ctx, "buyers with an order admitted again (Redis forgot them)", "product_id", id, "buyers", len(had))
+	}
+	if err := q.queue.Ack(ctx, id, append(done, had...)); err != nil {
 		// Written all the same: a consumer that claims them later finds the orders.
 		q.log.WarnContext(ctx, "queued purchases written, not acknowledged", "product_id", id, "err", err)
-	}
-	if given, err := q.queue.AckHad(ctx, id, had); err != nil {
-		q.log.WarnContext(ctx, "entries of buyers with an order not acknowledged", "product_id", id, "err", err)
-	} else if given > 0 {
-		q.log.WarnContext(ctx, "buyers with an order admitted again: their units given back to the gate",
-			"product_id", id, "units", given)
 	}
 	if moved := q.deadLetter(ctx, id, soldOut, deadSoldOut, false); len(moved) > 0 {
 		n.Dead = map[int64]string{}
