@@ -34,15 +34,14 @@ func WatchSkew(ctx context.Context, remote func(context.Context) (time.Time, err
 		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		skew, err := MeasureSkew(mctx, time.Now, remote)
 		cancel()
-		switch {
-		case err != nil:
+		if err != nil {
 			log.DebugContext(ctx, "clock skew not measured", "err", err)
-		case skew > MaxClockSkew || skew < -MaxClockSkew:
-			log.WarnContext(ctx, "this process's clock differs from PostgreSQL's by over 1 s: sale windows open and close off time",
-				"skew_seconds", skew.Seconds())
+		} else {
 			observe(skew)
-		default:
-			observe(skew)
+			if skew > MaxClockSkew || skew < -MaxClockSkew {
+				log.WarnContext(ctx, "this process's clock differs from PostgreSQL's by over 1 s: sale windows open and close off time",
+					"skew_seconds", skew.Seconds())
+			}
 		}
 		select {
 		case <-ctx.Done():

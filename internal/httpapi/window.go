@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -37,5 +38,5 @@ func writeWindowProblem(c *gin.Context, err error) {
 
 // retrySeconds is the whole seconds until the sale starts, rounded up, at least 1.
 func retrySeconds(we *inventory.WindowError) int64 {
-	return max(1, int64(math.Ceil(we.Wait.Seconds())))
+	return max(1, int64(math.Ceil(time.Until(we.At).Seconds())))
 }

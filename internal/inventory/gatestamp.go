@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrDataSetChanged means Redis switched data sets mid-verification; nothing was written, verify again.
@@ -50,49 +52,41 @@ func (g *Gate) Verification(ctx context.Context, id int64) (Verification, error)
 // ErrDataSetChanged, ErrGateNotSeeded.
 func (g *Gate) Recover(ctx context.Context, id int64, dataSet string, ended []Ended) (int, error) {
 	keys := append(g.gateKeys(id), g.keys.GateReturned(id))
-	given := 0
-	for start := 0; start < len(ended); start += scriptChunk {
-		chunk := ended[start:min(start+scriptChunk, len(ended))]
-		args := make([]any, 0, 1+2*len(chunk))
-		args = append(args, dataSet)
-		for _, e := range chunk {
-			args = append(args, e.Order, e.User)
-		}
-		n, err := recoverScript.Run(ctx, g.rdb, keys, args...).Int()
-		switch {
-		case err != nil:
-			return given, fmt.Errorf("recover returns in gate of product %d: %w", id, err)
-		case n == -1:
-			return given, fmt.Errorf("recover returns in gate of product %d: %w", id, ErrDataSetChanged)
-		case n == -2:
-			return given, fmt.Errorf("recover returns in gate of product %d: %w", id, ErrGateNotSeeded)
-		}
-		given += n
-	}
-	return given, nil
+	return verifyChunks(ctx, g, recoverScript, keys, dataSet, ended, func(e Ended) []any { return []any{e.Order, e.User} },
+		fmt.Sprintf("recover returns in gate of product %d", id))
 }
 
 // Readmit counts users, who have a live order in PostgreSQL, as the gate's buyers again in
 // dataSet (see readmit.lua). Errors: ErrDataSetChanged, ErrGateNotSeeded.
 func (g *Gate) Readmit(ctx context.Context, id int64, dataSet string, users []int64) error {
 	keys := []string{g.keys.GateStock(id), g.keys.GateBuyers(id)}
-	for chunk := range slices.Chunk(users, scriptChunk) {
-		args := make([]any, 0, 1+len(chunk))
-		args = append(args, dataSet)
-		for _, u := range chunk {
-			args = append(args, u)
+	_, err := verifyChunks(ctx, g, readmitScript, keys, dataSet, users, func(u int64) []any { return []any{u} },
+		fmt.Sprintf("readmit buyers in gate of product %d", id))
+	return err
+}
+
+// verifyChunks runs a verification script (ARGV[1] the data set, then each item's arguments)
+// over items in chunks and sums its answers; -1 is ErrDataSetChanged, -2 ErrGateNotSeeded.
+func verifyChunks[T any](ctx context.Context, g *Gate, script *redis.Script, keys []string, dataSet string,
+	items []T, argsOf func(T) []any, what string) (int, error) {
+	total := 0
+	for chunk := range slices.Chunk(items, scriptChunk) {
+		args := []any{dataSet}
+		for _, it := range chunk {
+			args = append(args, argsOf(it)...)
 		}
-		n, err := readmitScript.Run(ctx, g.rdb, keys, args...).Int()
+		n, err := script.Run(ctx, g.rdb, keys, args...).Int()
 		switch {
 		case err != nil:
-			return fmt.Errorf("readmit buyers in gate of product %d: %w", id, err)
+			return total, fmt.Errorf("%s: %w", what, err)
 		case n == -1:
-			return fmt.Errorf("readmit buyers in gate of product %d: %w", id, ErrDataSetChanged)
+			return total, fmt.Errorf("%s: %w", what, ErrDataSetChanged)
 		case n == -2:
-			return fmt.Errorf("readmit buyers in gate of product %d: %w", id, ErrGateNotSeeded)
+			return total, fmt.Errorf("%s: %w", what, ErrGateNotSeeded)
 		}
+		total += n
 	}
-	return nil
+	return total, nil
 }
 
 // Stamp records that the gate holds, in dataSet, every return PostgreSQL recorded before at.

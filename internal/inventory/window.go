@@ -17,7 +17,6 @@ type WindowError struct {
 	Product int64
 	Err     error     // ErrNotStarted or ErrEnded
 	At      time.Time // the product's StartsAt (ErrNotStarted) or EndsAt (ErrEnded)
-	Wait    time.Duration
 }
 
 func (e *WindowError) Error() string {
@@ -27,12 +26,12 @@ func (e *WindowError) Error() string {
 // Unwrap makes a *WindowError match its Err.
 func (e *WindowError) Unwrap() error { return e.Err }
 
-// OnSale returns nil if p is on sale at now, else a *WindowError; Wait is the time left
-// until the start. It reads only p, so it costs no round trip.
+// OnSale returns nil if p is on sale at now, else a *WindowError. It reads only p, so it
+// costs no round trip.
 func (p Product) OnSale(now time.Time) error {
 	switch {
 	case p.StartsAt != nil && now.Before(*p.StartsAt):
-		return &WindowError{Product: p.ID, Err: ErrNotStarted, At: *p.StartsAt, Wait: p.StartsAt.Sub(now)}
+		return &WindowError{Product: p.ID, Err: ErrNotStarted, At: *p.StartsAt}
 	case p.EndsAt != nil && !now.Before(*p.EndsAt):
 		return &WindowError{Product: p.ID, Err: ErrEnded, At: *p.EndsAt}
 	}

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/seckill/seckill/internal/app"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/order"
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/testenv/servers"
 )
 
@@ -25,13 +21,8 @@ func TestGateBackOlderForgetsBuyers(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			t.Parallel()
 			srv := servers.StartRedis(t)
-			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-			t.Cleanup(func() { rdb.Close() })
-			gdb := testenv.Postgres(t)
-			a := app.New(app.Config{Plug: teaching, DB: gdb, Redis: rdb, RedisPrefix: testenv.Name("t"), Order: noSweeper})
-			t.Cleanup(func() { a.Close() })
-			e := &env{db: gdb, rdb: rdb, prefix: a.Keys.Prefix, app: a, store: labStore(gdb)}
-			svc, ctx := a.Orders, context.Background()
+			e := ownRedisEnv(t, srv.Addr)
+			svc, ctx := e.app.Orders, context.Background()
 			p := e.product(t, 3, s, 0)
 			buy(t, svc, p.ID, 1)
 			e.wantAudit(t, p.ID, 1, 2)

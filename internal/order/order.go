@@ -167,16 +167,8 @@ func insertOrder(tx *gorm.DB, productID, userID int64) (Order, error) {
 // orderOf reads user's live order (pending or paid) of product in tx, or returns
 // ErrOrderNotFound: what a purchase's "already purchased" answers with.
 func orderOf(tx *gorm.DB, productID, userID int64) (Order, error) {
-	var o []Order
-	err := tx.Raw(`SELECT `+orderColumns+` FROM orders
-		WHERE product_id = ? AND user_id = ? AND `+liveStatus, productID, userID).Scan(&o).Error
-	if err != nil {
-		return Order{}, fmt.Errorf("read order of user %d, product %d: %w", userID, productID, err)
-	}
-	if len(o) == 0 {
-		return Order{}, fmt.Errorf("user %d, product %d: %w", userID, productID, ErrOrderNotFound)
-	}
-	return o[0], nil
+	o, _, err := orderAndEntryOf(tx, productID, userID)
+	return o, err
 }
 
 // orderAndEntryOf is orderOf with the queue's stream entry the order was written from ("" for
