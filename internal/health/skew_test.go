@@ -1,8 +1,11 @@
 package health_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +43,28 @@ func TestMeasureSkew(t *testing.T) {
 	_, err := health.MeasureSkew(context.Background(), now, func(context.Context) (time.Time, error) { return time.Time{}, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want boom", err)
+	}
+}
+
+// TestWatchSkewWarnsPastOneSecond: WatchSkew observes each measurement and logs a warning
+// only when the clocks differ by more than MaxClockSkew, either way.
+func TestWatchSkewWarnsPastOneSecond(t *testing.T) {
+	for _, tc := range []struct {
+		offset time.Duration
+		warns  bool
+	}{{500 * time.Millisecond, false}, {-500 * time.Millisecond, false}, {2 * time.Second, true}, {-2 * time.Second, true}} {
+		var logged bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		var observed []time.Duration
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // one measurement, then WatchSkew returns
+		remote := func(context.Context) (time.Time, error) { return time.Now().Add(tc.offset), nil }
+		health.WatchSkew(ctx, remote, func(d time.Duration) { observed = append(observed, d) }, log)
+		if len(observed) != 1 || (observed[0]-tc.offset).Abs() > 100*time.Millisecond {
+			t.Errorf("offset %v: observed %v", tc.offset, observed)
+		}
+		if warned := strings.Contains(logged.String(), "level=WARN"); warned != tc.warns {
+			t.Errorf("offset %v: warned %v, want %v (log %q)", tc.offset, warned, tc.warns, logged.String())
+		}
 	}
 }
