@@ -174,7 +174,7 @@ func (l *Line) step(ctx context.Context, p Product, user int64, mode string) (Pl
 	if !p.HasLine() {
 		return Place{}, fmt.Errorf("product %d: %w", p.ID, ErrNoLine)
 	}
-	r, err := lineScript.Run(ctx, l.rdb, []string{l.keys.Line(p.ID)}, user, p.StartsAt.UnixMilli(), p.LineRate,
+	r, err := lineScript.Run(ctx, l.rdb, []string{l.keys.Line(p.ID)}, user, startMS(p), p.LineRate,
 		p.LineBurst(), p.LineWindowMS, mode, DrawScore()).Int64Slice()
 	if err != nil {
 		return Place{}, fmt.Errorf("line of product %d: %w", p.ID, err)
@@ -187,6 +187,15 @@ func (l *Line) step(ctx context.Context, p Product, user int64, mode string) (Pl
 		pl.Until = time.UnixMilli(r[4])
 	}
 	return pl, nil
+}
+
+// startMS is p's start in ms since 1970, rounded up: the line never starts before p's sale.
+func startMS(p Product) int64 {
+	ms := p.StartsAt.UnixMilli()
+	if p.StartsAt.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
 }
 
 // DrawScore returns a place's score drawn before the start: a uniform random number in
