@@ -139,4 +139,3 @@ func TestLineRefusals(t *testing.T) {
 		t.Errorf("join after the end = %v, want sale_ended", err)
 	}
 }
-
