@@ -155,3 +155,40 @@ func TestLineRefusals(t *testing.T) {
 		t.Errorf("join after the end = %v, want sale_ended", err)
 	}
 }
+
+// TestLineSoldOutNoWait: once the product is marked sold out, a buyer whose place is not
+// called is answered sold_out, not made to wait for its turn to learn it.
+func TestLineSoldOutNoWait(t *testing.T) {
+	s := newStack(t, order.Config{})
+	ctx := context.Background()
+	start := time.Now().Add(300 * time.Millisecond).Truncate(time.Millisecond)
+	p, err := s.API.CreateProduct(ctx, api.NewProduct{Name: "line", Stock: new(1), Strategy: "redis", StartsAt: &start,
+		Line: &api.Line{Rate: 1, WindowMS: 5000}}) // one place called at the start, then one a second
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPos := map[int64]int64{}
+	for u := int64(1); u <= 3; u++ {
+		if _, err := s.API.JoinLine(ctx, p.ID, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Until(start.Add(20 * time.Millisecond)))
+	for u := int64(1); u <= 3; u++ {
+		pl, err := s.API.LinePlace(ctx, p.ID, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byPos[pl.Position] = u
+	}
+	if _, err := s.API.Purchase(ctx, p.ID, byPos[1]); err != nil {
+		t.Fatalf("first place's purchase = %v", err)
+	}
+	testenv.Eventually(t, time.Second, "the third place told sold_out", func() bool {
+		_, err := s.API.Purchase(ctx, p.ID, byPos[3])
+		return isCode(err, api.CodeSoldOut)
+	})
+	if called := start.Add(2 * time.Second); !time.Now().Before(called) {
+		t.Fatalf("told sold_out only at %s after the start, after its call", time.Since(start))
+	}
+}

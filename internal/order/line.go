@@ -9,13 +9,20 @@ import (
 )
 
 // admitted returns nil if p has no line or userID's place in it is called now (joining the
-// line first if userID has none). Otherwise a *inventory.LineError, a *PurchasedError (an
-// expired place of a buyer who holds an order: the retry rule), or Redis's error.
+// line first if userID has none). Otherwise a *inventory.LineError, inventory.ErrSoldOut (a
+// place not called, of a product marked sold out), a *PurchasedError (an expired place of a
+// buyer who holds an order: the retry rule), or Redis's error.
 func (s *Service) admitted(ctx context.Context, p inventory.Product, userID int64) error {
 	if !p.HasLine() {
 		return nil
 	}
 	err := s.line.Admit(ctx, p, userID)
+	if errors.Is(err, inventory.ErrNotYourTurn) && s.c.soldOut.Is(p.ID) {
+		// Nothing to wait for: say so now, unless a unit came back (then the turn decides).
+		if serr := s.soldOut(ctx, p.ID, userID); !errors.Is(serr, errUnitBack) {
+			return serr
+		}
+	}
 	if !errors.Is(err, inventory.ErrPlaceExpired) {
 		return err
 	}
