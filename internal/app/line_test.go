@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,5 +191,68 @@ func TestLineSoldOutNoWait(t *testing.T) {
 	})
 	if called := start.Add(2 * time.Second); !time.Now().Before(called) {
 		t.Fatalf("told sold_out only at %s after the start, after its call", time.Since(start))
+	}
+}
+
+// TestLineCrowdInTurn: 40 buyers join before the start, then all of them try to buy every
+// 100 ms for 5 s, concurrently, through two API processes; the line calls 10 at the start and
+// 10 a second. Every order must be written no earlier than its buyer's call time (the order's
+// created_at, PostgreSQL's clock on this host, is after its admission, so an order written
+// before the call proves an admission out of turn), and every buyer buys once.
+func TestLineCrowdInTurn(t *testing.T) {
+	s := newStack(t, order.Config{})
+	s2 := newStackOn(t, s.DB, s.Redis, s.Prefix, order.Config{})
+	ctx := context.Background()
+	const buyers, rate = 40, 10
+	start := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	p, err := s.API.CreateProduct(ctx, api.NewProduct{Name: "crowd", Stock: new(buyers), Strategy: "redis", StartsAt: &start,
+		Line: &api.Line{Rate: rate, WindowMS: 5000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := int64(1); u <= buyers; u++ {
+		if _, err := s.API.JoinLine(ctx, p.ID, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Until(start))
+	var wg sync.WaitGroup
+	for u := int64(1); u <= buyers; u++ {
+		wg.Go(func() {
+			r := []*stack{s, s2}[u%2]
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+				_, err := r.API.Purchase(ctx, p.ID, u)
+				if err == nil {
+					return
+				}
+				if !isCode(err, api.CodeNotYourTurn) {
+					t.Errorf("user %d: %v", u, err)
+					return
+				}
+			}
+			t.Errorf("user %d never bought", u)
+		})
+	}
+	wg.Wait()
+	var rows []struct {
+		UserID    int64
+		CreatedAt time.Time
+	}
+	if err := s.DB.Raw(`SELECT user_id, created_at FROM orders WHERE product_id = ?`, p.ID).Scan(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != buyers {
+		t.Fatalf("%d orders, want %d", len(rows), buyers)
+	}
+	for _, o := range rows {
+		pl, err := s2.API.LinePlace(ctx, p.ID, o.UserID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		due := start.Add(time.Duration(max(0, pl.Position-rate)) * time.Second / rate)
+		if o.CreatedAt.Before(due) {
+			t.Errorf("user %d at position %d: order written %s after the start, before its call at %s",
+				o.UserID, pl.Position, o.CreatedAt.Sub(start), due.Sub(start))
+		}
 	}
 }
