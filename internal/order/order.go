@@ -101,6 +101,8 @@ const (
 	OutcomeSoldOut          = "sold_out"
 	OutcomeNotStarted       = "sale_not_started"
 	OutcomeEnded            = "sale_ended"
+	OutcomeNotYourTurn      = "not_your_turn"
+	OutcomePlaceExpired     = "place_expired"
 	OutcomeAlreadyPurchased = "already_purchased"
 	OutcomeBusy             = "busy"
 	OutcomeNotFound         = "not_found"
@@ -136,6 +138,8 @@ var outcomes = []struct {
 	{inventory.ErrSoldOut, OutcomeSoldOut},
 	{inventory.ErrNotStarted, OutcomeNotStarted},
 	{inventory.ErrEnded, OutcomeEnded},
+	{inventory.ErrNotYourTurn, OutcomeNotYourTurn},
+	{inventory.ErrPlaceExpired, OutcomePlaceExpired},
 	{ErrAlreadyPurchased, OutcomeAlreadyPurchased},
 	{ErrBusy, OutcomeBusy},
 	{inventory.ErrNotFound, OutcomeNotFound},
@@ -218,7 +222,8 @@ func classify(err error) error {
 func answered(err error) bool {
 	return errors.Is(err, inventory.ErrSoldOut) || errors.Is(err, ErrAlreadyPurchased) ||
 		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound) ||
-		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded)
+		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded) ||
+		errors.Is(err, inventory.ErrNotYourTurn) || errors.Is(err, inventory.ErrPlaceExpired) || errors.Is(err, inventory.ErrNoLine)
 }
 
 // lost reports whether err says a product lock was lost while held, in any backend (see
