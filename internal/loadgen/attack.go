@@ -39,14 +39,27 @@ type attackSpec struct {
 	// beforeStart, when not nil, runs once the attack is set up, before its epoch: tests
 	// stand in for a slow setup with it.
 	beforeStart func()
+	// epoch, when not zero, is the attack's epoch, planned ahead (an opening's): the attack
+	// waits for it, and its schedule runs on it even when the setup overran it.
+	epoch time.Time
 }
 
 func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
-	return attackSpec{
+	spec := attackSpec{
 		name: name, targeter: tr, model: cfg.model(), rate: cfg.Rate, stages: cfg.Stages, workers: cfg.Workers,
 		maxWorkers: cfg.MaxWorkers, duration: cfg.Duration, requests: cfg.Requests, timeout: cfg.Timeout,
 		afterSold: cfg.AfterSoldOut, keepSamples: cfg.PlotPath != "", deploy: cfg.Deploy,
 	}
+	return spec
+}
+
+// openingSpec is spec as the opening p runs it: an open attack on p's epoch and schedule,
+// of p's requests, bounded by -duration from T0.
+func (spec attackSpec) opening(p openingPlan, within time.Duration) attackSpec {
+	spec.model, spec.rate, spec.stages, spec.epoch = ModelOpen, 0, p.stages, p.epoch
+	spec.requests = uint64(p.o.requests())
+	spec.duration = p.t0At() + within
+	return spec
 }
 
 // plan is how vegeta runs spec: the schedule (nil for a closed run without a rate), the
@@ -140,6 +153,10 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	// One epoch for the schedule and every measure, taken once the attack is set up: the pacer
 	// runs on it, not on vegeta's own start, which Attack takes later.
 	res.began = time.Now()
+	if !spec.epoch.IsZero() {
+		time.Sleep(time.Until(spec.epoch))
+		res.began = spec.epoch
+	}
 	pacer = epochPacer{Pacer: pacer, epoch: res.began, end: spec.duration}
 	var stoppedAt atomic.Int64 // when we stopped the attack, since it began; 0: we did not
 	stop := func() {

@@ -45,6 +45,9 @@ type LiveSample struct {
 	Lock          *lockFigures     `json:"lock"`
 	// Reservations are an abandonment sale's figures so far (lifecycle.live); nil otherwise.
 	Reservations *LifecycleSecond `json:"reservations,omitempty"`
+	// T0MS is an opening's T0 on MS's clock (since the watch began); nil for a sale without
+	// a start.
+	T0MS *int64 `json:"t0_ms,omitempty"`
 	counts       Counts           // the answers so far, for the progress line
 }
 
@@ -83,6 +86,7 @@ type watch struct {
 	stock    func(context.Context) (int64, error) // nil: no stock
 	locks    *lockMeter                           // nil: no lock figures
 	lc       *lifecycle                           // nil: no abandonment sale
+	opensAt  *time.Time                           // an opening's T0; nil: none
 	emit     func(LiveSample)
 }
 
@@ -109,8 +113,12 @@ func follow(ctx context.Context, w watch) (stop func()) {
 		s := LiveSample{Name: w.name, MS: now.Sub(began).Milliseconds(), Orders: c.Admitted(), Requests: c.Total(),
 			Outcomes: map[string]int64{
 				"bought": c[Bought], "accepted": c[Accepted], "sold_out": c[SoldOut], "already_purchased": c[AlreadyPurchased],
-				"busy": c[Busy], "rate_limited": c[RateLimited], "errors": c.Errors(),
+				"busy": c[Busy], "rate_limited": c[RateLimited], "sale_not_started": c[SaleNotStarted],
+				"sale_ended": c[SaleEnded], "errors": c.Errors(),
 			}, Lock: lock.Load(), Reservations: w.lc.live(), counts: c}
+		if w.opensAt != nil {
+			s.T0MS = new(w.opensAt.Sub(began).Milliseconds())
+		}
 		if secs := now.Sub(prevAt).Seconds(); c.Total() > prev.Total() && secs > 0 {
 			s.AnswersPerSec = new(float64(c.Total()-prev.Total()) / secs)
 		}
