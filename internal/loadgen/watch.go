@@ -47,8 +47,8 @@ type LiveSample struct {
 	Reservations *LifecycleSecond `json:"reservations,omitempty"`
 	// T0MS is an opening's T0 on MS's clock (since the watch began); nil for a sale without
 	// a start.
-	T0MS *int64 `json:"t0_ms,omitempty"`
-	counts       Counts           // the answers so far, for the progress line
+	T0MS   *int64 `json:"t0_ms,omitempty"`
+	counts Counts // the answers so far, for the progress line
 }
 
 // latencyWindow collects the latencies of the answers since it was last taken. It is safe
