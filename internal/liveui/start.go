@@ -47,6 +47,42 @@ type runRequest struct {
 	PayRatio    *float64 `json:"pay_ratio"`
 	CancelRatio float64  `json:"cancel_ratio"`
 	PayDelayMS  *int     `json:"pay_delay_ms"`
+	// Opening, when set, makes each strategy an opening (loadtest -model opening): its
+	// product's sale starts InMS after its creation, Burst buyers fire at T0 within WindowMS,
+	// EarlyShare of them hammering before it. The duration bounds each from T0.
+	Opening *openingRequest `json:"opening"`
+}
+
+// openingRequest is the page's opening; a field left 0 takes loadtest's default.
+type openingRequest struct {
+	InMS       int      `json:"in_ms"`
+	Burst      int      `json:"burst"`
+	WindowMS   int      `json:"window_ms"`
+	EarlyShare *float64 `json:"early_share"`
+}
+
+// openingFlags sets req's opening, if it is one, in cfg and returns its flags.
+func openingFlags(req runRequest, cfg *loadgen.Config) [][2]string {
+	o := req.Opening
+	if o == nil {
+		return nil
+	}
+	cfg.Model = loadgen.ModelOpening
+	c := &cfg.Opening
+	if o.InMS != 0 {
+		c.In = time.Duration(o.InMS) * time.Millisecond
+	}
+	if o.Burst != 0 {
+		c.Burst = o.Burst
+	}
+	if o.WindowMS != 0 {
+		c.Window = time.Duration(o.WindowMS) * time.Millisecond
+	}
+	if o.EarlyShare != nil {
+		c.EarlyShare = *o.EarlyShare
+	}
+	return [][2]string{{"model", loadgen.ModelOpening}, {"opening-in", c.In.String()}, {"burst", strconv.Itoa(c.Burst)},
+		{"burst-window", c.Window.String()}, {"early-share", strconv.FormatFloat(c.EarlyShare, 'g', -1, 64)}}
 }
 
 // abandonFlags sets req's abandonment sale, if it is one, in cfg and returns its flags.
@@ -192,6 +228,15 @@ func (u *Server) compareJob(req runRequest, dir string) (uiJob, error) {
 		}
 		flags = append(flags, sale...)
 	}
+	if o := openingFlags(req, &cfg); o != nil {
+		var kept [][2]string
+		for _, f := range flags {
+			if f[0] != "rate" && f[0] != "workers" && f[0] != "after-soldout" { // an opening has its own arrivals, and sends them all
+				kept = append(kept, f)
+			}
+		}
+		flags = append(kept, o...)
+	}
 	var args []string
 	for _, f := range flags {
 		if f[0] == "baseline" {
@@ -205,7 +250,7 @@ func (u *Server) compareJob(req runRequest, dir string) (uiJob, error) {
 	cfg.Stock, cfg.ThinkMS, cfg.Workers, cfg.MaxWorkers = req.Stock, req.ThinkMS, req.Buyers, req.Buyers
 	cfg.Duration, cfg.Rate = time.Duration(req.DurationS)*time.Second, rate
 	cfg.AfterSoldOut, cfg.Baseline, cfg.Progress = time.Second, false, 0
-	if cfg.Abandon.On() {
+	if cfg.Abandon.On() || cfg.Model == loadgen.ModelOpening {
 		cfg.AfterSoldOut = 0
 	}
 	cfg.JSONPath, cfg.PlotPath, cfg.ResultsPath = filepath.Join(dir, "report.json"), filepath.Join(dir, "report.html"), ""

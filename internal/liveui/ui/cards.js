@@ -74,7 +74,7 @@ function draw(it) {
   const init = it.info.initial_stock, last = it.points[it.points.length - 1];
   // The sale begins (ms 0) with no orders and the whole stock.
   const pts = has(init) ? [{ ms: 0, orders: 0, stock: init }, ...it.points] : it.points;
-  const tmax = Math.max(1000, last ? last.ms : 0);
+  const tmax = Math.max(1000, last ? last.ms : 0, openingT0(it) || 0); // an opening's T0 in view (opening.js)
   let top = Math.max(1, has(init) ? init * 1.2 : 0);
   for (const p of pts) top = Math.max(top, p.orders || 0, p.stock || 0);
   const ystep = niceStep(top), ymax = Math.ceil(top / ystep - 1e-9) * ystep;
@@ -98,6 +98,7 @@ function draw(it) {
   s("line", { class: "axis", x1: PL, x2: W - PR, y1: H - PB, y2: H - PB }, g);
   s("line", { class: "axis", x1: PL, x2: PL, y1: PT - 6, y2: H - PB }, g);
   s("text", { x: PL - 6, y: PT - 12, "text-anchor": "end" }, g).textContent = "units";
+  drawOpening(it, g, x, tmax); // an opening's T0 and answers (opening.js)
 
   // The three lines.
   const hasInit = has(init);
@@ -221,6 +222,7 @@ function renderVerdict(it) {
       `stock ${num(r.stock)} + pending ${num(r.pending)} + paid ${num(r.paid)} = ${num(r.stock + r.pending + r.paid)} of ${unit(r.initial_stock, "units")}` +
       ` · ended ${num(r.ended)} · resold ${unit(r.resold, "units")} · stopped: ${(v.stop_reason || "").replace(/_/g, " ")}`));
   }
+  kids.push(...openingFacts(v.opening)); // opening.js
   const why = supersededWhy(it);
   if (why) kids.push(h("p", { class: "why" }, "Why the live sample differs: " + why));
   if (v.fault) kids.push(h("p", {}, "Fault: " + v.fault));
