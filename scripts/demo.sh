@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# demo.sh [loadtest compare flags...]: the flash sale end to end, in about 80 s.
+# demo.sh [loadtest compare flags...]: the flash sale end to end, in about 85 s.
 #
 #   1. make up: PostgreSQL, Redis and etcd on loopback (reused when they already answer);
 #   2. build bin/api, bin/labapi (the lab build, which it runs) and bin/loadtest;

@@ -44,7 +44,7 @@ func (c *attackConfig) attackFlags(cmd, help string, getenv func(string) string,
 	fs.Var(&c.Stages, "stages", "open: piecewise-linear arrival rates, duration:rate,... such as 0s:0,2s:20000,30s:20000,5s:0 (sets the duration; empty: none)")
 	fs.IntVar(&c.Workers, "workers", d.Workers, "closed: concurrent users (alone, it selects the closed model); open: workers to start with")
 	fs.IntVar(&c.MaxWorkers, "max-workers", d.MaxWorkers, "open: most requests in flight; an arrival due beyond it waits and is reported as delayed")
-	fs.DurationVar(&c.Duration, "duration", d.Duration, "longest attack per product")
+	fs.DurationVar(&c.Duration, "duration", d.Duration, "longest attack per product (an opening: from T0)")
 	fs.Uint64Var(&c.Requests, "requests", d.Requests, "most requests per product")
 	fs.Float64Var(&c.RepeatShare, "repeat-share", d.RepeatShare, "share of requests, in [0,1), that reuse an earlier user id")
 	fs.Int64Var(&c.FirstUser, "first-user", d.FirstUser, "first user id")

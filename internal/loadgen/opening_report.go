@@ -217,7 +217,7 @@ func (r *OpeningReport) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "sell-out      %s; %d admitted, %d before T0\n", sell, r.Admitted, r.AdmittedBeforeT0)
 	if x := r.Orders; x != nil {
-		fmt.Fprintf(w, "orders        %d in PostgreSQL, created_at from starts_at+%s to +%s (sold out by then, PostgreSQL's clock), %d before starts_at\n",
+		fmt.Fprintf(w, "orders        %d in PostgreSQL, created_at from starts_at+%s to +%s (PostgreSQL's clock), %d before starts_at\n",
 			x.Count, fmtMS(x.FirstMS), fmtMS(x.LastMS), x.BeforeStart)
 	}
 	f := r.FirstSecond
