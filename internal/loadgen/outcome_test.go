@@ -78,7 +78,7 @@ func TestCountsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,` +
+	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,"sale_not_started":0,"sale_ended":0,` +
 		`"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
 	if got := string(b); got != want {
 		t.Fatalf("json = %s\nwant   %s", got, want)
