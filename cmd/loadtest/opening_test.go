@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,6 +55,9 @@ func TestOpeningBurstAudited(t *testing.T) {
 	}
 	if o.Admitted != 100 || o.Orders.Count != 100 || o.SellOutMS == nil {
 		t.Errorf("admitted %d, orders %d, sell-out %v: want the 100 units sold out", o.Admitted, o.Orders.Count, o.SellOutMS)
+	}
+	if o.SellOutMS != nil && math.Abs(r.Stats.SellSeconds*1000-*o.SellOutMS) > 1 {
+		t.Errorf("selling window %.3f s, want the sell-out's %.1f ms: an opening's orders/s runs from T0", r.Stats.SellSeconds, *o.SellOutMS)
 	}
 	if o.Burst.Sent != 2000 || o.Burst.FirstMS < 0 || o.Burst.SpreadMS <= 0 || o.Burst.Unsent != 0 {
 		t.Errorf("burst %+v: want 2,000 sent from T0 on", o.Burst)
