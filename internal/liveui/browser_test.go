@@ -251,7 +251,8 @@ func abandonInChromium(t *testing.T, ctx context.Context, base string) {
 // 2 s after the product's creation, 500 buyers fire within 100 ms, 20% of them asking before.
 // Its card must mark T0 on both charts, draw the answers by outcome over time, count the
 // early refusals live (sale not started), and, once audited, say what was sent, when it sold
-// out, the first second and both groups' chances.
+// out, the first second and both groups' chances. With SECKILL_UI_OPENING_SCREENSHOT=file.png,
+// its card is saved there.
 func openingInChromium(t *testing.T, ctx context.Context, base string) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/"),
@@ -301,5 +302,14 @@ func openingInChromium(t *testing.T, ctx context.Context, base string) {
 	}
 	if it.OK != "true" || !strings.Contains(command, "-model opening") || !strings.Contains(command, "-burst 500") {
 		t.Errorf("verdict %s %q, command %q: want PASS of -model opening", it.OK, it.Label, command)
+	}
+	if path := os.Getenv("SECKILL_UI_OPENING_SCREENSHOT"); path != "" { // docs/ui-opening.png comes from it
+		png, err := chromedp.Run(ctx, chromedp.Screenshot("section.item"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

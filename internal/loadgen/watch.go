@@ -107,6 +107,10 @@ func follow(ctx context.Context, w watch) (stop func()) {
 		}
 	}
 	prev, prevAt := Counts{}, began
+	saleBegan := began // the pace runs from the sale's start: an opening's T0
+	if w.opensAt != nil && w.opensAt.After(began) {
+		saleBegan = *w.opensAt
+	}
 	var pace SellPace
 	look := func(ctx context.Context, final bool) {
 		now, c := time.Now(), w.live.snapshot()
@@ -136,9 +140,9 @@ func follow(ctx context.Context, w watch) (stop func()) {
 		// Still selling unless the attack is over or the stock is known to be gone.
 		selling := !final && (s.Stock == nil || *s.Stock > 0)
 		if at := w.live.lastAdmitted(); !at.IsZero() {
-			pace.LastOrderAt(at.Sub(began))
+			pace.LastOrderAt(at.Sub(saleBegan))
 		}
-		if p, win := pace.Observe(now.Sub(began), c.Admitted(), selling); p != nil {
+		if p, win := pace.Observe(now.Sub(saleBegan), c.Admitted(), selling); p != nil {
 			s.OrdersPerSec, s.PaceWindowMS = p, new(win.Milliseconds())
 		}
 		prev, prevAt = c, now

@@ -26,17 +26,18 @@ function drawOpening(it, g, x, tmax) {
   }
   const a = it.answers;
   a.replaceChildren();
-  // Answers per second between consecutive samples, per series.
+  // Answers per second between consecutive samples, per series: each a level over its
+  // interval (a point at either end), so that no answer is drawn before it came.
   const rows = [];
   let prev = { ms: 0, outcomes: {} };
   for (const p of it.points) {
     const dt = (p.ms - prev.ms) / 1000;
     if (p.outcomes && dt > 0) {
-      const row = { ms: p.ms };
+      const row = {};
       for (const [cls, , keys] of OPENING_SERIES) {
         row[cls] = keys.reduce((n, k) => n + (p.outcomes[k] || 0) - ((prev.outcomes || {})[k] || 0), 0) / dt;
       }
-      rows.push(row);
+      rows.push({ ...row, ms: prev.ms }, { ...row, ms: p.ms });
       prev = p;
     }
   }
@@ -49,7 +50,7 @@ function drawOpening(it, g, x, tmax) {
     s("line", { class: "grid", x1: PL, x2: W - PR, y1: y(v), y2: y(v) }, a);
     s("text", { x: PL - 6, y: y(v) + 4, "text-anchor": "end" }, a).textContent = cf.format(v);
   }
-  s("text", { x: PL - 6, y: PT - 12, "text-anchor": "end" }, a).textContent = "answers/s";
+  s("text", { x: PL - 6, y: PT - 12, "text-anchor": "end" }, a).textContent = "/s";
   s("line", { class: "axis", x1: PL, x2: W - PR, y1: AH - PB, y2: AH - PB }, a);
   const xstep = niceStep(tmax / 1000);
   for (let i = 0; i * xstep <= tmax / 1000 + 1e-9; i++) {
@@ -57,13 +58,14 @@ function drawOpening(it, g, x, tmax) {
   }
   s("line", { class: "t0", x1: x(t0), x2: x(t0), y1: PT - 6, y2: AH - PB }, a);
   s("text", { class: "t0-label", x: x(t0) + 4, y: PT + 6 }, a).textContent = "T0";
-  OPENING_SERIES.forEach(([cls, label], i) => {
+  let lx = PL;
+  for (const [cls, label] of OPENING_SERIES) {
     s("path", { class: `answers-line ${cls}`, d: linePath(rows, cls, x, y) }, a);
-    const lx = PL + i * 92;
     s("line", { class: `answers-line ${cls}`, x1: lx, x2: lx + 20, y1: 14, y2: 14 }, a);
     s("text", { x: lx + 24, y: 18 }, a).textContent = label;
-  });
-  a.setAttribute("data-rows", String(rows.length));
+    lx += 24 + 7 * label.length + 16; // the label's width at 13 px, and a gap
+  }
+  a.setAttribute("data-rows", String(rows.length / 2));
 }
 
 // openingFacts are the lines an opening's verdict adds under its card; none for another sale.
