@@ -48,15 +48,14 @@ type attackSpec struct {
 }
 
 func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
-	spec := attackSpec{
+	return attackSpec{
 		name: name, targeter: tr, model: cfg.model(), rate: cfg.Rate, stages: cfg.Stages, workers: cfg.Workers,
 		maxWorkers: cfg.MaxWorkers, duration: cfg.Duration, requests: cfg.Requests, timeout: cfg.Timeout,
 		afterSold: cfg.AfterSoldOut, keepSamples: cfg.PlotPath != "", deploy: cfg.Deploy,
 	}
-	return spec
 }
 
-// openingSpec is spec as the opening p runs it: an open attack on p's epoch and schedule,
+// opening is spec as the opening p runs it: an open attack on p's epoch and schedule,
 // of p's requests, bounded by -duration from T0.
 func (spec attackSpec) opening(p openingPlan, within time.Duration) attackSpec {
 	spec.model, spec.rate, spec.stages, spec.epoch, spec.saleFrom = ModelOpen, 0, p.stages, p.epoch, p.t0At()
