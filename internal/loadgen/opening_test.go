@@ -41,6 +41,16 @@ func TestOpeningPlan(t *testing.T) {
 	if gap := mustAt(t, s, 61) - mustAt(t, s, 60); gap < 900*time.Microsecond || gap > 1100*time.Microsecond {
 		t.Errorf("burst arrivals %v apart, want 1 ms (100 within 100 ms)", gap)
 	}
+	// Nobody early: the first arrival is due at T0 itself, the last within the window.
+	o.EarlyShare = 0
+	q, err := newOpeningPlan(o, epoch, epoch.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := newSchedule(0, q.stages)
+	if first, last := mustAt(t, qs, 0), mustAt(t, qs, 99); first != t0 || last >= t0+o.Window {
+		t.Errorf("no early buyers: the burst due from %v to %v, want from T0 %v, within %v", first, last, t0, o.Window)
+	}
 	if _, err := newOpeningPlan(o, epoch, epoch.Add(openingGuard)); err == nil {
 		t.Error("a T0 within the guard of the epoch: planned, want an error")
 	}
