@@ -39,6 +39,7 @@ type product struct {
 	// startsAt, if set, is the sale's start (docs/api.md#the-sale-window): a buyer answered
 	// sale_not_started waits for it, as Retry-After tells, and checkAnswers holds every answer to it.
 	startsAt *time.Time
+	line     *api.Line // a pre-queue (docs/api.md#the-line-before-the-start); needs startsAt
 }
 
 // answer is what one buyer (a distinct user id) got from one purchase request.
@@ -113,7 +114,7 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 	t.Cleanup(func() { cancel(); s.stopAll() })
 	created, err := apiClient(t, via).CreateProduct(ctx, api.NewProduct{
 		Name: "chaos " + p.strategy, Stock: new(p.stock), Strategy: p.strategy, ThinkMS: p.thinkMS, Fair: p.fair,
-		StartsAt: p.startsAt,
+		StartsAt: p.startsAt, Line: p.line,
 	})
 	if err != nil || created.ID == 0 {
 		t.Fatalf("create product = %+v, %v", created, err)

@@ -91,8 +91,13 @@ func (g *group) stop() {
 // buy sends one purchase for a new user to p through c and records the answer: its status,
 // and for a problem its code and Retry-After; status 0 when no answer could be read.
 func (g *group) buy(p *apiProc, c *client.Client) answer {
+	return g.buyAs(p, c, g.s.nextUser.Add(1))
+}
+
+// buyAs is buy for the given user: a buyer in a line asks again until it gets its answer.
+func (g *group) buyAs(p *apiProc, c *client.Client, user int64) answer {
 	s := g.s
-	a := answer{user: s.nextUser.Add(1), target: p.Name, sent: time.Now()}
+	a := answer{user: user, target: p.Name, sent: time.Now()}
 	s.mu.Lock()
 	s.inflight[a.user] = p.Name
 	s.mu.Unlock()
