@@ -175,7 +175,7 @@ func (l *Line) step(ctx context.Context, p Product, user int64, mode string) (Pl
 		return Place{}, fmt.Errorf("product %d: %w", p.ID, ErrNoLine)
 	}
 	r, err := lineScript.Run(ctx, l.rdb, []string{l.keys.Line(p.ID)}, user, startMS(p), p.LineRate,
-		p.LineBurst(), p.LineWindowMS, mode, DrawScore()).Int64Slice()
+		p.LineBurst(), p.LineWindowMS, mode, DrawScore(), lineKeep(p).UnixMilli()).Int64Slice()
 	if err != nil {
 		return Place{}, fmt.Errorf("line of product %d: %w", p.ID, err)
 	}
@@ -187,6 +187,15 @@ func (l *Line) step(ctx context.Context, p Product, user int64, mode string) (Pl
 		pl.Until = time.UnixMilli(r[4])
 	}
 	return pl, nil
+}
+
+// lineKeep is when p's line may expire from Redis: a day after the sale's end, or a week
+// after its start for a sale without an end (docs/api.md#the-line-before-the-start).
+func lineKeep(p Product) time.Time {
+	if p.EndsAt != nil {
+		return p.EndsAt.Add(24 * time.Hour)
+	}
+	return p.StartsAt.Add(7 * 24 * time.Hour)
 }
 
 // startMS is p's start in ms since 1970, rounded up: the line never starts before p's sale.

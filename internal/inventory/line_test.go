@@ -204,3 +204,27 @@ func TestLineOnePlacePerBuyer(t *testing.T) {
 		t.Fatalf("replicas disagree: %+v (%v) and %+v (%v)", a, errA, b, errB)
 	}
 }
+
+// TestLineKeyExpires: a join keeps the line's key until a day after the sale's end, or a week
+// after its start for a sale without an end, so that no line stays in Redis for good.
+func TestLineKeyExpires(t *testing.T) {
+	l, rdb, keys := newLine(t)
+	ctx := context.Background()
+	start := redisNow(t, rdb).Add(time.Minute)
+	open := lineProduct(1, start, 10, 30_000)
+	end := start.Add(time.Hour)
+	ending := lineProduct(2, start, 10, 30_000)
+	ending.EndsAt = &end
+	for p, want := range map[*inventory.Product]time.Time{&open: start.Add(7 * 24 * time.Hour), &ending: end.Add(24 * time.Hour)} {
+		if _, err := l.Join(ctx, *p, 7); err != nil {
+			t.Fatal(err)
+		}
+		at, err := rdb.Do(ctx, "PEXPIRETIME", keys.Line(p.ID)).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.UnixMilli(at); got.Sub(want).Abs() > 2*time.Millisecond {
+			t.Errorf("product %d: the line's key expires at %s, want %s", p.ID, got, want)
+		}
+	}
+}

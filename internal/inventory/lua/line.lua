@@ -2,7 +2,8 @@
 -- clock. KEYS[1] the line (sorted set: user -> score). ARGV[1] user, ARGV[2] starts_at (ms),
 -- ARGV[3] rate (places called a second), ARGV[4] burst (places called at the start),
 -- ARGV[5] window (ms a called place stays valid), ARGV[6] 'join' or 'peek', ARGV[7] the
--- score of a place drawn before the start (a random number in [0, 1) the caller drew).
+-- score of a place drawn before the start (a random number in [0, 1) the caller drew),
+-- ARGV[8] when the line's key may expire (ms).
 -- A user not in line joins ('join' only): before the start with the drawn score, NX, so
 -- asking again never draws again; from the start on, behind every place, scored by Redis's
 -- clock (ms), so in order of arrival. Scores never change and places are never removed, so
@@ -30,6 +31,8 @@ if not score then
     end
   end
   redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1])
+  -- ARGV[8]: when the line may go (ms); a join keeps it at least a window longer.
+  redis.call('PEXPIREAT', KEYS[1], math.max(tonumber(ARGV[8]), now + window))
 end
 if now < t0 then
   return {1, -1, 0, t0, 0, now}
