@@ -101,6 +101,7 @@ const (
 	OutcomeSoldOut          = "sold_out"
 	OutcomeNotStarted       = "sale_not_started"
 	OutcomeEnded            = "sale_ended"
+	OutcomePaused           = "sale_paused"
 	OutcomeAlreadyPurchased = "already_purchased"
 	OutcomeBusy             = "busy"
 	OutcomeNotFound         = "not_found"
@@ -136,6 +137,7 @@ var outcomes = []struct {
 	{inventory.ErrSoldOut, OutcomeSoldOut},
 	{inventory.ErrNotStarted, OutcomeNotStarted},
 	{inventory.ErrEnded, OutcomeEnded},
+	{inventory.ErrPaused, OutcomePaused},
 	{ErrAlreadyPurchased, OutcomeAlreadyPurchased},
 	{ErrBusy, OutcomeBusy},
 	{inventory.ErrNotFound, OutcomeNotFound},
@@ -218,7 +220,7 @@ func classify(err error) error {
 func answered(err error) bool {
 	return errors.Is(err, inventory.ErrSoldOut) || errors.Is(err, ErrAlreadyPurchased) ||
 		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound) ||
-		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded)
+		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded) || errors.Is(err, inventory.ErrPaused)
 }
 
 // lost reports whether err says a product lock was lost while held, in any backend (see
