@@ -9,14 +9,20 @@ import (
 )
 
 // Pause pauses product id's sale (admin) and returns the product. Code: api.CodeProductNotFound.
-func (c *Client) Pause(ctx context.Context, id int64) (api.Product, error) { return c.control(ctx, id, "pause") }
+func (c *Client) Pause(ctx context.Context, id int64) (api.Product, error) {
+	return c.control(ctx, id, "pause")
+}
 
 // Resume resumes product id's sale (admin) and returns the product. Code: api.CodeProductNotFound.
-func (c *Client) Resume(ctx context.Context, id int64) (api.Product, error) { return c.control(ctx, id, "resume") }
+func (c *Client) Resume(ctx context.Context, id int64) (api.Product, error) {
+	return c.control(ctx, id, "resume")
+}
 
 // End ends product id's sale now (admin) and returns the product. Codes: api.CodeProductNotFound,
 // api.CodeSaleNotStarted.
-func (c *Client) End(ctx context.Context, id int64) (api.Product, error) { return c.control(ctx, id, "end") }
+func (c *Client) End(ctx context.Context, id int64) (api.Product, error) {
+	return c.control(ctx, id, "end")
+}
 
 func (c *Client) control(ctx context.Context, id int64, action string) (api.Product, error) {
 	var p api.Product
