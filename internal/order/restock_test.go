@@ -155,6 +155,7 @@ func TestRestockBeforeSeeding(t *testing.T) {
 	if st, err := e.app.Orders.Sweep(ctx, 100); err != nil || st.GateRetried != 1 {
 		t.Fatalf("Sweep = %+v, %v", st, err)
 	}
+	e.wantAudit(t, p.ID, 3, 0) // the gate's stock agrees: the restock's units were not added again
 	if got := bought(buyAll(e.app.Orders, p.ID, buyers(20, 5))); got != 0 {
 		t.Fatalf("sold %d after the restock's gate part ran again on a seeded gate that counted it", got)
 	}
