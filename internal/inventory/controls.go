@@ -44,8 +44,9 @@ func (p Product) Paused() error {
 // it, announcement or not (docs/api.md#merchants-controls).
 const ControlLease = time.Second
 
-// refreshTimeout bounds one re-read of a product by Meta.
-const refreshTimeout = 2 * time.Second
+// refreshTimeout bounds one re-read of a product by Meta: the wait it may add to a purchase
+// while PostgreSQL hangs, once per lease (docs/api.md#merchants-controls).
+const refreshTimeout = 500 * time.Millisecond
 
 // leases is the Store's record of when each cached product was read, and of the products
 // whose controls changed since. Safe for concurrent use.
@@ -104,6 +105,13 @@ func (l *leases) lease() time.Duration {
 func (l *leases) drop(id int64) {
 	l.dropped.Store(id, time.Now())
 	l.read.Delete(id)
+}
+
+// PausedNow reports whether product id, if cached, is paused in this process's copy (at most a
+// lease old). It never reads PostgreSQL.
+func (s *Store) PausedNow(id int64) bool {
+	p, ok := s.meta.Load(id)
+	return ok && p.(Product).PausedAt != nil
 }
 
 // SetControlLease sets the lease of the cached controls (default ControlLease), for tests.
