@@ -171,6 +171,9 @@ func (s *Store) End(ctx context.Context, id int64, now time.Time) (Product, erro
 	if p, err = s.Get(ctx, id); err != nil {
 		return Product{}, err
 	}
+	if p.StartsAt == nil { // never: only a start to come keeps the row from the update
+		return Product{}, fmt.Errorf("end product %d: no row updated", id)
+	}
 	return Product{}, &WindowError{Product: id, Err: ErrNotStarted, At: *p.StartsAt}
 }
 
