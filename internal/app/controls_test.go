@@ -36,7 +36,7 @@ func TestPauseLosesNothingInFlight(t *testing.T) {
 				wg.Go(func() {
 					user := int64(i + 1)
 					s := []*stack{s1, s2}[i%2]
-					time.Sleep(time.Duration(i%20) * 10 * time.Millisecond) // arrivals over 200 ms
+					time.Sleep(time.Duration(i) * 20 * time.Millisecond) // arrivals over 1.6 s
 					for time.Now().Before(deadline) {
 						status, code, err := s.purchase(p.ID, user)
 						if err != nil {
@@ -59,7 +59,7 @@ func TestPauseLosesNothingInFlight(t *testing.T) {
 					t.Errorf("user %d still refused at the deadline", user)
 				})
 			}
-			time.Sleep(60 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a sale under way: some 15 buyers came
 			if _, err := s1.API.Pause(context.Background(), p.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestPauseLosesNothingInFlight(t *testing.T) {
 			if err != nil || status != http.StatusConflict || code != api.CodeSalePaused || h.Get("Retry-After") != "5" {
 				t.Fatalf("a purchase while paused: %d %s (Retry-After %q), %v", status, code, h.Get("Retry-After"), err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond)
 			if _, err := s2.API.Resume(context.Background(), p.ID); err != nil {
 				t.Fatal(err)
 			}

@@ -122,15 +122,19 @@ func (s *Store) SetControlLease(d time.Duration) { s.leases.ttl = d }
 func (s *Store) Forget(id int64) { s.leases.drop(id) }
 
 // refresh reads product id again for Meta, once per product at a time in this process (other
-// callers wait for that read). If PostgreSQL cannot be read, the stale copy, if any, is
-// trusted for one more lease (docs/api.md#merchants-controls).
+// callers wait for that read). If PostgreSQL cannot be read within refreshTimeout, the stale
+// copy is trusted for one more lease (docs/api.md#merchants-controls). A product never read is
+// read on ctx, as Get.
 func (s *Store) refresh(ctx context.Context, id int64, stale any, had bool) (Product, error) {
+	if !had {
+		return s.Get(ctx, id)
+	}
 	ch := s.leases.flights.DoChan(strconv.FormatInt(id, 10), func() (any, error) {
 		start := time.Now()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
 		defer cancel()
 		p, err := s.Get(rctx, id)
-		if err != nil && had && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			s.remember(stale.(Product), start)
 			return stale.(Product), nil
 		}
