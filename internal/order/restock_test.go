@@ -190,3 +190,32 @@ func waitOrders(t *testing.T, e *env, id int64, n int) {
 		}
 	}
 }
+
+// TestRestockRacesSeeding: buyers of a product with no stock and no gate yet seed its gate
+// while the product is restocked: whichever way the seeding's snapshot and the restock's
+// commit and gate part fall, the units are counted once (exactly 3 sell; the gate agrees).
+func TestRestockRacesSeeding(t *testing.T) {
+	e := newEnv(t, order.Config{SweepInterval: -1})
+	ctx := context.Background()
+	for _, s := range []inventory.Strategy{inventory.StrategyRedis, inventory.StrategyQueue} {
+		for round := range 4 {
+			p := e.product(t, 0, s, 0)
+			var wg sync.WaitGroup
+			var first []string
+			wg.Go(func() { first = buyAll(e.app.Orders, p.ID, buyers(1, 8)) })
+			wg.Go(func() {
+				time.Sleep(time.Duration(round) * time.Millisecond)
+				if _, err := e.app.Orders.Restock(ctx, p.ID, "r", 3); err != nil {
+					t.Error(err)
+				}
+			})
+			wg.Wait()
+			later := buyAll(e.app.Orders, p.ID, buyers(100, 8))
+			if got := bought(first) + bought(later); got != 3 {
+				t.Fatalf("%s round %d: sold %d after a restock of 3 racing the seeding (%v, %v)", s, round, got, first, later)
+			}
+			waitOrders(t, e, p.ID, 3)
+			e.wantAudit(t, p.ID, 3, 0)
+		}
+	}
+}
