@@ -93,7 +93,7 @@ docs-api: ## docs/api.html, the API reference page, from the OpenAPI description
 # make lab writes $(LAB_OUT).json and $(LAB_OUT).html (the report to open in a browser).
 LAB_OUT ?= lab
 
-demo: ## PostgreSQL, Redis and etcd up, three APIs locking in Redis and three in etcd, every strategy fired and audited, then one abandonment sale (about 80 s); fails on safety or an error answer, never on speed
+demo: ## PostgreSQL, Redis and etcd up, three APIs locking in Redis and three in etcd, every strategy fired and audited, then one abandonment sale and one opening (about 85 s); fails on safety or an error answer, never on speed
 	@GO=$(GO) scripts/demo.sh
 
 demo-ui: ## PostgreSQL + Redis up, three APIs, and the live page (loadtest ui) on 127.0.0.1:8090; Ctrl-C stops

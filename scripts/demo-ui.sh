@@ -9,6 +9,8 @@
 #      and print the address to open; runs are kept in .run/ui-runs;
 #   5. on Ctrl-C: stop the page (a run going is stopped and written first), then the APIs.
 #
+# The form's Sale choice runs a flash sale, an abandonment sale, or an opening (a crowd waiting
+# for the product's starts_at; its card marks T0 and draws the answers by outcome over time).
 # The lab runs of the page start three API processes of their own (built from this checkout).
 # Extra arguments go to `loadtest ui`.
 set -euo pipefail

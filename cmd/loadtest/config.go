@@ -39,12 +39,12 @@ func (c *attackConfig) attackFlags(cmd, help string, getenv func(string) string,
 	fs.Int64Var(&c.Stock, "stock", d.Stock, "initial stock of the product")
 	fs.IntVar(&c.ThinkMS, "think-ms", 0, "think_ms of the product: work simulated inside the critical section")
 	// The load model (docs/loadtest.md, "Load models"); model.go resolves it after parsing.
-	fs.StringVar(&c.Model, "model", "", "load model: open (arrivals on a schedule) or closed (a pool of -workers); default: closed when -workers is given without -rate, else open")
+	fs.StringVar(&c.Model, "model", "", "load model: open (arrivals on a schedule), closed (a pool of -workers) or opening (a crowd before starts_at, a burst at it); default: closed when -workers is given without -rate, else open")
 	fs.IntVar(&c.Rate, "rate", d.Rate, "open: arrivals per second; closed (-model closed): the pool's pace, as wrk2 (0: as fast as answered)")
 	fs.Var(&c.Stages, "stages", "open: piecewise-linear arrival rates, duration:rate,... such as 0s:0,2s:20000,30s:20000,5s:0 (sets the duration; empty: none)")
 	fs.IntVar(&c.Workers, "workers", d.Workers, "closed: concurrent users (alone, it selects the closed model); open: workers to start with")
 	fs.IntVar(&c.MaxWorkers, "max-workers", d.MaxWorkers, "open: most requests in flight; an arrival due beyond it waits and is reported as delayed")
-	fs.DurationVar(&c.Duration, "duration", d.Duration, "longest attack per product")
+	fs.DurationVar(&c.Duration, "duration", d.Duration, "longest attack per product (an opening: from T0)")
 	fs.Uint64Var(&c.Requests, "requests", d.Requests, "most requests per product")
 	fs.Float64Var(&c.RepeatShare, "repeat-share", d.RepeatShare, "share of requests, in [0,1), that reuse an earlier user id")
 	fs.Int64Var(&c.FirstUser, "first-user", d.FirstUser, "first user id")
@@ -74,6 +74,12 @@ func (c *attackConfig) attackFlags(cmd, help string, getenv func(string) string,
 	fs.Float64Var(&c.Abandon.PayRatio, "pay-ratio", d.Abandon.PayRatio, "abandonment sale: share of winners, in [0,1], who pay after a delay uniform in 0..-pay-delay")
 	fs.Float64Var(&c.Abandon.CancelRatio, "cancel-ratio", 0, "abandonment sale: share of winners, in [0,1], who cancel after a delay uniform in 0..-pay-delay; the rest (1 - pay - cancel) walk away")
 	fs.DurationVar(&c.Abandon.PayDelay, "pay-delay", d.Abandon.PayDelay, "abandonment sale: longest wait of a winner before paying or cancelling (uniform in 0..D); beyond -pay-within a payment is answered 409 order_expired")
+	// An opening (docs/loadtest.md, "The opening"; -model opening).
+	fs.DurationVar(&c.Opening.In, "opening-in", d.Opening.In, "opening: the product's starts_at, this long after its creation; the crowd arrives in it")
+	fs.IntVar(&c.Opening.Burst, "burst", d.Opening.Burst, "opening: buyers, each sending one purchase from T0")
+	fs.DurationVar(&c.Opening.Window, "burst-window", d.Opening.Window, "opening: the burst's purchases are due evenly over this window from T0 (sent on the clock, an open burst)")
+	fs.Float64Var(&c.Opening.EarlyShare, "early-share", d.Opening.EarlyShare, "opening: share of the buyers, in [0,1], who hammer before T0 (then fire at T0 like the others)")
+	fs.IntVar(&c.Opening.EarlyHits, "early-hits", d.Opening.EarlyHits, "opening: requests of each early buyer before T0")
 	return fs
 }
 
@@ -138,6 +144,9 @@ func (c *attackConfig) finish(fs *flag.FlagSet) error {
 	c.ZooKeeperTargets = loadgen.BaseURLs(c.zkTargetList)
 	c.Flags = c.recordedFlags(fs)
 	c.resolveModel(fs)
+	if err := c.finishOpening(fs); err != nil {
+		return err
+	}
 	if err := c.finishAbandon(fs); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/seckill/seckill/internal/loadgen"
 )
@@ -26,4 +27,23 @@ func (c *attackConfig) resolveModel(fs *flag.FlagSet) {
 	if c.Model == loadgen.ModelClosed && !set["rate"] {
 		c.Rate = 0
 	}
+}
+
+// finishOpening refuses an opening's flags without -model opening, and leaves out compare's
+// sold-out baselines from an opening unless -baseline asks for them (which validation refuses).
+func (c *attackConfig) finishOpening(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.Model != loadgen.ModelOpening {
+		for _, name := range []string{"opening-in", "burst", "burst-window", "early-share", "early-hits"} {
+			if set[name] {
+				return loadgen.UsageError{Err: fmt.Errorf("-%s: only with -model opening", name)}
+			}
+		}
+		return nil
+	}
+	if !set["baseline"] {
+		c.Baseline = false
+	}
+	return nil
 }

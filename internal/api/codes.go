@@ -38,6 +38,12 @@ const (
 	CodeIdempotencyConflict = "idempotency_conflict"
 	// CodeSaleEnded (410): the sale ended at Problem.EndsAt.
 	CodeSaleEnded = "sale_ended"
+	// CodeNotYourTurn (409): the buyer's place in the line is not called yet; retry after Retry-After.
+	CodeNotYourTurn = "not_your_turn"
+	// CodePlaceExpired (410): the buyer's place was called and its window passed, for good.
+	CodePlaceExpired = "place_expired"
+	// CodeNoLine (404): the product has no line.
+	CodeNoLine = "no_line"
 	// CodeRequestTooLarge (413): a request body over 4 KiB.
 	CodeRequestTooLarge = "request_too_large"
 	// CodeRateLimited (429): too many attempts; retry after Retry-After. Nothing was written.
@@ -76,6 +82,9 @@ var statuses = map[string]int{
 	CodeSalePaused:          http.StatusConflict,
 	CodeIdempotencyConflict: http.StatusConflict,
 	CodeSaleEnded:           http.StatusGone,
+	CodeNotYourTurn:         http.StatusConflict,
+	CodePlaceExpired:        http.StatusGone,
+	CodeNoLine:              http.StatusNotFound,
 	CodeRequestTooLarge:     http.StatusRequestEntityTooLarge,
 	CodeRateLimited:         http.StatusTooManyRequests,
 	CodeClientClosedRequest: StatusClientClosedRequest,

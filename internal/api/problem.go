@@ -26,6 +26,8 @@ type Problem struct {
 	// StartsAt is the sale's start, on sale_not_started; EndsAt its end, on sale_ended.
 	StartsAt *time.Time `json:"starts_at,omitempty"`
 	EndsAt   *time.Time `json:"ends_at,omitempty"`
+	// Position is the buyer's 1-based place in the line, on not_your_turn once drawn.
+	Position int64 `json:"position,omitempty"`
 	// RequestID is the answer's X-Request-ID, which the server's log lines carry.
 	RequestID string `json:"request_id,omitempty"`
 	// RetryAfter is the Retry-After header in seconds, if any; the client fills it in.

@@ -23,6 +23,8 @@ type NewProduct struct {
 	// StartsAt and EndsAt (RFC 3339, optional) bound the sale window; EndsAt after StartsAt.
 	StartsAt *time.Time `json:"starts_at,omitempty"`
 	EndsAt   *time.Time `json:"ends_at,omitempty"`
+	// Line (optional, needs StartsAt) gives buyers who come before the start a drawn place.
+	Line *Line `json:"line,omitempty"`
 }
 
 // Product is the body of a product's creation and of its GET.
@@ -40,6 +42,7 @@ type Product struct {
 	StartsAt     *time.Time `json:"starts_at,omitempty"`     // products with a sale start only
 	EndsAt       *time.Time `json:"ends_at,omitempty"`       // products with a sale end only
 	PausedAt     *time.Time `json:"paused_at,omitempty"`     // paused products only
+	Line         *Line      `json:"line,omitempty"`          // products with a line only
 	CreatedAt    time.Time  `json:"created_at"`
 	UpdatedAt    time.Time  `json:"updated_at"`
 	Sold         int        `json:"sold"` // initial_stock - stock

@@ -137,7 +137,7 @@ func New(cfg Config) *App {
 	}
 	deps := order.Deps{
 		Products: products, Locks: a.locks, ProductLocks: productLocks, Gate: a.Gate, Queue: a.Queue, SoldOut: soldOut,
-		Keys: keys, Observer: m, Logger: cfg.Logger, Tracer: cfg.TracerProvider,
+		Line: inventory.NewLine(cfg.Redis, keys), Keys: keys, Observer: m, Logger: cfg.Logger, Tracer: cfg.TracerProvider,
 	}
 	if cfg.Plug != nil {
 		a.plugins = cfg.Plug(Parts{Redis: cfg.Redis, Etcd: cfg.Etcd, DB: cfg.DB, ZooKeeper: cfg.ZooKeeper.Servers, Keys: keys, Logger: cfg.Logger})

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/api/client"
@@ -29,6 +30,11 @@ func TestContract(t *testing.T) {
 	gated := s.createProduct(t, 2, "redis", 0) // its audit has the gate's part
 	plain := s.createProduct(t, 5, "dlock", 0)
 	empty := s.createProduct(t, 0, "optimistic", 0)
+	later := time.Now().Add(time.Hour)
+	lined, err := s.API.CreateProduct(context.Background(), api.NewProduct{Name: "line", Stock: new(1), StartsAt: &later, Line: &api.Line{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	products, buy := "/api/v1/products", fmt.Sprintf("/api/v1/products/%d/purchase", gated.ID)
 	var (
 		bought api.Order
@@ -56,6 +62,10 @@ func TestContract(t *testing.T) {
 		{"POST", fmt.Sprintf("%s/%d/restock", products, plain.ID), adminToken, `{"units":2,"key":"k"}`, 200, new(api.Restock),
 			"created_at key product_id units"},
 		{"POST", fmt.Sprintf("%s/%d/end", products, plain.ID), adminToken, ``, 200, new(api.Product), product + " ends_at"},
+		{"GET", fmt.Sprintf("%s/%d", products, lined.ID), "", ``, 200, new(api.Product), product + " line.rate line.window_ms starts_at"},
+		{"POST", fmt.Sprintf("%s/%d/line", products, lined.ID), "", `{"user_id":1}`, 202, new(api.LinePlace),
+			"called_at drawn product_id starts_at state user_id wait_ms"},
+		{"GET", fmt.Sprintf("%s/%d/line/2", products, lined.ID), "", ``, 200, new(api.LinePlace), "drawn product_id starts_at state user_id wait_ms"},
 		{"GET", "/healthz", "", ``, 200, new(api.Health), "status"},
 		{"GET", "/readyz", "", ``, 200, new(api.Readiness), "checks.postgres checks.redis checks.serving status"},
 	} {
@@ -82,6 +92,7 @@ func TestContract(t *testing.T) {
 		{"sold out", "POST", fmt.Sprintf("%s/%d/purchase", products, empty.ID), "", `{"user_id":1}`, 409, api.CodeSoldOut},
 		{"no order", "GET", fmt.Sprintf("%s/%d/orders/2", products, gated.ID), "", ``, 404, api.CodeOrderNotFound},
 		{"no route", "GET", "/api/v2/products", "", ``, 404, api.CodeNotFound},
+		{"no line", "GET", fmt.Sprintf("%s/%d/line/1", products, plain.ID), "", ``, 404, api.CodeNoLine},
 	}...)
 	for _, r := range refusals {
 		p := problemOf(t, s, r.method, r.path, r.token, r.body)

@@ -106,6 +106,9 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *client.Client, noAnsw
 			if !pg.buyers[a.user] {
 				fail("user %d was answered 201 by %s but has no order", a.user, a.target)
 			}
+			if s.startsAt != nil && a.done.Before(*s.startsAt) {
+				fail("user %d was answered 201 by %s at %s, before the sale's start", a.user, a.target, a.done.Format(time.StampMicro))
+			}
 			continue
 		case a.status == http.StatusAccepted: // queued: written by now (the sale is sold out)
 			if !pg.buyers[a.user] && !s.lostOK[a.user] {
@@ -130,7 +133,13 @@ func (s *sale) checkAnswers(t *testing.T, pg pgAudit, via *client.Client, noAnsw
 			fail("user %d: %s answered %s: a 5xx other than 503 busy/unavailable/outcome_unknown", a.user, a.target, a.outcome())
 		case a.status == http.StatusServiceUnavailable && a.retryAfter == "":
 			fail("user %d: %s answered 503 %s without Retry-After", a.user, a.target, a.code)
-		case a.status < 500 && (a.status != http.StatusConflict || a.code != api.CodeSoldOut):
+		case a.code == api.CodeSaleNotStarted && s.startsAt != nil:
+			// The API processes share this host's clock: a request sent after the start
+			// reaches a process whose clock is past it too.
+			if a.sent.After(*s.startsAt) {
+				fail("user %d was answered sale_not_started by %s for a request sent at %s, after the start", a.user, a.target, a.sent.Format(time.StampMicro))
+			}
+		case a.status < 500 && !s.refusals[a.code] && (a.status != http.StatusConflict || a.code != api.CodeSoldOut):
 			fail("user %d (a new buyer): %s answered %s", a.user, a.target, a.outcome())
 		}
 		if pg.buyers[a.user] {

@@ -4,6 +4,7 @@ package chaos_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +64,17 @@ func everyAnswer(answer) bool { return true }
 // saleOf is what the history checker knows of s besides its history: its stock before the
 // sale, and its orders in pg.
 func saleOf(s *sale, pg pgAudit) history.Sale {
+	s.mu.Lock()
+	restocks := slices.Clone(s.restocks)
+	s.mu.Unlock()
+	stock := int(pg.InitialStock) // restocks included (docs/api.md#merchants-controls)
+	for _, r := range restocks {
+		stock -= r.Units
+	}
 	return history.Sale{
-		Stock:  map[int64]int{s.id: int(pg.InitialStock)},
-		Orders: map[int64]map[int64]int64{s.id: pg.orders},
+		Stock:    map[int64]int{s.id: stock},
+		Orders:   map[int64]map[int64]int64{s.id: pg.orders},
+		Restocks: restocks,
 	}
 }
 

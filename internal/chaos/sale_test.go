@@ -19,6 +19,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/internal/api"
 	"github.com/seckill/seckill/internal/audit"
+	"github.com/seckill/seckill/internal/history"
 	"github.com/seckill/seckill/internal/inventory"
 	"github.com/seckill/seckill/internal/testenv"
 )
@@ -35,6 +36,9 @@ type product struct {
 	stock    int
 	thinkMS  int
 	fair     bool // dlock only: a fair lock (docs/dlock.md)
+	// startsAt, if set, is the sale's start (docs/api.md#the-sale-window): a buyer answered
+	// sale_not_started waits for it, as Retry-After tells, and checkAnswers holds every answer to it.
+	startsAt *time.Time
 }
 
 // answer is what one buyer (a distinct user id) got from one purchase request.
@@ -88,6 +92,11 @@ type sale struct {
 	lostOK map[int64]bool
 	// retries are the answers to checkRetries' purchases, after the sale, one per attempt.
 	retries []answer
+	// refusals are the codes besides sold_out a new buyer may be answered (none by default):
+	// a test of the merchant's controls allows sale_paused, for one.
+	refusals map[string]bool
+	// restocks are the merchant's restocks during the sale, for the history (saleOf).
+	restocks []history.Restock
 }
 
 // newSale creates the product through via and opens PostgreSQL at dsn for the audit.
@@ -104,6 +113,7 @@ func newSale(t *testing.T, via *apiProc, dsn string, p product) *sale {
 	t.Cleanup(func() { cancel(); s.stopAll() })
 	created, err := apiClient(t, via).CreateProduct(ctx, api.NewProduct{
 		Name: "chaos " + p.strategy, Stock: new(p.stock), Strategy: p.strategy, ThinkMS: p.thinkMS, Fair: p.fair,
+		StartsAt: p.startsAt,
 	})
 	if err != nil || created.ID == 0 {
 		t.Fatalf("create product = %+v, %v", created, err)

@@ -69,8 +69,12 @@ func (g *group) work() {
 	defer g.hc.CloseIdleConnections()
 	for !g.halted.Load() && !g.s.soldOut.Load() && g.s.ctx.Err() == nil && g.s.nextUser.Load() < maxUsers {
 		i := int(g.next.Add(1) % uint64(len(g.targets)))
-		if a := g.buy(g.targets[i], g.clients[i]); a.status != http.StatusCreated && a.status != http.StatusConflict {
-			time.Sleep(20 * time.Millisecond) // back off while something is broken
+		switch a := g.buy(g.targets[i], g.clients[i]); {
+		case a.status == http.StatusCreated, a.status == http.StatusConflict && a.code == api.CodeSoldOut:
+		case a.code == api.CodeSaleNotStarted && g.s.startsAt != nil:
+			time.Sleep(time.Until(*g.s.startsAt)) // as Retry-After says, to the instant
+		default:
+			time.Sleep(20 * time.Millisecond) // back off while something is broken or refused
 		}
 	}
 }

@@ -49,6 +49,8 @@ type Sale struct {
 	Returns []Return
 	// Written is, per order of Reservations, a time by which it was surely written.
 	Written map[int64]time.Time
+	// Restocks are the units merchants added during the sale.
+	Restocks []Restock
 }
 
 // CheckPurchases checks purchases against a stock model per product; timeout, dir and errors
@@ -68,6 +70,9 @@ func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string
 	if err := validReturns(sale); err != nil {
 		return Result{}, err
 	}
+	if err := validRestocks(sale); err != nil {
+		return Result{}, err
+	}
 	var plain, returning []Purchase // the products without returns, and with
 	for _, op := range ops {
 		if _, ok := sale.Reservations[op.Product]; ok {
@@ -78,10 +83,11 @@ func CheckPurchases(ops []Purchase, sale Sale, timeout time.Duration, dir string
 	}
 	buys, dropped := resolve(plain, sale)
 	back, more := resolveReservations(returning, sale)
-	reasons := append(untruths(slices.Concat(buys, back)), counts(buys, sale.Stock)...)
+	reasons := append(untruths(slices.Concat(buys, back)), counts(buys, restocked(sale))...)
 	reasons = append(reasons, returnedTwice(sale.Returns)...)
-	search, settled := settling(buys, sale.Stock)
-	search, dropped = append(search, back...), dropped+more
+	unsettled, again := apart(buys, sale)
+	search, settled := settling(unsettled, sale.Stock)
+	search, dropped = slices.Concat(search, again, back, restocks(sale)), dropped+more
 	res, err := check(purchaseModel, operations(search), dropped, reasons, begun, timeout, dir, "purchases")
 	res.Settled = settled
 	return res, err

@@ -17,6 +17,7 @@ const (
 	already                // reads: the buyer has one
 	giveBack               // a reservation ended: its buyer's unit back on sale
 	none                   // changes nothing: an untrue 201 that PostgreSQL has no order for
+	restock                // a merchant added units (buy.units)
 )
 
 // buy is one purchase as the model sees it: porcupine's input.
@@ -27,6 +28,7 @@ type buy struct {
 	slot   int   // the buyer's bit in units.bought; -1 for a buyer with this one operation
 	slots  int   // the product's buyers with a slot
 	order  int64 // PostgreSQL's order that resolved an unknown outcome
+	units  int   // a restock's units
 	unseen bool  // an order in PostgreSQL that no request of the history made
 	// untrue says why PostgreSQL's orders contradict this answer (see truth.go); such a buy
 	// is never legal. "": not contradicted.
@@ -93,6 +95,8 @@ func stepPurchase(state, input, _ any) (bool, any) {
 		return true, u.gaveBack(b)
 	case none:
 		return true, u
+	case restock:
+		return true, units{left: u.left + b.units, bought: u.bought}
 	default: // already
 		return has, u
 	}
@@ -177,6 +181,9 @@ func mix(x uint64) uint64 {
 // String describes the purchase and how the model reads it, e.g. "user 7: 201 order 3", and
 // what PostgreSQL says against it, if anything.
 func (b *buy) String() string {
+	if b.effect == restock {
+		return "merchant: " + b.answer()
+	}
 	s := "user " + strconv.FormatInt(b.User, 10) + ": " + b.answer()
 	if b.untrue != "" {
 		s += " (untrue: " + b.untrue + ")"
@@ -192,6 +199,8 @@ func (b *buy) answer() string {
 		return fmt.Sprintf("order %d in PostgreSQL", b.order)
 	case b.effect == giveBack:
 		return fmt.Sprintf("order %d ended, its unit back on sale", b.order)
+	case b.effect == restock:
+		return fmt.Sprintf("a restock of %d units", b.units)
 	case b.Status == 202:
 		s = "202 queued"
 	case b.Status != 0:

@@ -51,6 +51,8 @@ func writeError(c *gin.Context, d Deps, err error) {
 		writeWindowProblem(c, err)
 	case errors.Is(err, inventory.ErrPaused), errors.Is(err, order.ErrIdempotencyConflict):
 		writeControlProblem(c, err)
+	case errors.Is(err, inventory.ErrNotYourTurn), errors.Is(err, inventory.ErrPlaceExpired), errors.Is(err, inventory.ErrNoLine):
+		writeLineProblem(c, err)
 	case errors.Is(err, order.ErrAlreadyPurchased):
 		p := api.NewProblem(api.CodeAlreadyPurchased, "this user already bought this product")
 		var pe *order.PurchasedError

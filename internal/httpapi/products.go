@@ -36,7 +36,7 @@ func handleCreateProduct(d Deps) gin.HandlerFunc {
 		p, err := d.Products.Create(c.Request.Context(), inventory.NewProduct{
 			Name: req.Name, Stock: *req.Stock, Strategy: inventory.Strategy(req.Strategy), ThinkMS: req.ThinkMS,
 			LabLock: req.Lock, LeaseMS: req.LeaseMS, Fair: req.Fair, PayWithinMS: req.PayWithinMS,
-			StartsAt: req.StartsAt, EndsAt: req.EndsAt,
+			StartsAt: req.StartsAt, EndsAt: req.EndsAt, Line: lineSpec(req.Line),
 		})
 		if err != nil {
 			writeError(c, d, err)

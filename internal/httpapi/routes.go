@@ -28,6 +28,8 @@ func addRoutes(r *gin.Engine, d Deps, public bool) {
 	v1.GET("/products/:id", handleGetProduct(d))
 	buyer := requireBuyer(d.Buyers, d) // pass-through unless buyer identity is on
 	v1.POST("/products/:id/purchase", buyer, handlePurchase(d))
+	v1.POST("/products/:id/line", buyer, handleJoinLine(d))
+	v1.GET("/products/:id/line/:user_id", buyer, handleLinePlace(d))
 	v1.POST("/bundles/purchase", buyer, handleBundlePurchase(d))
 	v1.GET("/products/:id/orders/:user_id", buyer, handleOrderOf(d))
 	v1.POST("/products/:id/orders/:user_id/pay", buyer, handleReservation(d, d.Orders.Pay))

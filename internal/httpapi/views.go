@@ -9,8 +9,12 @@ import (
 // The domain's values as the contract shows them: the API encodes only package api's types.
 
 func productOf(p inventory.Product) api.Product {
+	var line *api.Line
+	if p.HasLine() {
+		line = &api.Line{Rate: p.LineRate, WindowMS: p.LineWindowMS}
+	}
 	return api.Product{
-		ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
+		Line: line, ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
 		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, Fair: p.Fair,
 		PayWithinMS: p.PayWithinMS, StartsAt: p.StartsAt, EndsAt: p.EndsAt, PausedAt: p.PausedAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}

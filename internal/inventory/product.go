@@ -59,12 +59,15 @@ type Product struct {
 	// PayWithinMS is the reservations' payment window; 0 means every order is paid at once.
 	PayWithinMS int
 	// StartsAt and EndsAt bound the sale window (nil: no bound); see OnSale.
-	StartsAt  *time.Time
-	EndsAt    *time.Time
-	PausedAt  *time.Time // when the merchant paused the sale (nil: not paused); see Paused
-	Fence     int64
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	StartsAt *time.Time
+	EndsAt   *time.Time
+	PausedAt *time.Time // when the merchant paused the sale (nil: not paused); see Paused
+	// LineRate and LineWindowMS are the product's pre-queue (0: none); see Line.
+	LineRate     int
+	LineWindowMS int
+	Fence        int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // TableName maps Product to its table for GORM.
@@ -93,6 +96,8 @@ type NewProduct struct {
 	// StartsAt and EndsAt (optional) bound the sale window; EndsAt must be after StartsAt.
 	StartsAt *time.Time
 	EndsAt   *time.Time
+	// Line (optional, needs StartsAt) gives early buyers a drawn place (see Line).
+	Line *LineSpec
 }
 
 // Validate returns np's first problem as a production product, wrapping ErrInvalid.
@@ -130,7 +135,7 @@ func (np *NewProduct) validateCommon() error {
 		return fmt.Errorf("%w: ends_at (%s) must be after starts_at (%s)", ErrInvalid,
 			np.EndsAt.Format(time.RFC3339Nano), np.StartsAt.Format(time.RFC3339Nano))
 	}
-	return nil
+	return np.validateLine()
 }
 
 // Reservable reports whether s's products may have a payment window: production strategies.

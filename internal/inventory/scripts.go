@@ -95,3 +95,6 @@ func anys(keys []string) []any {
 	}
 	return out
 }
+
+// lineScript is a product's pre-queue's one step (lua/line.lua).
+var lineScript = script("line")

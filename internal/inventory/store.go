@@ -61,8 +61,9 @@ func (s *Store) Create(ctx context.Context, np NewProduct) (Product, error) {
 	}
 	var p Product
 	err := s.db.WithContext(ctx).Raw(`INSERT INTO products (name, stock, initial_stock, strategy, think_ms, lab_lock, lease_ms, fair,
-		pay_within_ms, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`, np.Name, np.Stock, np.Stock,
-		np.Strategy, np.ThinkMS, np.LabLock, np.LeaseMS, np.Fair, np.PayWithinMS, np.StartsAt, np.EndsAt).Scan(&p).Error
+		pay_within_ms, starts_at, ends_at, line_rate, line_window_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+		np.Name, np.Stock, np.Stock, np.Strategy, np.ThinkMS, np.LabLock, np.LeaseMS, np.Fair, np.PayWithinMS, np.StartsAt, np.EndsAt,
+		np.Line.rate(), np.Line.windowMS()).Scan(&p).Error
 	if err != nil {
 		return Product{}, fmt.Errorf("create product: %w", err)
 	}

@@ -57,6 +57,10 @@ func (k Keys) QueueActive() string { return k.Prefix + ":queue:active" }
 // QueueChannel is the pub/sub channel announcing written queue purchases.
 func (k Keys) QueueChannel() string { return k.Prefix + ":queue:written" }
 
+// Line is a product's pre-queue: a sorted set of user ids, scored by drawn place (below 1)
+// or by arrival after the start (Redis's clock, ms); see internal/inventory/line.go.
+func (k Keys) Line(id int64) string { return k.product(id, "line") }
+
 // SoldOut is the sold-out mark: 'm:<ident>:<token>', or 't:<token>' while tentative.
 func (k Keys) SoldOut(id int64) string { return k.product(id, "soldout") }
 

@@ -197,6 +197,7 @@ func TestUIInChromium(t *testing.T) {
 		t.Errorf("reopened: %s, want the same charts as live", got)
 	}
 	abandonInChromium(t, ctx, base)
+	openingInChromium(t, ctx, base)
 	if e := jsErrors(); len(e) > 0 {
 		t.Errorf("the page threw: %v", e)
 	}
@@ -243,5 +244,72 @@ func abandonInChromium(t *testing.T, ctx context.Context, base string) {
 	if it.OK != "true" || it.Oversold || !strings.Contains(it.Details, "stock 0 + pending 0 + paid 10 = 10 of 10 units") ||
 		!strings.Contains(it.Details, "stopped: paid out") || !strings.Contains(command, "-pay-within 1s") {
 		t.Errorf("verdict %s %q, oversold mark %v, details %q: want PASS, paid out, the equality", it.OK, it.Label, it.Oversold, it.Details)
+	}
+}
+
+// openingInChromium runs an opening of dlock from the form (its Sale choice): the sale starts
+// 2 s after the product's creation, 500 buyers fire within 100 ms, 20% of them asking before.
+// Its card must mark T0 on both charts, draw the answers by outcome over time, count the
+// early refusals live (sale not started), and, once audited, say what was sent, when it sold
+// out, the first second and both groups' chances. With SECKILL_UI_OPENING_SCREENSHOT=file.png,
+// its card is saved there.
+func openingInChromium(t *testing.T, ctx context.Context, base string) {
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`body[data-state="idle"] #run`),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[any](`document.querySelectorAll('input[name="strategy"]').forEach(c => { c.checked = c.value === "dlock" })`)(ctx, t)
+			return err
+		}),
+		chromedp.SetValue("#sale", "opening"),
+		chromedp.SetValue("#stock", "20"),
+		chromedp.SetValue("#buyers", "128"),
+		chromedp.SetValue("#duration", "10"),
+		chromedp.SetValue("#opening-in", "2000"),
+		chromedp.SetValue("#burst", "500"),
+		chromedp.SetValue("#burst-window", "100"),
+		chromedp.SetValue("#early-share", "20"),
+		chromedp.Click("#run"),
+		chromedp.WaitVisible(`body[data-state="running"]`),
+		chromedp.WaitVisible(`body[data-state="done"] section.item .verdict[data-ok]`),
+	)
+	if err != nil {
+		t.Fatalf("run an opening from the page: %v", err)
+	}
+	items, err := chromedp.Run(ctx, chromedp.Evaluate[[]pageItem](readItems))
+	command, _ := chromedp.Run(ctx, chromedp.Text("#command"))
+	t.Logf("opening: command %q; items %+v", command, items)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("items %+v %v, want dlock's", items, err)
+	}
+	drawn, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](`({
+		t0: document.querySelectorAll("section.item svg.chart .t0, section.item svg.answers .t0").length,
+		rows: Number((document.querySelector("section.item svg.answers") || {dataset: {}}).dataset.rows || 0),
+		lines: document.querySelectorAll("section.item svg.answers path.answers-line").length,
+	})`))
+	if err != nil || drawn["t0"] != 2 || drawn["rows"] < 2 || drawn["lines"] != 5 {
+		t.Errorf("drawn %v %v: want T0 on both charts and the answers chart's 5 series over its samples", drawn, err)
+	}
+	it := items[0]
+	if !strings.Contains(it.Figures, "sale not started") {
+		t.Errorf("figures %q: want the early refusals counted", it.Figures)
+	}
+	for _, want := range []string{"Opening: 500 buyers targeted within 100 ms", "Before T0: 200 sale not started", "Sold out at T0 +",
+		"First second:", "Early hammerers: ", "at T0 only: "} {
+		if !strings.Contains(it.Details, want) {
+			t.Errorf("details %q lack %q", it.Details, want)
+		}
+	}
+	if it.OK != "true" || !strings.Contains(command, "-model opening") || !strings.Contains(command, "-burst 500") {
+		t.Errorf("verdict %s %q, command %q: want PASS of -model opening", it.OK, it.Label, command)
+	}
+	if path := os.Getenv("SECKILL_UI_OPENING_SCREENSHOT"); path != "" { // docs/ui-opening.png comes from it
+		png, err := chromedp.Run(ctx, chromedp.Screenshot("section.item"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -196,6 +196,10 @@ func TestUICeilings(t *testing.T) {
 		{sale(`"pay_within_ms":6000`), "over_max_duration", "payment window of at most 5 s"},
 		{sale(`"pay_within_ms":2000,"pay_ratio":0.8,"cancel_ratio":0.3`), "bad_request", "want at most 1"},
 		{strings.Replace(sale(`"pay_within_ms":2000`), `"dlock"`, `"naive"`, 1), "bad_request", "strategy naive"},
+		// Openings: the burst within the rate's ceiling (loadtest's default burst too), and the command line's checks.
+		{sale(`"opening":{"burst":101}`), "over_max_rate", "burst of at most 100 buyers"},
+		{sale(`"opening":{}`), "over_max_rate", "opening burst 20000"},
+		{sale(`"opening":{"burst":50,"in_ms":500}`), "bad_request", "-opening-in 500ms"},
 	} {
 		var p uiProblemBody
 		if got := uiCall(t, "POST", base+"/api/runs", "application/json", c.body, &p, tok...); got != 400 || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {

@@ -205,6 +205,8 @@ type verdictEvent struct {
 	// Reservations and StopReason are an abandonment sale's settled audit and why it stopped.
 	Reservations *loadgen.LifecycleAudit `json:"reservations,omitempty"`
 	StopReason   string                  `json:"stop_reason,omitempty"`
+	// Opening is what an opening measured (loadtest -model opening).
+	Opening *loadgen.OpeningReport `json:"opening,omitempty"`
 }
 
 // The observer of a strategies run (see execute).
@@ -227,6 +229,7 @@ func (r *uiRun) ItemDone(rep loadgen.RunReport) {
 	if l := rep.Lifecycle; l != nil && l.Audit.Source != "" {
 		v.Reservations, v.StopReason = &l.Audit, l.StopReason
 	}
+	v.Opening = rep.Opening
 	r.emit("verdict", v)
 }
 

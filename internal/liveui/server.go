@@ -105,6 +105,7 @@ func (u *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", u.asset("index.html", "text/html; charset=utf-8"))
 	mux.HandleFunc("GET /assets/app.js", u.asset("app.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /assets/cards.js", u.asset("cards.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /assets/opening.js", u.asset("opening.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /assets/lib.js", u.asset("lib.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /assets/style.css", u.asset("style.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET /assets/timeline.js", serveTimeline("text/javascript; charset=utf-8", timeline.JS))

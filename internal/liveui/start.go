@@ -47,24 +47,10 @@ type runRequest struct {
 	PayRatio    *float64 `json:"pay_ratio"`
 	CancelRatio float64  `json:"cancel_ratio"`
 	PayDelayMS  *int     `json:"pay_delay_ms"`
-}
-
-// abandonFlags sets req's abandonment sale, if it is one, in cfg and returns its flags.
-func abandonFlags(req runRequest, cfg *loadgen.Config) [][2]string {
-	if req.PayWithinMS == 0 {
-		return nil
-	}
-	a := &cfg.Abandon
-	a.PayWithin = time.Duration(req.PayWithinMS) * time.Millisecond
-	if req.PayRatio != nil {
-		a.PayRatio = *req.PayRatio
-	}
-	if req.PayDelayMS != nil {
-		a.PayDelay = time.Duration(*req.PayDelayMS) * time.Millisecond
-	}
-	a.CancelRatio = req.CancelRatio
-	return [][2]string{{"pay-within", a.PayWithin.String()}, {"pay-ratio", strconv.FormatFloat(a.PayRatio, 'g', -1, 64)},
-		{"cancel-ratio", strconv.FormatFloat(a.CancelRatio, 'g', -1, 64)}, {"pay-delay", a.PayDelay.String()}}
+	// Opening, when set, makes each strategy an opening (loadtest -model opening): its
+	// product's sale starts InMS after its creation, Burst buyers fire at T0 within WindowMS,
+	// EarlyShare of them hammering before it. The duration bounds each from T0.
+	Opening *openingRequest `json:"opening"`
 }
 
 // handleStart starts a run: 202 with it; 409 while another goes; 400 for a request the
@@ -192,6 +178,15 @@ func (u *Server) compareJob(req runRequest, dir string) (uiJob, error) {
 		}
 		flags = append(flags, sale...)
 	}
+	if o := openingFlags(req, &cfg); o != nil {
+		var kept [][2]string
+		for _, f := range flags {
+			if f[0] != "rate" && f[0] != "workers" && f[0] != "after-soldout" { // an opening has its own arrivals, and sends them all
+				kept = append(kept, f)
+			}
+		}
+		flags = append(kept, o...)
+	}
 	var args []string
 	for _, f := range flags {
 		if f[0] == "baseline" {
@@ -205,7 +200,7 @@ func (u *Server) compareJob(req runRequest, dir string) (uiJob, error) {
 	cfg.Stock, cfg.ThinkMS, cfg.Workers, cfg.MaxWorkers = req.Stock, req.ThinkMS, req.Buyers, req.Buyers
 	cfg.Duration, cfg.Rate = time.Duration(req.DurationS)*time.Second, rate
 	cfg.AfterSoldOut, cfg.Baseline, cfg.Progress = time.Second, false, 0
-	if cfg.Abandon.On() {
+	if cfg.Abandon.On() || cfg.Model == loadgen.ModelOpening {
 		cfg.AfterSoldOut = 0
 	}
 	cfg.JSONPath, cfg.PlotPath, cfg.ResultsPath = filepath.Join(dir, "report.json"), filepath.Join(dir, "report.html"), ""

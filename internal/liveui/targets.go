@@ -1,6 +1,7 @@
 package liveui
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +62,9 @@ func (l Limits) check(req runRequest) error {
 		return uiRefusal{"bad_request", fmt.Sprintf("rate %d: want 0 (the ceiling, %d) to %d requests per second", req.Rate, l.Rate, l.Rate)}
 	case time.Duration(req.PayWithinMS)*time.Millisecond > l.Duration:
 		return uiRefusal{"over_max_duration", fmt.Sprintf("pay_within_ms %d: this page allows a payment window of at most %d s (-max-duration of loadtest ui): an abandonment sale waits for its last reservations to expire", req.PayWithinMS, int(l.Duration/time.Second))}
+	case req.Opening != nil && cmp.Or(req.Opening.Burst, loadgen.DefaultOpening().Burst) > l.Rate:
+		return uiRefusal{"over_max_rate", fmt.Sprintf("opening burst %d: this page allows a burst of at most %d buyers (-max-rate of loadtest ui)",
+			cmp.Or(req.Opening.Burst, loadgen.DefaultOpening().Burst), l.Rate)}
 	case req.Rate > l.Rate:
 		return uiRefusal{"over_max_rate", fmt.Sprintf("rate %d: this page allows at most %d requests per second (-max-rate of loadtest ui)", req.Rate, l.Rate)}
 	}

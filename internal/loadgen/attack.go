@@ -39,6 +39,12 @@ type attackSpec struct {
 	// beforeStart, when not nil, runs once the attack is set up, before its epoch: tests
 	// stand in for a slow setup with it.
 	beforeStart func()
+	// epoch, when not zero, is the attack's epoch, planned ahead (an opening's): the attack
+	// waits for it, and its schedule runs on it even when the setup overran it.
+	epoch time.Time
+	// saleFrom is when an opening's sale starts, since the epoch; the selling window (and
+	// orders/s) runs from it. 0: from the first send.
+	saleFrom time.Duration
 }
 
 func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
@@ -47,6 +53,15 @@ func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
 		maxWorkers: cfg.MaxWorkers, duration: cfg.Duration, requests: cfg.Requests, timeout: cfg.Timeout,
 		afterSold: cfg.AfterSoldOut, keepSamples: cfg.PlotPath != "", deploy: cfg.Deploy,
 	}
+}
+
+// opening is spec as the opening p runs it: an open attack on p's epoch and schedule,
+// of p's requests, bounded by -duration from T0.
+func (spec attackSpec) opening(p openingPlan, within time.Duration) attackSpec {
+	spec.model, spec.rate, spec.stages, spec.epoch, spec.saleFrom = ModelOpen, 0, p.stages, p.epoch, p.t0At()
+	spec.requests = uint64(p.o.requests())
+	spec.duration = p.t0At() + within
+	return spec
 }
 
 // plan is how vegeta runs spec: the schedule (nil for a closed run without a rate), the
@@ -85,8 +100,9 @@ type attackResult struct {
 	correctedAfter time.Duration
 	arrivals       ArrivalStats
 	seconds        []secondRow
-	samples        []sample // with keepSamples only, in sequence order
-	excluded       int64    // "no targets" results dropped
+	samples        []sample      // with keepSamples only, in sequence order
+	excluded       int64         // "no targets" results dropped
+	saleFrom       time.Duration // attackSpec.saleFrom
 	// readmitted are admitting answers (see outcome.admits) to a buyer an earlier one already
 	// admitted: the queue strategy answers 202 again while the purchase is still queued.
 	readmitted int64
@@ -124,7 +140,7 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	// TLS (transport.go), its transport noting each request's buyer with -check.
 	opts = append(opts, vegeta.Client(spec.deploy.attackClient(most, spec.timeout, spec.history)))
 	atk := vegeta.NewAttacker(opts...)
-	res := &attackResult{name: spec.name, model: spec.model, tally: newTally()}
+	res := &attackResult{name: spec.name, model: spec.model, tally: newTally(), saleFrom: spec.saleFrom}
 	var sent atomic.Int64
 	tr := func(t *vegeta.Target) error {
 		err := spec.targeter(t)
@@ -140,6 +156,10 @@ func attack(ctx context.Context, spec attackSpec, live *liveCounts, lats *latenc
 	// One epoch for the schedule and every measure, taken once the attack is set up: the pacer
 	// runs on it, not on vegeta's own start, which Attack takes later.
 	res.began = time.Now()
+	if !spec.epoch.IsZero() {
+		time.Sleep(time.Until(spec.epoch))
+		res.began = spec.epoch
+	}
 	pacer = epochPacer{Pacer: pacer, epoch: res.began, end: spec.duration}
 	var stoppedAt atomic.Int64 // when we stopped the attack, since it began; 0: we did not
 	stop := func() {

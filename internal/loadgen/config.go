@@ -84,6 +84,8 @@ type Config struct {
 
 	// Abandon makes each attack an abandonment sale (-pay-within, abandon.go).
 	Abandon Abandon
+	// Opening is each attack's opening with -model opening (opening.go).
+	Opening Opening
 }
 
 // DefaultConfig returns the command line's defaults.
@@ -94,7 +96,7 @@ func DefaultConfig() Config {
 		Wait: 30 * time.Second, Runs: 1, CheckTimeout: time.Minute,
 		DatabaseURL: "postgres://seckill:seckill@127.0.0.1:5432/seckill?sslmode=disable",
 		RedisAddr:   "127.0.0.1:6379", RedisPrefix: "seckill",
-		Abandon: Abandon{PayRatio: 0.7, PayDelay: time.Second},
+		Abandon: Abandon{PayRatio: 0.7, PayDelay: time.Second}, Opening: DefaultOpening(),
 	}
 }
 
@@ -291,8 +293,10 @@ func (c *Config) validateModel() (errs []error) {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	m := c.model()
 	switch {
+	case m == ModelOpening:
+		errs = append(errs, c.validateOpening()...)
 	case m != ModelOpen && m != ModelClosed:
-		bad("-model %q: want %s or %s", c.Model, ModelOpen, ModelClosed)
+		bad("-model %q: want %s, %s or %s", c.Model, ModelOpen, ModelClosed, ModelOpening)
 	case m == ModelClosed && len(c.Stages) > 0:
 		bad("-stages: an open model's arrivals; a closed run has -workers (and -rate)")
 	case m == ModelOpen && c.Rate <= 0 && len(c.Stages) == 0:
@@ -304,7 +308,7 @@ func (c *Config) validateModel() (errs []error) {
 	if c.Workers < 1 || c.Workers > 100_000 {
 		bad("-workers %d: want 1 to 100000", c.Workers)
 	}
-	if m == ModelOpen {
+	if m == ModelOpen || m == ModelOpening {
 		c.MaxWorkers = max(c.MaxWorkers, c.Workers)
 		if c.MaxWorkers > 1_000_000 {
 			bad("-max-workers %d: want at most 1000000", c.MaxWorkers)

@@ -34,6 +34,8 @@ type RunReport struct {
 	Lifecycle *LifecycleReport `json:"lifecycle,omitempty"`
 	// History is what -check found in the history of the run's purchases; nil without it.
 	History *historyReport `json:"history,omitempty"`
+	// Opening is what an opening (-model opening) measured; nil otherwise.
+	Opening *OpeningReport `json:"opening,omitempty"`
 	Verdict verdict        `json:"verdict"`
 }
 
@@ -216,10 +218,17 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 		lats = &latencyWindow{}
 		s.obs.ItemBegan(name, stock, IsSafe(strategy))
 		stopWatch = follow(ctx, watch{name: name, interval: watchInterval, live: live, lats: lats, stock: stockLeft,
-			locks: newLockMeter(ctx, cfg.Deploy, it.Targets), lc: lc, emit: s.obs.ItemSampled})
+			locks: newLockMeter(ctx, cfg.Deploy, it.Targets), lc: lc, opensAt: p.StartsAt, emit: s.obs.ItemSampled})
 	}
 	log := newPurchaseLog(p.ID, cfg.Check) // each buyer's answers; every purchase with -check
-	res, err := s.attack(atkCtx, name, newTargeter(purchaseURLs(it.Targets, p.ID), b, cfg.Deploy.Tokens), live, lats, log, lc)
+	tr := newTargeter(purchaseURLs(it.Targets, p.ID), b, cfg.Deploy.Tokens)
+	plan, tr, err := s.openingOf(p, it.Targets, log, tr) // -model opening (opening.go)
+	if err != nil {
+		stopWatch()
+		stopProgress()
+		return RunReport{}, err
+	}
+	res, err := s.attack(atkCtx, name, tr, live, lats, log, lc, plan)
 	lcReport := stopLifecycle(res)
 	stopWatch()
 	stopProgress()
@@ -228,6 +237,9 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 	}
 	r := RunReport{Name: name, Strategy: strategy, Backend: it.Backend, ProductID: p.ID, Stats: summarize(res), Lifecycle: lcReport}
 	r.Buyers.Distinct, r.Buyers.Repeats = b.issued()
+	if plan != nil {
+		r.Buyers.Distinct = int64(plan.o.Burst)
+	}
 	r.Buyers.LateTokens = lateTokens()
 
 	// The audit runs even after an interrupt, so that a stopped run still says what it did.
@@ -259,6 +271,7 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 	}
 	r.Audit = &a
 	s.judgeLifecycle(actx, &r, lc)
+	s.judgeOpening(actx, &r, plan, log, stock)
 	if cfg.Check {
 		r.History = s.checkHistory(actx, log, stock, s.cfg.checkDir())
 		judgeHistory(&r.Verdict, strategy, r.History)
@@ -280,10 +293,13 @@ func (s *session) runProduct(ctx context.Context, it Item, stock int64) (RunRepo
 // attack attacks with the scenario's pacer and tr, measuring the machine's CPU time, and adds
 // the result to the output files. lats may be nil;
 // history, when not nil, records the attack's purchases (-check); lc, when not nil, is told
-// of each reservation (-pay-within).
-func (s *session) attack(ctx context.Context, name string, tr vegeta.Targeter, live *liveCounts, lats *latencyWindow, history *purchaseLog, lc *lifecycle) (*attackResult, error) {
+// of each reservation (-pay-within); plan, when not nil, is the opening it runs.
+func (s *session) attack(ctx context.Context, name string, tr vegeta.Targeter, live *liveCounts, lats *latencyWindow, history *purchaseLog, lc *lifecycle, plan *openingPlan) (*attackResult, error) {
 	done := s.cpu.measure()
 	spec := specFor(s.cfg, name, tr)
+	if plan != nil {
+		spec = spec.opening(*plan, s.cfg.Duration)
+	}
 	spec.history = history
 	if lc != nil {
 		spec.onBought = lc.reservedBy

@@ -28,6 +28,7 @@ type purchaseLog struct {
 	users   map[uint64]int64 // vegeta's sequence number -> the request's user_id
 	buyers  map[int64]*buyerAnswers
 	ops     []history.Purchase
+	opening *openingLog // an opening's answers (-model opening); nil otherwise
 }
 
 func newPurchaseLog(product int64, keep bool) *purchaseLog {
@@ -85,6 +86,9 @@ func (l *purchaseLog) add(r *vegeta.Result, o Outcome) {
 		l.buyers[user] = b
 	}
 	b.note(o, order)
+	if l.opening != nil {
+		l.opening.add(user, r.Seq, r.Timestamp, r.Latency, o)
+	}
 	if !l.keep {
 		return
 	}

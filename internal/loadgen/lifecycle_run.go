@@ -84,6 +84,10 @@ func printLifecycles(w io.Writer, rep Report) {
 			if r.Lifecycle != nil {
 				printLifecycle(w, r.Name, r.Lifecycle)
 			}
+			if r.Opening != nil && rep.Command != "run" { // run prints it in its report
+				fmt.Fprintf(w, "\nopening [%s]\n", r.Name)
+				r.Opening.print(w)
+			}
 		}
 	}
 }

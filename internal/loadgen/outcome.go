@@ -25,6 +25,8 @@ const (
 	Unavailable                     // 503 unavailable: PostgreSQL or Redis could not serve; nothing written
 	OutcomeUnknown                  // 503 outcome_unknown: the COMMIT got no answer; the order may exist
 	RateLimited                     // 429, whatever the body
+	SaleNotStarted                  // 409 sale_not_started: before the product's starts_at; nothing written
+	SaleEnded                       // 410 sale_ended: from the product's ends_at on; nothing written
 	Other4xx                        // any other 4xx, including a 409 whose problem code we do not know
 	ServerError                     // any other 5xx
 	TransportError                  // no HTTP response: refused, reset, timed out
@@ -46,6 +48,8 @@ var outcomeNames = [NumOutcomes]string{
 	Unavailable:      api.CodeUnavailable,
 	OutcomeUnknown:   api.CodeOutcomeUnknown,
 	RateLimited:      api.CodeRateLimited,
+	SaleNotStarted:   api.CodeSaleNotStarted,
+	SaleEnded:        api.CodeSaleEnded,
 	Other4xx:         "other_4xx",
 	ServerError:      "5xx",
 	TransportError:   "transport_error",
@@ -59,6 +63,8 @@ var problemOutcomes = map[string]Outcome{
 	api.CodeBusy:             Busy,
 	api.CodeUnavailable:      Unavailable,
 	api.CodeOutcomeUnknown:   OutcomeUnknown,
+	api.CodeSaleNotStarted:   SaleNotStarted,
+	api.CodeSaleEnded:        SaleEnded,
 }
 
 func (o Outcome) String() string {
@@ -69,8 +75,9 @@ func (o Outcome) String() string {
 }
 
 // isError reports whether o means something went wrong, as opposed to an answer a flash sale
-// gives on purpose (bought, accepted, sold out, already purchased, busy, rate limited). A backing
-// service that is unavailable, and a purchase whose outcome is unknown, are errors.
+// gives on purpose (bought, accepted, sold out, already purchased, busy, rate limited, the sale
+// not started or ended). A backing service that is unavailable, and a purchase whose outcome
+// is unknown, are errors.
 func (o Outcome) isError() bool {
 	switch o {
 	case Unavailable, OutcomeUnknown, Other4xx, ServerError, TransportError, Unexpected:

@@ -24,6 +24,9 @@ func TestClassify(t *testing.T) {
 		{"accepted", vegeta.Result{Code: 202, Body: []byte(`{"status":"accepted","product_id":1,"user_id":2}`)}, Accepted},
 		{"sold out", vegeta.Result{Code: 409, Body: problem("sold_out"), Error: "409 Conflict"}, SoldOut},
 		{"already purchased", vegeta.Result{Code: 409, Body: problem("already_purchased")}, AlreadyPurchased},
+		{"sale not started", vegeta.Result{Code: 409, Body: problem("sale_not_started")}, SaleNotStarted},
+		{"sale ended", vegeta.Result{Code: 410, Body: problem("sale_ended")}, SaleEnded},
+		{"sale_ended with 409", vegeta.Result{Code: 409, Body: problem("sale_ended")}, Other4xx},
 		{"unknown 409 code", vegeta.Result{Code: 409, Body: problem("conflict")}, Other4xx},
 		{"409 without body", vegeta.Result{Code: 409}, Other4xx},
 		{"409 with garbage", vegeta.Result{Code: 409, Body: []byte(`{"code":`)}, Other4xx},
@@ -75,7 +78,7 @@ func TestCountsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,` +
+	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,"sale_not_started":0,"sale_ended":0,` +
 		`"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
 	if got := string(b); got != want {
 		t.Fatalf("json = %s\nwant   %s", got, want)

@@ -35,7 +35,7 @@ func (s *session) runBaselines(ctx context.Context) ([]RunReport, error) {
 	b := newBuyers(cfg.FirstUser, cfg.RepeatShare, cfg.Seed)
 	live := &liveCounts{}
 	stopProgress := progress(ctx, s.stderr, cfg.Progress, GinBaselineName, live, nil)
-	res, err := s.attack(ctx, GinBaselineName, newTargeter(purchaseURLs(bases, 1), b, cfg.Deploy.Tokens), live, nil, nil, nil)
+	res, err := s.attack(ctx, GinBaselineName, newTargeter(purchaseURLs(bases, 1), b, cfg.Deploy.Tokens), live, nil, nil, nil, nil)
 	stopProgress()
 	if err != nil {
 		return nil, err

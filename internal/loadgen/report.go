@@ -181,6 +181,9 @@ func printRun(w io.Writer, sc Scenario, r RunReport) {
 	if h := r.History; h != nil {
 		h.print(w, "history       ")
 	}
+	if r.Opening != nil {
+		r.Opening.print(w)
+	}
 	fmt.Fprintf(w, "verdict       %s\n", r.Verdict.Label)
 	for _, p := range r.Verdict.Problems {
 		fmt.Fprintf(w, "  - %s\n", p)

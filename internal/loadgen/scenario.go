@@ -27,6 +27,17 @@ type Scenario struct {
 	Timeout          time.Duration `json:"timeout_ns"`
 	AfterSoldOut     time.Duration `json:"after_soldout_ns"`
 	LoadgenCPUs      int           `json:"loadgen_gomaxprocs"`
+	// Opening is the opening of -model opening; nil otherwise.
+	Opening *ScenarioOpening `json:"opening,omitempty"`
+}
+
+// ScenarioOpening is Opening as the reports record it.
+type ScenarioOpening struct {
+	InMS       int64   `json:"in_ms"`
+	Burst      int     `json:"burst"`
+	WindowMS   float64 `json:"window_ms"`
+	EarlyShare float64 `json:"early_share"`
+	EarlyHits  int     `json:"early_hits"`
 }
 
 func (c *Config) Scenario() Scenario {
@@ -36,8 +47,12 @@ func (c *Config) Scenario() Scenario {
 		Duration: c.Duration, Requests: c.Requests, RepeatShare: c.RepeatShare, Seed: c.Seed,
 		Timeout: c.Timeout, AfterSoldOut: c.AfterSoldOut, LoadgenCPUs: runtime.GOMAXPROCS(0),
 	}
-	if s.Model == ModelOpen {
+	if s.Model == ModelOpen || s.Model == ModelOpening {
 		s.MaxWorkers = c.MaxWorkers
+	}
+	if o := c.Opening; s.Model == ModelOpening {
+		s.Opening = &ScenarioOpening{InMS: o.In.Milliseconds(), Burst: o.Burst, WindowMS: ms(o.Window), EarlyShare: o.EarlyShare, EarlyHits: o.EarlyHits}
+		s.Rate, s.Requests, s.RepeatShare = 0, uint64(o.requests()), 0
 	}
 	return s
 }
@@ -51,7 +66,10 @@ func (s Scenario) describe() string {
 		}
 	}
 	pace := fmt.Sprintf("closed, %d users at once", s.Workers)
-	switch {
+	switch o := s.Opening; {
+	case s.Model == ModelOpening && o != nil:
+		pace = fmt.Sprintf("opening in %d ms: %d buyers within %s from T0, %.0f%% of them %d requests each before it (at most %d in flight)",
+			o.InMS, o.Burst, fmtMS(o.WindowMS), 100*o.EarlyShare, o.EarlyHits, s.MaxWorkers)
 	case s.Model == ModelOpen && s.Stages != "":
 		pace = fmt.Sprintf("open, stages %s (at most %d in flight)", s.Stages, s.MaxWorkers)
 	case s.Model == ModelOpen:

@@ -64,7 +64,7 @@ func (p *perSecond) close(at time.Duration) {
 	sent := p.sent.Load()
 	c := p.counts
 	r := secondRow{At: at, Due: -1, Sent: sent - p.prevSent, Admitted: c.Admitted(), SoldOut: c[SoldOut],
-		Refused: c[AlreadyPurchased] + c[Busy] + c[RateLimited], Errors: c.Errors(), InFlight: sent - p.answered,
+		Refused: c[AlreadyPurchased] + c[Busy] + c[RateLimited] + c[SaleNotStarted] + c[SaleEnded], Errors: c.Errors(), InFlight: sent - p.answered,
 		P50: latenciesOf(p.raw).P50, P99: latenciesOf(p.raw).P99, P99Corrected: -1}
 	if p.sched != nil {
 		due := p.sched.count(at)

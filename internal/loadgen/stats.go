@@ -41,7 +41,8 @@ type RunStats struct {
 	Readmitted int64 `json:"readmitted"`
 	// Requeued are 202 answers to a buyer whose last admitting answer was a 202.
 	Requeued int64 `json:"requeued,omitempty"`
-	// SellSeconds runs to the last admitting answer; OrdersPerSec is the buyers over it.
+	// SellSeconds runs to the last admitting answer from the first send (an opening's: from
+	// T0); OrdersPerSec is the buyers over it.
 	SellSeconds  float64 `json:"sell_seconds"`
 	OrdersPerSec float64 `json:"orders_per_sec"`
 	// Rejections are sold_out answers after the last admitting one, over RejectSeconds.
@@ -112,7 +113,7 @@ func summarize(res *attackResult) RunStats {
 	}
 	sellEnd := t.sellEnd
 	if n := st.Buyers(); n > 0 {
-		st.SellSeconds = (sellEnd - t.first).Seconds()
+		st.SellSeconds = (sellEnd - max(t.first, res.saleFrom)).Seconds()
 		if st.SellSeconds > 0 {
 			st.OrdersPerSec = float64(n) / st.SellSeconds
 		}

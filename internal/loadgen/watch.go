@@ -45,7 +45,10 @@ type LiveSample struct {
 	Lock          *lockFigures     `json:"lock"`
 	// Reservations are an abandonment sale's figures so far (lifecycle.live); nil otherwise.
 	Reservations *LifecycleSecond `json:"reservations,omitempty"`
-	counts       Counts           // the answers so far, for the progress line
+	// T0MS is an opening's T0 on MS's clock (since the watch began); nil for a sale without
+	// a start.
+	T0MS   *int64 `json:"t0_ms,omitempty"`
+	counts Counts // the answers so far, for the progress line
 }
 
 // latencyWindow collects the latencies of the answers since it was last taken. It is safe
@@ -83,6 +86,7 @@ type watch struct {
 	stock    func(context.Context) (int64, error) // nil: no stock
 	locks    *lockMeter                           // nil: no lock figures
 	lc       *lifecycle                           // nil: no abandonment sale
+	opensAt  *time.Time                           // an opening's T0; nil: none
 	emit     func(LiveSample)
 }
 
@@ -103,14 +107,22 @@ func follow(ctx context.Context, w watch) (stop func()) {
 		}
 	}
 	prev, prevAt := Counts{}, began
+	saleBegan := began // the pace runs from the sale's start: an opening's T0
+	if w.opensAt != nil && w.opensAt.After(began) {
+		saleBegan = *w.opensAt
+	}
 	var pace SellPace
 	look := func(ctx context.Context, final bool) {
 		now, c := time.Now(), w.live.snapshot()
 		s := LiveSample{Name: w.name, MS: now.Sub(began).Milliseconds(), Orders: c.Admitted(), Requests: c.Total(),
 			Outcomes: map[string]int64{
 				"bought": c[Bought], "accepted": c[Accepted], "sold_out": c[SoldOut], "already_purchased": c[AlreadyPurchased],
-				"busy": c[Busy], "rate_limited": c[RateLimited], "errors": c.Errors(),
+				"busy": c[Busy], "rate_limited": c[RateLimited], "sale_not_started": c[SaleNotStarted],
+				"sale_ended": c[SaleEnded], "errors": c.Errors(),
 			}, Lock: lock.Load(), Reservations: w.lc.live(), counts: c}
+		if w.opensAt != nil {
+			s.T0MS = new(w.opensAt.Sub(began).Milliseconds())
+		}
 		if secs := now.Sub(prevAt).Seconds(); c.Total() > prev.Total() && secs > 0 {
 			s.AnswersPerSec = new(float64(c.Total()-prev.Total()) / secs)
 		}
@@ -128,9 +140,9 @@ func follow(ctx context.Context, w watch) (stop func()) {
 		// Still selling unless the attack is over or the stock is known to be gone.
 		selling := !final && (s.Stock == nil || *s.Stock > 0)
 		if at := w.live.lastAdmitted(); !at.IsZero() {
-			pace.LastOrderAt(at.Sub(began))
+			pace.LastOrderAt(at.Sub(saleBegan))
 		}
-		if p, win := pace.Observe(now.Sub(began), c.Admitted(), selling); p != nil {
+		if p, win := pace.Observe(now.Sub(saleBegan), c.Admitted(), selling); p != nil {
 			s.OrdersPerSec, s.PaceWindowMS = p, new(win.Milliseconds())
 		}
 		prev, prevAt = c, now

@@ -102,6 +102,8 @@ const (
 	OutcomeNotStarted       = "sale_not_started"
 	OutcomeEnded            = "sale_ended"
 	OutcomePaused           = "sale_paused"
+	OutcomeNotYourTurn      = "not_your_turn"
+	OutcomePlaceExpired     = "place_expired"
 	OutcomeAlreadyPurchased = "already_purchased"
 	OutcomeBusy             = "busy"
 	OutcomeNotFound         = "not_found"
@@ -138,6 +140,8 @@ var outcomes = []struct {
 	{inventory.ErrNotStarted, OutcomeNotStarted},
 	{inventory.ErrEnded, OutcomeEnded},
 	{inventory.ErrPaused, OutcomePaused},
+	{inventory.ErrNotYourTurn, OutcomeNotYourTurn},
+	{inventory.ErrPlaceExpired, OutcomePlaceExpired},
 	{ErrAlreadyPurchased, OutcomeAlreadyPurchased},
 	{ErrBusy, OutcomeBusy},
 	{inventory.ErrNotFound, OutcomeNotFound},
@@ -220,7 +224,9 @@ func classify(err error) error {
 func answered(err error) bool {
 	return errors.Is(err, inventory.ErrSoldOut) || errors.Is(err, ErrAlreadyPurchased) ||
 		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound) ||
-		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded) || errors.Is(err, inventory.ErrPaused)
+		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded) ||
+		errors.Is(err, inventory.ErrNotYourTurn) || errors.Is(err, inventory.ErrPlaceExpired) || errors.Is(err, inventory.ErrNoLine) ||
+		errors.Is(err, inventory.ErrPaused)
 }
 
 // lost reports whether err says a product lock was lost while held, in any backend (see

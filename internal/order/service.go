@@ -90,6 +90,7 @@ type Deps struct {
 	Gate         *inventory.Gate
 	Queue        *inventory.Queue
 	SoldOut      *inventory.SoldOut
+	Line         *inventory.Line // the products' pre-queues
 	Keys         inventory.Keys
 	Observer     Observer     // optional
 	Logger       *slog.Logger // optional
@@ -116,6 +117,7 @@ type Service struct {
 	// returns gives the units of ended reservations back (Pay, Cancel and the sweeper).
 	returns *returner
 	seeder  *seeder // the redis and queue strategies' gates, seeded ahead of a sale (Prepare)
+	line    *inventory.Line
 	buyers  map[inventory.Strategy]buyFunc
 }
 
@@ -143,7 +145,8 @@ func NewService(d Deps, cfg Config) *Service {
 	seeder.returns = &returner{core: c, gate: d.Gate, seeder: seeder}
 	rows := rowLockBuyer{c}
 	s := &Service{c: c, gate: d.Gate, queue: d.Queue, locked: newLockedBuyer(c, locks, nil),
-		queued: newQueuedBuyer(c, d.Queue, seeder), returns: seeder.returns, seeder: seeder}
+		queued: newQueuedBuyer(c, d.Queue, seeder), returns: seeder.returns, seeder: seeder,
+		line: d.Line}
 	s.buyers = map[inventory.Strategy]buyFunc{
 		inventory.StrategyDlock:       s.locked.buy,
 		inventory.StrategyPessimistic: rows.pessimistic,

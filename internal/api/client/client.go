@@ -98,6 +98,22 @@ func (c *Client) PurchaseBundle(ctx context.Context, userID int64, productIDs ..
 	return b, err
 }
 
+// JoinLine takes the user's place in the product's line (POST, 202), or returns the one it
+// had. Codes: api.CodeNoLine, api.CodeSaleEnded.
+func (c *Client) JoinLine(ctx context.Context, productID, userID int64) (api.LinePlace, error) {
+	var pl api.LinePlace
+	err := c.do(ctx, http.MethodPost, fmt.Sprintf("/api/v1/products/%d/line", productID), userID,
+		api.Purchase{UserID: userID}, &pl)
+	return pl, err
+}
+
+// LinePlace reads the user's place in the product's line. Codes: api.CodeNoLine.
+func (c *Client) LinePlace(ctx context.Context, productID, userID int64) (api.LinePlace, error) {
+	var pl api.LinePlace
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/products/%d/line/%d", productID, userID), userID, nil, &pl)
+	return pl, err
+}
+
 // OrderOf reads the user's order of the product, or api.CodeOrderNotFound.
 func (c *Client) OrderOf(ctx context.Context, productID, userID int64) (api.Order, error) {
 	var o api.Order

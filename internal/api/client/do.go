@@ -71,7 +71,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, who int64, 
 	if err != nil {
 		return fmt.Errorf("read answer: %s: %w", resp.Status, err)
 	}
-	if resp.StatusCode == http.StatusAccepted { // a queued purchase: not written yet
+	if _, place := out.(*api.LinePlace); resp.StatusCode == http.StatusAccepted && !place { // a queued purchase: not written yet
 		var a AcceptedError
 		if err := json.Unmarshal(b, &a.Accepted); err != nil {
 			return fmt.Errorf("decode answer: %s: %w", resp.Status, err)

@@ -61,8 +61,9 @@ function showKind() {
 // The strategies an abandonment sale leaves out; showSale shows its fields.
 const NO_WINDOW = ["naive"];
 function showSale() {
-  const on = $("sale").value === "abandon";
+  const on = $("sale").value === "abandon", opening = $("sale").value === "opening";
   $("abandon-fields").hidden = $("abandon-about").hidden = !on;
+  $("opening-fields").hidden = $("opening-about").hidden = !opening;
 }
 
 function showAbout() {
@@ -92,6 +93,10 @@ async function submit(ev) {
       body.strategies = body.strategies.filter((x) => !NO_WINDOW.includes(x));
       Object.assign(body, { pay_within_ms: Number($("pay-within").value), pay_ratio: Number($("pay-ratio").value) / 100,
         cancel_ratio: Number($("cancel-ratio").value) / 100, pay_delay_ms: Number($("pay-delay").value) });
+    }
+    if ($("sale").value === "opening") {
+      body.opening = { in_ms: Number($("opening-in").value), burst: Number($("burst").value),
+        window_ms: Number($("burst-window").value), early_share: Number($("early-share").value) / 100 };
     }
     if (!body.strategies.length) return showError("Pick at least one strategy.");
     if (!body.targets.length) return showError("Pick at least one target.");

@@ -56,13 +56,15 @@ function niceStep(max, n = 5) {
 }
 
 // linePath turns the points' key into an SVG path, breaking it where the value is
-// unknown, and thinning very long runs to about 1000 points.
-function linePath(pts, key, x, y) {
+// unknown, and thinning very long runs to about 1000 points. With step, each value is held
+// until the next point (an opening's: a line sloping across T0 would show a sale before it).
+function linePath(pts, key, x, y, step = false) {
   const stride = Math.ceil(pts.length / 1000);
   let d = "", pen = false;
   pts.forEach((p, i) => {
     if (i % stride && i !== pts.length - 1) return;
     if (!has(p[key])) { pen = false; return; }
+    if (pen && step) d += `H${x(p.ms).toFixed(1)} `;
     d += `${pen ? "L" : "M"}${x(p.ms).toFixed(1)} ${y(p[key]).toFixed(1)} `;
     pen = true;
   });
@@ -74,7 +76,7 @@ function draw(it) {
   const init = it.info.initial_stock, last = it.points[it.points.length - 1];
   // The sale begins (ms 0) with no orders and the whole stock.
   const pts = has(init) ? [{ ms: 0, orders: 0, stock: init }, ...it.points] : it.points;
-  const tmax = Math.max(1000, last ? last.ms : 0);
+  const tmax = Math.max(1000, last ? last.ms : 0, openingT0(it) || 0); // an opening's T0 in view (opening.js)
   let top = Math.max(1, has(init) ? init * 1.2 : 0);
   for (const p of pts) top = Math.max(top, p.orders || 0, p.stock || 0);
   const ystep = niceStep(top), ymax = Math.ceil(top / ystep - 1e-9) * ystep;
@@ -98,12 +100,14 @@ function draw(it) {
   s("line", { class: "axis", x1: PL, x2: W - PR, y1: H - PB, y2: H - PB }, g);
   s("line", { class: "axis", x1: PL, x2: PL, y1: PT - 6, y2: H - PB }, g);
   s("text", { x: PL - 6, y: PT - 12, "text-anchor": "end" }, g).textContent = "units";
+  drawOpening(it, g, x, tmax); // an opening's T0 and answers (opening.js)
 
   // The three lines.
   const hasInit = has(init);
   set(it.initial, hasInit ? { visibility: "visible", x1: PL, x2: W - PR, y1: y(init), y2: y(init) } : { visibility: "hidden" });
-  it.orders.setAttribute("d", linePath(pts, "orders", x, y));
-  it.stock.setAttribute("d", linePath(pts, "stock", x, y));
+  const step = openingT0(it) !== null; // opening.js
+  it.orders.setAttribute("d", linePath(pts, "orders", x, y, step));
+  it.stock.setAttribute("d", linePath(pts, "stock", x, y, step));
   // An abandonment sale: paid units, from the API's audit (reservation figures).
   it.paid.setAttribute("d", linePath(pts.map((p) => ({ ms: p.ms, paid: p.reservations ? p.reservations.paid : undefined })), "paid", x, y));
 
@@ -147,7 +151,7 @@ const sampleFigures = (lab) => [["orders", lab ? "orders (in PostgreSQL)" : "sol
   ["p50_ms", "p50 (last 0.25 s)", "ms"], ["p99_ms", "p99 (last 0.25 s)", "ms"], ["requests", "sent", "requests"]];
 const LOCK_FIGURES = [["wait_ms_mean", "lock wait", " ms (mean)"], ["contended", "contended", ""],
   ["renewals", "renewals", ""], ["lost", "lost", ""], ["batch_mean", "batch", " buyers"]];
-const secs = (ms) => `${num(ms / 1000)} s`;
+const secs = (ms) => ms > 0 && ms < 1000 ? `${num(ms)} ms` : `${num(ms / 1000)} s`; // an opening sells out in ms
 
 // updateFigures shows the latest sample's figures, each with its unit, under a heading that
 // says they are a live sample, and, once the verdict is in, that the audit supersedes them.
@@ -221,6 +225,7 @@ function renderVerdict(it) {
       `stock ${num(r.stock)} + pending ${num(r.pending)} + paid ${num(r.paid)} = ${num(r.stock + r.pending + r.paid)} of ${unit(r.initial_stock, "units")}` +
       ` · ended ${num(r.ended)} · resold ${unit(r.resold, "units")} · stopped: ${(v.stop_reason || "").replace(/_/g, " ")}`));
   }
+  kids.push(...openingFacts(v.opening)); // opening.js
   const why = supersededWhy(it);
   if (why) kids.push(h("p", { class: "why" }, "Why the live sample differs: " + why));
   if (v.fault) kids.push(h("p", {}, "Fault: " + v.fault));
