@@ -32,6 +32,10 @@ const (
 	CodeOrderPaid = "order_paid"
 	// CodeSaleNotStarted (409): the sale starts at Problem.StartsAt; retry after Retry-After.
 	CodeSaleNotStarted = "sale_not_started"
+	// CodeSalePaused (409): the merchant paused the sale; retry after Retry-After.
+	CodeSalePaused = "sale_paused"
+	// CodeIdempotencyConflict (409): a restock's key was used before with other units.
+	CodeIdempotencyConflict = "idempotency_conflict"
 	// CodeSaleEnded (410): the sale ended at Problem.EndsAt.
 	CodeSaleEnded = "sale_ended"
 	// CodeNotYourTurn (409): the buyer's place in the line is not called yet; retry after Retry-After.
@@ -75,6 +79,8 @@ var statuses = map[string]int{
 	CodeOrderCancelled:      http.StatusConflict,
 	CodeOrderPaid:           http.StatusConflict,
 	CodeSaleNotStarted:      http.StatusConflict,
+	CodeSalePaused:          http.StatusConflict,
+	CodeIdempotencyConflict: http.StatusConflict,
 	CodeSaleEnded:           http.StatusGone,
 	CodeNotYourTurn:         http.StatusConflict,
 	CodePlaceExpired:        http.StatusGone,

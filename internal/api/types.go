@@ -41,6 +41,7 @@ type Product struct {
 	PayWithinMS  int        `json:"pay_within_ms,omitempty"` // products with a payment window only
 	StartsAt     *time.Time `json:"starts_at,omitempty"`     // products with a sale start only
 	EndsAt       *time.Time `json:"ends_at,omitempty"`       // products with a sale end only
+	PausedAt     *time.Time `json:"paused_at,omitempty"`     // paused products only
 	Line         *Line      `json:"line,omitempty"`          // products with a line only
 	CreatedAt    time.Time  `json:"created_at"`
 	UpdatedAt    time.Time  `json:"updated_at"`
@@ -97,6 +98,7 @@ type Audit struct {
 	Sold           int   `json:"sold"`            // initial_stock - stock
 	Oversold       int   `json:"oversold"`        // orders beyond initial_stock
 	DuplicateUsers int   `json:"duplicate_users"` // users with more than one live order
+	Restocked      int   `json:"restocked"`       // units restocks added (initial_stock counts them)
 	// Consistent: orders == sold, stock >= 0, no oversale or duplicate user, Redis agrees.
 	Consistent bool `json:"consistent"`
 	// Redis is the gate's side, for the redis strategy only.
@@ -150,4 +152,22 @@ type Readiness struct {
 	// Checks holds each state by name ("serving" and the backends): StateOK or StateUnavailable.
 	Checks map[string]string `json:"checks"`
 	Status string            `json:"status"` // StateOK or StateUnavailable
+}
+
+// NewRestock is the body of POST /api/v1/products/{id}/restock (admin).
+type NewRestock struct {
+	// Units (1 to 100,000,000, initial_stock staying at most that) are added to the stock.
+	Units int `json:"units"`
+	// Key (1 to 128 characters) makes the restock happen once: the same key again answers the
+	// first restock; with other units, 409 idempotency_conflict. The Idempotency-Key header may
+	// carry it instead (both: the same).
+	Key string `json:"key,omitempty"`
+}
+
+// Restock is the answer to a restock: the restock the key committed first.
+type Restock struct {
+	ProductID int64     `json:"product_id"`
+	Key       string    `json:"key"`
+	Units     int       `json:"units"`
+	CreatedAt time.Time `json:"created_at"`
 }

@@ -117,6 +117,7 @@ func New(cfg Config) *App {
 	products := inventory.NewStore(cfg.DB)
 	soldOut := inventory.NewSoldOut(cfg.Redis, products, keys, cfg.Logger, cfg.SoldOut)
 	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
+	controls := inventory.NewControls(cfg.Redis, keys, products, cfg.Logger)
 	a := &App{Keys: keys, Gate: inventory.NewGate(cfg.Redis, keys), Queue: inventory.NewQueue(cfg.Redis, keys),
 		SoldOut: soldOut, locks: newLocks(cfg, m), listening: make(chan struct{})}
 	productLocks := order.RedisLocker(a.locks)
@@ -170,11 +171,12 @@ func New(cfg Config) *App {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopListening = cancel
 	var listeners sync.WaitGroup
-	listeners.Add(7)
+	listeners.Add(8)
 	go func() { defer listeners.Done(); a.backends.Run(ctx) }()
 	go func() { defer listeners.Done(); watchSkew(ctx, cfg.DB, m.ClockSkew, cfg.Logger) }()
 	go func() { defer listeners.Done(); soldOut.Listen(ctx) }()
 	go func() { defer listeners.Done(); creations.Listen(ctx) }()
+	go func() { defer listeners.Done(); controls.Listen(ctx) }() // paused, ended, restocked elsewhere
 	go func() { defer listeners.Done(); a.Orders.ListenQueue(ctx) }()
 	go func() { defer listeners.Done(); a.startQueues(ctx, cfg.Logger) }()
 	go func() { defer listeners.Done(); a.Orders.RunSweeper(ctx) }() // reservations past their pay_by

@@ -29,8 +29,10 @@ func watchSkew(ctx context.Context, db *gorm.DB, observe func(time.Duration), lo
 	health.WatchSkew(ctx, postgresClock(db), observe, log)
 }
 
-// exempt reports the products the rate limiter lets through unchecked: sold out, or outside
-// their sale window, each answered without a round trip.
+// exempt reports the products the rate limiter lets through unchecked: sold out, outside
+// their sale window, or paused, each answered without a round trip.
 func exempt(soldOut *inventory.SoldOut, products *inventory.Store) func(id int64) bool {
-	return func(id int64) bool { return soldOut.Is(id) || products.OffSale(id, time.Now()) }
+	return func(id int64) bool {
+		return soldOut.Is(id) || products.OffSale(id, time.Now()) || products.PausedNow(id)
+	}
 }

@@ -41,7 +41,7 @@ func TestContract(t *testing.T) {
 		audit  api.Audit
 	)
 	const product = "created_at id initial_stock name sold stock strategy think_ms updated_at"
-	const audited = "consistent duplicate_users ended initial_stock orders oversold pending product_id sold stock"
+	const audited = "consistent duplicate_users ended initial_stock orders oversold pending product_id restocked sold stock"
 	for _, r := range []struct {
 		method, path, token, body string
 		status                    int
@@ -57,6 +57,11 @@ func TestContract(t *testing.T) {
 		{"GET", fmt.Sprintf("%s/%d/audit", products, gated.ID), adminToken, ``, 200, &audit,
 			audited + " redis.agrees redis.buyers redis.pending redis.seeded redis.stock"},
 		{"GET", fmt.Sprintf("%s/%d/audit", products, plain.ID), adminToken, ``, 200, new(api.Audit), audited},
+		{"POST", fmt.Sprintf("%s/%d/pause", products, plain.ID), adminToken, ``, 200, new(api.Product), product + " paused_at"},
+		{"POST", fmt.Sprintf("%s/%d/resume", products, plain.ID), adminToken, ``, 200, new(api.Product), product},
+		{"POST", fmt.Sprintf("%s/%d/restock", products, plain.ID), adminToken, `{"units":2,"key":"k"}`, 200, new(api.Restock),
+			"created_at key product_id units"},
+		{"POST", fmt.Sprintf("%s/%d/end", products, plain.ID), adminToken, ``, 200, new(api.Product), product + " ends_at"},
 		{"GET", fmt.Sprintf("%s/%d", products, lined.ID), "", ``, 200, new(api.Product), product + " line.rate line.window_ms starts_at"},
 		{"POST", fmt.Sprintf("%s/%d/line", products, lined.ID), "", `{"user_id":1}`, 202, new(api.LinePlace),
 			"called_at drawn product_id starts_at state user_id wait_ms"},

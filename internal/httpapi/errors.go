@@ -49,6 +49,8 @@ func writeError(c *gin.Context, d Deps, err error) {
 		writeProblem(c, p)
 	case errors.Is(err, inventory.ErrNotStarted), errors.Is(err, inventory.ErrEnded):
 		writeWindowProblem(c, err)
+	case errors.Is(err, inventory.ErrPaused), errors.Is(err, order.ErrIdempotencyConflict):
+		writeControlProblem(c, err)
 	case errors.Is(err, inventory.ErrNotYourTurn), errors.Is(err, inventory.ErrPlaceExpired), errors.Is(err, inventory.ErrNoLine):
 		writeLineProblem(c, err)
 	case errors.Is(err, order.ErrAlreadyPurchased):

@@ -20,6 +20,10 @@ func addRoutes(r *gin.Engine, d Deps, public bool) {
 	if !public {
 		v1.POST("/products", admin, handleCreateProduct(d))
 		v1.GET("/products/:id/audit", admin, handleAudit(d))
+		v1.POST("/products/:id/pause", admin, handleControl(d, d.Orders.Pause))
+		v1.POST("/products/:id/resume", admin, handleControl(d, d.Orders.Resume))
+		v1.POST("/products/:id/end", admin, handleControl(d, d.Orders.End))
+		v1.POST("/products/:id/restock", admin, handleRestock(d))
 	}
 	v1.GET("/products/:id", handleGetProduct(d))
 	buyer := requireBuyer(d.Buyers, d) // pass-through unless buyer identity is on

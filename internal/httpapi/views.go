@@ -16,7 +16,7 @@ func productOf(p inventory.Product) api.Product {
 	return api.Product{
 		Line: line, ID: p.ID, Name: p.Name, Stock: p.Stock, InitialStock: p.InitialStock, Sold: p.Sold(),
 		Strategy: string(p.Strategy), ThinkMS: p.ThinkMS, Lock: p.LabLock, LeaseMS: p.LeaseMS, Fair: p.Fair,
-		PayWithinMS: p.PayWithinMS, StartsAt: p.StartsAt, EndsAt: p.EndsAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		PayWithinMS: p.PayWithinMS, StartsAt: p.StartsAt, EndsAt: p.EndsAt, PausedAt: p.PausedAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 }
 
@@ -29,7 +29,7 @@ func auditOf(a order.Audit) api.Audit {
 	out := api.Audit{
 		ProductID: a.ProductID, InitialStock: a.InitialStock, Stock: a.Stock, Orders: a.Orders, Pending: a.Pending,
 		Ended: a.Ended, Sold: a.Sold,
-		Oversold: a.Oversold, DuplicateUsers: a.DuplicateUsers, Consistent: a.Consistent,
+		Oversold: a.Oversold, DuplicateUsers: a.DuplicateUsers, Restocked: a.Restocked, Consistent: a.Consistent,
 	}
 	if g := a.Redis; g != nil {
 		out.Redis = &api.GateAudit{Seeded: g.Seeded, Stock: g.Stock, Buyers: g.Buyers, Pending: g.Pending, Agrees: g.Agrees}

@@ -34,6 +34,7 @@ type Seeding struct {
 	id       int64
 	tmp      string
 	returned []any // order ids: see Returned
+	restocks []any // restock keys: see Restocked
 	at       int64 // PostgreSQL's time of the snapshot, in ms: see At
 }
 
@@ -70,14 +71,24 @@ func (s *Seeding) Returned(orders []int64) {
 	}
 }
 
+// Restocked names restocks whose units the seeded stock counts; Publish marks them counted so
+// that Gate.Restock and Gate.RecoverRestocks skip them.
+func (s *Seeding) Restocked(keys []string) {
+	for _, k := range keys {
+		s.restocks = append(s.restocks, k)
+	}
+}
+
 // At sets the snapshot's PostgreSQL time, which Publish stamps (default 0: verification redoes all).
 func (s *Seeding) At(t time.Time) { s.at = t.UnixMilli() }
 
 // Publish makes the loaded buyers and stock the gate and reports whether it was written
 // (SeedInit keeps an existing gate).
 func (s *Seeding) Publish(ctx context.Context, mode SeedMode, stock int) (written bool, err error) {
-	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id), s.g.keys.GateReturned(s.id), s.g.keys.GateStamp(s.id))
-	res, err := publishScript.Run(ctx, s.g.rdb, keys, append([]any{string(mode), stock, s.at}, s.returned...)...).Int()
+	keys := append(s.g.gateKeys(s.id), s.tmp, s.g.keys.GateLate(s.id), s.g.keys.GateReturned(s.id), s.g.keys.GateStamp(s.id),
+		s.g.keys.GateRestocked(s.id))
+	args := append(append([]any{string(mode), stock, s.at, len(s.returned)}, s.returned...), s.restocks...)
+	res, err := publishScript.Run(ctx, s.g.rdb, keys, args...).Int()
 	if err != nil {
 		return false, fmt.Errorf("%s gate of product %d: %w", mode, s.id, err)
 	}

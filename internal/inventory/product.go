@@ -61,6 +61,7 @@ type Product struct {
 	// StartsAt and EndsAt bound the sale window (nil: no bound); see OnSale.
 	StartsAt *time.Time
 	EndsAt   *time.Time
+	PausedAt *time.Time // when the merchant paused the sale (nil: not paused); see Paused
 	// LineRate and LineWindowMS are the product's pre-queue (0: none); see Line.
 	LineRate     int
 	LineWindowMS int

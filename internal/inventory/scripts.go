@@ -27,6 +27,8 @@ var (
 	stampCheckScript = datasetScript("stampcheck")
 	recoverScript    = datasetScript("recover")
 	stampScript      = datasetScript("stamp")
+	restockScript    = script("restock")
+	restockRecover   = datasetScript("restockrecover")
 )
 
 //go:embed lua/*.lua

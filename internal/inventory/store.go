@@ -14,9 +14,11 @@ import (
 // Store reads and creates products. It is safe for concurrent use.
 type Store struct {
 	db *gorm.DB
-	// meta caches products by id for their immutable fields (name, strategy, think_ms,
-	// initial_stock, the sale window): a purchase needs them before anything else, and they never change.
-	meta sync.Map // int64 -> Product
+	// meta caches products by id: a purchase needs them before anything else. Their changeable
+	// fields (paused_at, ends_at, initial_stock: the merchant's controls) are trusted for a
+	// lease (see leases, ControlLease).
+	meta   sync.Map // int64 -> Product
+	leases leases
 	// notFound remembers for NotFoundTTL the ids PostgreSQL had no product of, so that
 	// unknown ids cost one round trip per NotFoundTTL, not one per request.
 	notFound notFound
@@ -96,6 +98,7 @@ func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
 		return Product{}, fmt.Errorf("product %d: %w", id, ErrNotFound)
 	}
 	gen := s.notFound.generation()
+	start := time.Now()
 	var p Product
 	err := s.db.WithContext(ctx).Take(&p, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -105,16 +108,18 @@ func (s *Store) Get(ctx context.Context, id int64) (Product, error) {
 	if err != nil {
 		return Product{}, fmt.Errorf("get product %d: %w", id, err)
 	}
-	s.meta.Store(id, p)
+	s.remember(p, start)
 	return p, nil
 }
 
-// Meta returns the product from a cache, or ErrNotFound; its Stock, Fence and UpdatedAt are stale.
+// Meta returns the product from a cache, or ErrNotFound; its Stock, Fence and UpdatedAt are
+// stale, its controls (paused_at, ends_at) at most ControlLease old.
 func (s *Store) Meta(ctx context.Context, id int64) (Product, error) {
-	if p, ok := s.meta.Load(id); ok {
-		return p.(Product), nil
+	if p, ok := s.cached(id, time.Now()); ok {
+		return p, nil
 	}
-	return s.Get(ctx, id)
+	p, ok := s.meta.Load(id)
+	return s.refresh(ctx, id, p, ok)
 }
 
 // CountFencedFrom counts the products whose fence is at least fence.

@@ -36,6 +36,9 @@ func (k Keys) GateLate(id int64) string { return k.product(id, "late") }
 // GateReturned is the set of order ids whose units went back to the gate.
 func (k Keys) GateReturned(id int64) string { return k.product(id, "returned") }
 
+// GateRestocked is the set of restock keys whose units the gate's stock counts.
+func (k Keys) GateRestocked(id int64) string { return k.product(id, "restocked") }
+
 // GateStamp is the gate's stamp: '<data set>|<PostgreSQL ms>'.
 func (k Keys) GateStamp(id int64) string { return k.product(id, "stamp") }
 
@@ -75,3 +78,7 @@ func (k Keys) SoldOutLiftChannel() string { return k.Prefix + ":soldout:lift" }
 
 // CreatedChannel is the pub/sub channel announcing new products.
 func (k Keys) CreatedChannel() string { return k.Prefix + ":created" }
+
+// ControlsChannel is the pub/sub channel announcing products whose controls changed (paused,
+// resumed, ended, restocked).
+func (k Keys) ControlsChannel() string { return k.Prefix + ":controls" }

@@ -15,7 +15,7 @@ var (
 	PurchaseStrategies = append(append([]string{}, strategyNames()...), "bundle", "unknown")
 	// PurchaseOutcomes are the outcome labels of seckill_purchases_total: what order.Outcome
 	// returns.
-	PurchaseOutcomes = []string{"bought", "accepted", "sold_out", "sale_not_started", "sale_ended", "not_your_turn", "place_expired", "already_purchased", "busy", "not_found",
+	PurchaseOutcomes = []string{"bought", "accepted", "sold_out", "sale_not_started", "sale_ended", "sale_paused", "not_your_turn", "place_expired", "already_purchased", "busy", "not_found",
 		"unavailable", "outcome_unknown", "canceled", "error"}
 	// SettleResults are the result labels of seckill_commits_settled_total.
 	SettleResults = []string{"committed", "rolled_back", "unknown"}

@@ -38,6 +38,8 @@ type Metrics struct {
 	shed       *prometheus.CounterVec
 	raised     prometheus.Counter
 	dead       *prometheus.CounterVec
+	controls   *prometheus.CounterVec // see controls.go
+	restocked  prometheus.Counter
 	limited    *prometheus.CounterVec
 	limiterErr *prometheus.CounterVec
 	http       *httpMetrics
@@ -121,6 +123,7 @@ func New(db *gorm.DB, rdb redis.UniversalClient, build buildinfo.Info) *Metrics 
 		m.limited, m.limiterErr, m.settled, m.reconciled, m.returned, m.shed, m.raised, m.dead, m.http.requests, m.http.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildCollector(build))
 	m.backends = newBackendMetrics(m.reg)
+	m.registerControls()
 	m.initLabels()
 	if db != nil {
 		if pool, err := db.DB(); err == nil { // gorm's pool itself, for its statistics only

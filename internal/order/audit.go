@@ -18,6 +18,7 @@ type Audit struct {
 	Sold           int // initial_stock - stock
 	Oversold       int // orders beyond initial_stock
 	DuplicateUsers int // users with more than one live order
+	Restocked      int // units restocks added: initial_stock counts them (Restock)
 	// Consistent: orders == sold, stock >= 0, no oversale or duplicate user, Redis agrees.
 	Consistent bool
 	Redis      *GateAudit
@@ -44,13 +45,15 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 	}
 	a := Audit{ProductID: id, InitialStock: p.InitialStock}
 	err = s.c.db.WithContext(ctx).Raw(`SELECT
+		(SELECT initial_stock FROM products WHERE id = @id) AS initial_stock, -- one snapshot with the rest: a restock moves both
 		(SELECT stock FROM products WHERE id = @id) AS stock,
 		(SELECT count(*) FROM orders WHERE product_id = @id AND `+liveStatus+`) AS orders,
 		(SELECT count(*) FROM orders WHERE product_id = @id AND status = 'pending') AS pending,
 		(SELECT count(*) FROM orders WHERE product_id = @id AND status IN ('expired', 'cancelled')) AS ended,
 		(SELECT count(*) FROM (SELECT user_id FROM orders WHERE product_id = @id AND `+liveStatus+`
-			GROUP BY user_id HAVING count(*) > 1) d) AS duplicate_users`,
-		map[string]any{"id": id}).Row().Scan(&a.Stock, &a.Orders, &a.Pending, &a.Ended, &a.DuplicateUsers)
+			GROUP BY user_id HAVING count(*) > 1) d) AS duplicate_users,
+		(SELECT COALESCE(sum(units), 0) FROM restocks WHERE product_id = @id) AS restocked`,
+		map[string]any{"id": id}).Row().Scan(&a.InitialStock, &a.Stock, &a.Orders, &a.Pending, &a.Ended, &a.DuplicateUsers, &a.Restocked)
 	if err != nil {
 		return Audit{}, classify(fmt.Errorf("audit product %d: %w", id, err))
 	}

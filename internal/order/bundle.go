@@ -56,6 +56,9 @@ func (l *lockedBuyer) buyBundle(ctx context.Context, productIDs []int64, userID 
 				return nil, &ProductError{id, err}
 			}
 		}
+		if err := p.Paused(); err != nil {
+			return nil, &ProductError{id, err}
+		}
 		if l.soldOut.Is(id) {
 			// Sold out, unless the user holds an order of it (a retry of this bundle, say):
 			// the transaction then answers already purchased, as for a product in stock.

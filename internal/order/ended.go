@@ -17,7 +17,8 @@ const endedList = math.MaxUint64
 // with the order the user holds, as a *PurchasedError, else refusal. Once no purchase can
 // still commit, a buyer without an order is answered from memory.
 func (c *core) ended(ctx context.Context, p inventory.Product, userID int64, refusal error) error {
-	settled := p.EndsAt.Add(c.cfg.PurchaseTimeout + AfterDeadline) // the last purchase's COMMIT
+	// The last purchase's COMMIT: an early end (Store.End) reaches every process within a lease.
+	settled := p.EndsAt.Add(inventory.ControlLease + c.cfg.PurchaseTimeout + AfterDeadline)
 	if time.Now().After(settled) {
 		l, err := c.lists.of(ctx, c.db, p.ID, endedList)
 		if err != nil {

@@ -115,6 +115,14 @@ func (s *seeder) loadGate(ctx context.Context, id int64, mode inventory.SeedMode
 			return fmt.Errorf("read ended reservations of product %d: %w", id, err)
 		}
 		seeding.Returned(unreturned)
+		// Restocks likewise: their units are in the stock read above (restockToGate).
+		var restocked []string
+		err = tx.Raw(`SELECT key FROM restocks WHERE product_id = ? AND (gate_added_at IS NULL OR gate_added_at >= ?)`,
+			id, at.Add(-returnSlack)).Scan(&restocked).Error
+		if err != nil {
+			return fmt.Errorf("read restocks of product %d: %w", id, err)
+		}
+		seeding.Restocked(restocked)
 		_, err = seeding.Publish(ctx, mode, stock)
 		return err
 	}, repeatableRead)

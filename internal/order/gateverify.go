@@ -51,7 +51,7 @@ func (s *seeder) verify(ctx context.Context, id int64) error {
 		since = v.StampedAt.Add(-returnSlack)
 	}
 	var at time.Time
-	read, given, readmitted := 0, 0, 0
+	read, given, readmitted, restocked := 0, 0, 0, 0
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(`SELECT now()`).Row().Scan(&at); err != nil {
 			return fmt.Errorf("read PostgreSQL's time: %w", err)
@@ -78,6 +78,9 @@ func (s *seeder) verify(ctx context.Context, id int64) error {
 			}
 			afterUser, afterID = rows[len(rows)-1].UserID, rows[len(rows)-1].ID
 		}
+		if restocked, err = s.recoverRestocks(ctx, tx, id, v.DataSet, since); err != nil {
+			return err
+		}
 		readmitted, err = s.readmit(ctx, tx, id, v.DataSet, since)
 		return err
 	}, repeatableRead)
@@ -88,11 +91,11 @@ func (s *seeder) verify(ctx context.Context, id int64) error {
 		return fmt.Errorf("verify gate of product %d: %w", id, err)
 	}
 	log := s.log.InfoContext
-	if given > 0 {
+	if given > 0 || restocked > 0 {
 		log = s.log.WarnContext
 	}
 	log(ctx, "gate verified in a new Redis data set", "product_id", id, "data_set", v.DataSet, "stamped_in", v.Stamped,
-		"returns_checked", read, "units_given_back", given, "buyers_counted_again", readmitted)
+		"returns_checked", read, "units_given_back", given, "buyers_counted_again", readmitted, "restocks_redone", restocked)
 	return nil
 }
 
@@ -119,4 +122,17 @@ func (s *seeder) readmit(ctx context.Context, tx *gorm.DB, id int64, dataSet str
 		}
 		after = users[len(users)-1]
 	}
+}
+
+// recoverRestocks redoes in the gate the restocks of product id recorded in it since since
+// (zero: every one), or not yet (see inventory.Gate.RecoverRestocks), and returns how many it
+// added.
+func (s *seeder) recoverRestocks(ctx context.Context, tx *gorm.DB, id int64, dataSet string, since time.Time) (int, error) {
+	var rows []inventory.Restocked
+	err := tx.Raw(`SELECT key, units FROM restocks WHERE product_id = ? AND (gate_added_at IS NULL OR gate_added_at >= ?)
+		ORDER BY key`, id, since).Scan(&rows).Error
+	if err != nil {
+		return 0, fmt.Errorf("read restocks of product %d: %w", id, err)
+	}
+	return s.gate.RecoverRestocks(ctx, id, dataSet, rows)
 }

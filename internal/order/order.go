@@ -101,6 +101,7 @@ const (
 	OutcomeSoldOut          = "sold_out"
 	OutcomeNotStarted       = "sale_not_started"
 	OutcomeEnded            = "sale_ended"
+	OutcomePaused           = "sale_paused"
 	OutcomeNotYourTurn      = "not_your_turn"
 	OutcomePlaceExpired     = "place_expired"
 	OutcomeAlreadyPurchased = "already_purchased"
@@ -138,6 +139,7 @@ var outcomes = []struct {
 	{inventory.ErrSoldOut, OutcomeSoldOut},
 	{inventory.ErrNotStarted, OutcomeNotStarted},
 	{inventory.ErrEnded, OutcomeEnded},
+	{inventory.ErrPaused, OutcomePaused},
 	{inventory.ErrNotYourTurn, OutcomeNotYourTurn},
 	{inventory.ErrPlaceExpired, OutcomePlaceExpired},
 	{ErrAlreadyPurchased, OutcomeAlreadyPurchased},
@@ -223,7 +225,8 @@ func answered(err error) bool {
 	return errors.Is(err, inventory.ErrSoldOut) || errors.Is(err, ErrAlreadyPurchased) ||
 		errors.Is(err, inventory.ErrNotFound) || errors.Is(err, ErrOrderNotFound) ||
 		errors.Is(err, inventory.ErrNotStarted) || errors.Is(err, inventory.ErrEnded) ||
-		errors.Is(err, inventory.ErrNotYourTurn) || errors.Is(err, inventory.ErrPlaceExpired) || errors.Is(err, inventory.ErrNoLine)
+		errors.Is(err, inventory.ErrNotYourTurn) || errors.Is(err, inventory.ErrPlaceExpired) || errors.Is(err, inventory.ErrNoLine) ||
+		errors.Is(err, inventory.ErrPaused)
 }
 
 // lost reports whether err says a product lock was lost while held, in any backend (see

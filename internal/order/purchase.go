@@ -10,7 +10,7 @@ import (
 )
 
 // Purchase sells one unit of the product to the user and returns the committed order. Errors:
-// inventory.ErrNotFound, inventory.ErrSoldOut, a *inventory.WindowError, a *inventory.LineError, ErrAlreadyPurchased, ErrBusy,
+// inventory.ErrNotFound, inventory.ErrSoldOut, a *inventory.WindowError, a *inventory.LineError, a *inventory.PausedError, ErrAlreadyPurchased, ErrBusy,
 // ErrUnavailable, ErrCanceled, ErrAccepted (queued), ErrOutcomeUnknown (the only one that may have written).
 func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order, error) {
 	var o Order
@@ -23,6 +23,9 @@ func (s *Service) Purchase(ctx context.Context, productID, userID int64) (Order,
 			if errors.Is(err, inventory.ErrEnded) { // a retry of a buyer who has an order too
 				err = s.c.ended(pctx, p, userID, err)
 			}
+			return p.Strategy, err
+		}
+		if err := p.Paused(); err != nil { // docs/api.md#merchants-controls
 			return p.Strategy, err
 		}
 		if err := s.admitted(pctx, p, userID); err != nil { // the line, if p has one

@@ -15,7 +15,7 @@ type SweepStats struct {
 	Expired     int  // reservations expired, their units given back to stock
 	Busy        int  // products skipped: another transaction held their row (the next pass retries)
 	Failed      int  // products whose return failed (the pass's error says why; the next pass retries)
-	GateRetried int  // returns whose gate part was driven again (redis and queue strategies)
+	GateRetried int  // returns and restocks whose gate part was driven again (redis and queue strategies)
 	more        bool // more may be due now: RunSweeper goes on at once
 }
 
@@ -71,6 +71,8 @@ func (s *Service) Sweep(ctx context.Context, limit int) (SweepStats, error) {
 	// and made progress (so that products busy pass after pass never make it spin).
 	st.more = st.more || len(due) >= limit && st.Expired > 0
 	n, err := s.retryGates(ctx, limit)
+	m, rerr := s.retryRestocks(ctx, limit)
+	err, n = errors.Join(err, rerr), n+m
 	st.GateRetried = n
 	st.more = st.more || n >= limit
 	return st, errors.Join(append(errs, err)...)
