@@ -133,7 +133,7 @@ func TestSentinelFailover(t *testing.T) {
 			loss.gateUnits, synced, atLast, reconciled)
 	})
 	t.Run("queue", func(t *testing.T) {
-		queued.verifyQueueLoss(t, apis[1], loss.queueAdmitted, replica, b.keys())
+		queued.verifyQueueLoss(t, apis, apis[1], loss.queueAdmitted, replica, b.keys())
 	})
 }
 
