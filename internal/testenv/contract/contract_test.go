@@ -40,7 +40,7 @@ func (f *fakeT) end() string {
 	return strings.Join(f.errs, "\n")
 }
 
-const audit = `{"product_id":1,"initial_stock":1,"stock":0,"orders":1,"pending":0,"ended":0,"sold":1,"oversold":0,"duplicate_users":0,"consistent":true}`
+const audit = `{"product_id":1,"initial_stock":1,"stock":0,"orders":1,"pending":0,"ended":0,"sold":1,"restocked":0,"oversold":0,"duplicate_users":0,"consistent":true}`
 
 const order = `{"order_id":7,"product_id":1,"user_id":42,"status":"paid","created_at":"2026-11-26T12:00:00Z"}`
 
