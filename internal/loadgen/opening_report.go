@@ -218,7 +218,11 @@ func (r *OpeningReport) print(w io.Writer) {
 	fmt.Fprintf(w, "opening       T0 %s: %d buyers within %s targeted (%.0f/s); sent %d from T0+%s to T0+%s: spread %s, %.0f/s achieved, latest %s after its due time, %d never sent\n",
 		r.StartsAt.Format("15:04:05.000"), r.Buyers, fmtMS(r.WindowMS), b.TargetRate, b.Sent, fmtMS(b.FirstMS), fmtMS(b.LastMS),
 		fmtMS(b.SpreadMS), b.Rate, fmtMS(b.MaxLateMS), b.Unsent)
-	fmt.Fprintf(w, "before T0     %d requests from %d early buyers: %s\n", r.Early.Total(), r.EarlyBuyers, outcomeList(r.Early))
+	if r.Fairness.Line != nil {
+		fmt.Fprintf(w, "before T0     %d early buyers joined the line many times, the others once: see line\n", r.EarlyBuyers)
+	} else {
+		fmt.Fprintf(w, "before T0     %d requests from %d early buyers: %s\n", r.Early.Total(), r.EarlyBuyers, outcomeList(r.Early))
+	}
 	sell := "not sold out"
 	if r.SellOutMS != nil {
 		sell = "T0+" + fmtMS(*r.SellOutMS) + " to the last admitting answer received"
