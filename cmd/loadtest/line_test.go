@@ -13,7 +13,7 @@ import (
 
 // TestOpeningLineFair runs an opening through a line against three real API processes: a
 // redis product of 100 units with a line called 40 places a second, 1,000 buyers who join
-// it before T0 (200 hammerers 20 times each, from the first instant), then purchase from T0
+// it before T0 (200 hammerers 5 times each, from the first instant), then purchase from T0
 // as well-behaved clients: on not_your_turn they look their place up and come back at its
 // called_at. No admission comes before its buyer's call (loadtest's answers and PostgreSQL's
 // created_at), every admitted buyer has a place, the hammerers' ranks are uniform, and the
@@ -24,8 +24,8 @@ func TestOpeningLineFair(t *testing.T) {
 	targets, _ := threeAPIs(t, dsn, redisAddr, prefix)
 	jsonPath := filepath.Join(t.TempDir(), "line.json")
 	out := runReported(t, "loadtest run -model opening -line-rate 40", 2*time.Minute, "loadtest", "run", "-targets", strings.Join(targets, ","),
-		"-strategy", "redis", "-stock", "100", "-model", "opening", "-opening-in", "3s", "-burst", "1000", "-burst-window", "100ms",
-		"-early-share", "0.2", "-early-hits", "20", "-line-rate", "40", "-line-window", "5s", "-line-tries", "4",
+		"-strategy", "redis", "-stock", "100", "-model", "opening", "-opening-in", "5s", "-burst", "1000", "-burst-window", "100ms",
+		"-early-share", "0.2", "-early-hits", "5", "-line-rate", "40", "-line-window", "5s", "-line-tries", "4",
 		"-max-workers", "256", "-duration", "20s", "-timeout", "10s", "-seed", "7",
 		"-progress", "0", "-json", jsonPath, "-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
 	rep := readReport(t, jsonPath)
@@ -43,8 +43,8 @@ func TestOpeningLineFair(t *testing.T) {
 	if !r.Verdict.OK {
 		t.Errorf("verdict %+v", r.Verdict)
 	}
-	if f.Joins.Sent != 200*20+800 || f.Joins.Joined != f.Joins.Sent || f.Joins.Unsent != 0 {
-		t.Errorf("joins %+v: want 4,800 sent, each answered 202", f.Joins)
+	if f.Joins.Sent != 200*5+800 || f.Joins.Joined != f.Joins.Sent || f.Joins.Unsent != 0 || f.Joins.Buyers != 1000 {
+		t.Errorf("joins %+v: want 1,800 sent, each answered 202, from the 1,000 buyers", f.Joins)
 	}
 	if f.Places != 1000 || f.Admitted != 100 || f.Unranked != 0 {
 		t.Errorf("places %d, admitted %d (unranked %d): want every buyer placed, the 100 units admitted, each to a placed buyer", f.Places, f.Admitted, f.Unranked)

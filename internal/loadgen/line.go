@@ -59,12 +59,15 @@ type JoinCounts struct {
 	Joined   int64            `json:"joined"`             // 202
 	Problems map[string]int64 `json:"problems,omitempty"` // by code; "" for no answer
 	Unsent   int64            `json:"unsent"`             // due too late to be sent before T0
+	// Buyers are the buyers with a join answered 202: their places are drawn at T0.
+	Buyers int64 `json:"buyers"`
+	joined map[int64]bool
 }
 
 // runJoins sends js on c, each at its due time from epoch, until stop (T0 less the guard);
 // joins due later are not sent.
 func runJoins(ctx context.Context, c *client.Client, product int64, js []lineJoin, epoch, stop time.Time) JoinCounts {
-	jc := JoinCounts{Problems: map[string]int64{}}
+	jc := JoinCounts{Problems: map[string]int64{}, joined: map[int64]bool{}}
 	var mu sync.Mutex
 	next := make(chan lineJoin)
 	var wg sync.WaitGroup
@@ -80,6 +83,7 @@ func runJoins(ctx context.Context, c *client.Client, product int64, js []lineJoi
 				switch {
 				case err == nil:
 					jc.Joined++
+					jc.joined[j.user] = true
 				case errors.As(err, &p):
 					jc.Problems[p.Code]++
 				default:
@@ -102,6 +106,7 @@ func runJoins(ctx context.Context, c *client.Client, product int64, js []lineJoi
 	}
 	close(next)
 	wg.Wait()
+	jc.Buyers = int64(len(jc.joined))
 	return jc
 }
 

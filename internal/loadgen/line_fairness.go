@@ -57,8 +57,9 @@ type LineFairness struct {
 	Hammer       HammerTest `json:"hammer"`
 }
 
-// HammerTest compares the hammerers' drawn ranks, normalised to [0,1] (0 first), with a
-// uniform draw: Z is how many standard errors their mean is better (lower) than 0.5.
+// HammerTest compares the hammerers' drawn ranks among the places drawn at T0 (the buyers
+// whose join was answered before it), normalised to [0,1] (0 first), with a uniform draw: Z is
+// how many standard errors their mean is better (lower) than 0.5.
 type HammerTest struct {
 	Hammerers  int64   `json:"hammerers"`
 	Others     int64   `json:"others"`

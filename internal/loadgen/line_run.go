@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,16 +58,8 @@ func (s *session) lineFairness(ctx context.Context, id int64, plan *openingPlan,
 	lf.Admitted = int64(len(adm))
 	lf.OutOfTurn, lf.AfterWindow, lf.Unranked = checkTurns(adm, places, lineClockSlack)
 	lf.Spearman, lf.Kendall, lf.Discordant, lf.MaxPosition = orderCorrelation(adm, places)
-	eb := int64(o.earlyBuyers())
-	var ham, others []int64
-	for u, p := range places {
-		if u-s.cfg.FirstUser < eb {
-			ham = append(ham, p.pos)
-		} else {
-			others = append(others, p.pos)
-		}
-	}
-	lf.Hammer = hammerTest(ham, others, int64(len(places)))
+	ham, others, n := drawnRanks(places, lf.Joins.joined, s.cfg.FirstUser, int64(o.earlyBuyers()))
+	lf.Hammer = hammerTest(ham, others, n)
 	if n, bad, err := s.aud.ordersBeforeCall(ctx, id, places); err == nil && n >= 0 {
 		lf.OrdersChecked, lf.OrdersOutOfTurn = n, bad
 	}
@@ -83,6 +77,28 @@ func (l *openingLog) admissions() []admission {
 		}
 	}
 	return adm
+}
+
+// drawnRanks are the ranks, 1..n, of the places of the buyers who joined before T0 (the
+// drawn ones, in the order of their positions: a buyer whose join was not sent goes behind
+// them all at T0, and is left out), split into the hammerers' (the eb ids from first) and
+// the others'.
+func drawnRanks(places map[int64]linePlace, joined map[int64]bool, first, eb int64) (ham, others []int64, n int64) {
+	var users []int64
+	for u := range places {
+		if joined[u] {
+			users = append(users, u)
+		}
+	}
+	slices.SortFunc(users, func(a, b int64) int { return cmp.Compare(places[a].pos, places[b].pos) })
+	for i, u := range users {
+		if u-first < eb {
+			ham = append(ham, int64(i+1))
+		} else {
+			others = append(others, int64(i+1))
+		}
+	}
+	return ham, others, int64(len(users))
 }
 
 // readPlaces reads the places of the n buyers from first after the run, keeping those with a
@@ -164,8 +180,11 @@ func (f *LineFairness) print(w io.Writer) {
 	if f == nil {
 		return
 	}
-	fmt.Fprintf(w, "line          rate %d/s, window %d ms; joins before T0: %d sent, %d joined (202), %d unsent, problems %v; %d places read after the run; %d lookups (%d failed) during it; %d buyers left waiting at sell-out\n",
-		f.Rate, f.WindowMS, f.Joins.Sent, f.Joins.Joined, f.Joins.Unsent, f.Joins.Problems, f.Places, f.Lookups, f.LookupErrors, f.Left)
+	fmt.Fprintf(w, "line          rate %d/s, window %d ms; joins before T0: %d sent, %d joined (202) of %d buyers, %d unsent, problems %v; %d places read after the run; %d lookups (%d failed) during it; %d buyers left waiting at sell-out\n",
+		f.Rate, f.WindowMS, f.Joins.Sent, f.Joins.Joined, f.Joins.Buyers, f.Joins.Unsent, f.Joins.Problems, f.Places, f.Lookups, f.LookupErrors, f.Left)
+	if f.Joins.Unsent > 0 {
+		fmt.Fprintf(w, "  WARNING: %d joins were not sent before T0 (the generator fell behind): their buyers joined at the back at T0, and the hammer test leaves them out\n", f.Joins.Unsent)
+	}
 	orders := "no direct audit"
 	if f.OrdersChecked >= 0 {
 		orders = fmt.Sprintf("%d of %d orders created before their call", f.OrdersOutOfTurn, f.OrdersChecked)
@@ -173,6 +192,6 @@ func (f *LineFairness) print(w io.Writer) {
 	fmt.Fprintf(w, "turns         %d admitted: %d out of turn, %d after their window, %d unranked (slack %s); %s; called_at earlier than the rate's %d; admission order vs draw: Spearman %.3f, Kendall %.3f, %d discordant pairs, last position admitted %d\n",
 		f.Admitted, f.OutOfTurn, f.AfterWindow, f.Unranked, fmtMS(f.ClockSlackMS), orders, f.CallMismatch, f.Spearman, f.Kendall, f.Discordant, f.MaxPosition)
 	h := f.Hammer
-	fmt.Fprintf(w, "hammerers     %d: mean rank %.3f (others %.3f, uniform 0.5), SE %.4f, %.2f SE better than uniform (bound %.0f): %s\n",
+	fmt.Fprintf(w, "hammerers     %d of the places drawn at T0: mean rank %.3f (others %.3f, uniform 0.5), SE %.4f, %.2f SE better than uniform (bound %.0f): %s\n",
 		h.Hammerers, h.MeanRank, h.OthersMean, h.SE, h.Z, h.Bound, map[bool]string{true: "GAINED", false: "no gain"}[h.Gained])
 }

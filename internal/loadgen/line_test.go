@@ -133,6 +133,20 @@ func TestHammerTest(t *testing.T) {
 	t.Logf("controls: by arrival z %.1f, drawing again z %.1f", byArrival.Z, redraw.Z)
 }
 
+// TestDrawnRanks: the buyers whose join was not answered before T0 (placed at the back) are
+// left out, and the others ranked 1..n in the order of their positions.
+func TestDrawnRanks(t *testing.T) {
+	t.Parallel()
+	places := map[int64]linePlace{10: {pos: 3}, 11: {pos: 6}, 12: {pos: 1}, 13: {pos: 4}, 14: {pos: 7}, 15: {pos: 8}}
+	joined := map[int64]bool{10: true, 11: true, 12: true, 13: true}
+	ham, others, n := drawnRanks(places, joined, 10, 2)
+	slices.Sort(ham)
+	slices.Sort(others)
+	if n != 4 || !slices.Equal(ham, []int64{2, 4}) || !slices.Equal(others, []int64{1, 3}) {
+		t.Errorf("ranks %v and %v of %d; want [2 4] and [1 3] of 4", ham, others, n)
+	}
+}
+
 // TestJudgeLine: each breach is a problem of the verdict; a clean line has none.
 func TestJudgeLine(t *testing.T) {
 	t.Parallel()
