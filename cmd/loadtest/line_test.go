@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,10 +53,14 @@ func TestOpeningLineFair(t *testing.T) {
 	if f.OutOfTurn != 0 || f.AfterWindow != 0 || f.OrdersChecked != 100 || f.OrdersOutOfTurn != 0 || f.CallMismatch != 0 {
 		t.Errorf("turns %+v: want none out of turn of 100 orders", f)
 	}
-	// 40 called at T0, 40 more each second: the 100 units go to the first 120 positions at
-	// most, and admission follows the draw across those three calls.
-	if f.MaxPosition > 120 || f.Spearman <= 0 {
-		t.Errorf("last position admitted %d, Spearman %.3f: want at most 120, a positive correlation", f.MaxPosition, f.Spearman)
+	// 40 called at T0, then one every 25 ms: no position admitted beyond the head at the
+	// sell-out, and admission follows the draw across the calls.
+	if o.SellOutMS == nil {
+		t.Fatalf("not sold out: %+v", o)
+	}
+	if head := int64(40 + math.Ceil(40**o.SellOutMS/1000)); f.MaxPosition > head || f.Spearman <= 0 {
+		t.Errorf("last position admitted %d, Spearman %.3f: want at most %d (called by T0+%.0f ms), a positive correlation",
+			f.MaxPosition, f.Spearman, head, *o.SellOutMS)
 	}
 	if h := f.Hammer; h.Hammerers != 200 || h.Others != 800 || h.Gained || h.SE <= 0 {
 		t.Errorf("hammer test %+v: want 200 hammerers ranked as uniform", h)
