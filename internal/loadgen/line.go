@@ -18,8 +18,12 @@ import (
 	"github.com/seckill/seckill/internal/api/client"
 )
 
-// lineWorkers bounds the joins and lookups in flight of an opening through a line.
-const lineWorkers = 16
+// lineWorkers bounds the lookups in flight of an opening through a line, and joinWorkers
+// its joins before T0 (more: they are due all at once from the first instant).
+const (
+	lineWorkers = 16
+	joinWorkers = 64
+)
 
 // lineJoin is one join before T0: a buyer's POST .../line, due at since the epoch.
 type lineJoin struct {
@@ -71,7 +75,7 @@ func runJoins(ctx context.Context, c *client.Client, product int64, js []lineJoi
 	var mu sync.Mutex
 	next := make(chan lineJoin)
 	var wg sync.WaitGroup
-	for range lineWorkers {
+	for range joinWorkers {
 		wg.Go(func() {
 			for j := range next {
 				jctx, cancel := context.WithDeadline(ctx, stop.Add(openingGuard/2))
