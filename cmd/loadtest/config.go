@@ -79,7 +79,10 @@ func (c *attackConfig) attackFlags(cmd, help string, getenv func(string) string,
 	fs.IntVar(&c.Opening.Burst, "burst", d.Opening.Burst, "opening: buyers, each sending one purchase from T0")
 	fs.DurationVar(&c.Opening.Window, "burst-window", d.Opening.Window, "opening: the burst's purchases are due evenly over this window from T0 (sent on the clock, an open burst)")
 	fs.Float64Var(&c.Opening.EarlyShare, "early-share", d.Opening.EarlyShare, "opening: share of the buyers, in [0,1], who hammer before T0 (then fire at T0 like the others)")
-	fs.IntVar(&c.Opening.EarlyHits, "early-hits", d.Opening.EarlyHits, "opening: requests of each early buyer before T0")
+	fs.IntVar(&c.Opening.EarlyHits, "early-hits", d.Opening.EarlyHits, "opening: requests of each early buyer before T0 (with -line-rate: joins of the line, from the first instant)")
+	fs.IntVar(&c.Opening.LineRate, "line-rate", d.Opening.LineRate, "opening: the product has a line calling this many places a second; every buyer joins it before T0 and follows its place from T0 (0: no line)")
+	fs.DurationVar(&c.Opening.LineWindow, "line-window", d.Opening.LineWindow, "opening with -line-rate: how long a called place may buy")
+	fs.IntVar(&c.Opening.LineTries, "line-tries", d.Opening.LineTries, "opening with -line-rate: purchases of each buyer from T0 at most")
 	return fs
 }
 

@@ -45,6 +45,9 @@ type attackSpec struct {
 	// saleFrom is when an opening's sale starts, since the epoch; the selling window (and
 	// orders/s) runs from it. 0: from the first send.
 	saleFrom time.Duration
+	// pacer, when not nil, paces the attack instead of its schedule (an opening through a
+	// line: each purchase when its buyer's turn comes); the schedule still measures lateness.
+	pacer vegeta.Pacer
 }
 
 func specFor(cfg Config, name string, tr vegeta.Targeter) attackSpec {
@@ -61,6 +64,9 @@ func (spec attackSpec) opening(p openingPlan, within time.Duration) attackSpec {
 	spec.model, spec.rate, spec.stages, spec.epoch, spec.saleFrom = ModelOpen, 0, p.stages, p.epoch, p.t0At()
 	spec.requests = uint64(p.o.requests())
 	spec.duration = p.t0At() + within
+	if p.line != nil {
+		spec.pacer, spec.targeter = p.line.f, p.line.f.Target
+	}
 	return spec
 }
 
@@ -70,6 +76,9 @@ func (spec attackSpec) plan() (sched *schedule, p vegeta.Pacer, workers, most in
 	if spec.model == ModelOpen {
 		s := newSchedule(float64(spec.rate), spec.stages)
 		most = max(1, spec.maxWorkers)
+		if spec.pacer != nil {
+			return &s, spec.pacer, min(max(1, spec.workers), most), most
+		}
 		return &s, schedulePacer{s: s, max: spec.requests}, min(max(1, spec.workers), most), most
 	}
 	if spec.rate > 0 { // wrk2: the pool is paced at rate, each request due at its place in the schedule

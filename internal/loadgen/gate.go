@@ -107,6 +107,7 @@ func (s *session) product(ctx context.Context, c *client.Client, it Item, stock 
 		Strategy: strings.TrimSuffix(it.Strategy, "-fair"), ThinkMS: cfg.ThinkMS, Fair: it.Strategy == FairStrategy,
 		PayWithinMS: int(cfg.Abandon.PayWithin.Milliseconds()), // 0 unless -pay-within
 		StartsAt:    cfg.startsAt(time.Now()),                  // nil unless -model opening
+		Line:        cfg.line(),                                // nil unless -line-rate
 	})
 	if err != nil {
 		return api.Product{}, 0, fmt.Errorf("create product on %s: %w", it.Targets[0], err)

@@ -28,7 +28,8 @@ type purchaseLog struct {
 	users   map[uint64]int64 // vegeta's sequence number -> the request's user_id
 	buyers  map[int64]*buyerAnswers
 	ops     []history.Purchase
-	opening *openingLog // an opening's answers (-model opening); nil otherwise
+	opening *openingLog   // an opening's answers (-model opening); nil otherwise
+	line    *lineFollower // told each answer of an opening through a line; nil otherwise
 }
 
 func newPurchaseLog(product int64, keep bool) *purchaseLog {
@@ -88,6 +89,9 @@ func (l *purchaseLog) add(r *vegeta.Result, o Outcome) {
 	b.note(o, order)
 	if l.opening != nil {
 		l.opening.add(user, r.Seq, r.Timestamp, r.Latency, o)
+	}
+	if l.line != nil {
+		l.line.answered(user, o, r.Headers.Get("Retry-After"))
 	}
 	if !l.keep {
 		return

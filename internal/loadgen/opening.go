@@ -33,18 +33,32 @@ type Opening struct {
 	Window     time.Duration // -burst-window
 	EarlyShare float64       // -early-share: share of the buyers who hammer before T0
 	EarlyHits  int           // -early-hits: requests of each early buyer before T0
+	// A line (docs/loadtest.md#the-opening-through-a-line): with LineRate > 0 the product
+	// has a line called LineRate places a second, each call valid LineWindow; before T0
+	// every buyer joins it (the early buyers EarlyHits times, from the first instant), and
+	// from T0 each purchases at most LineTries times, following its place.
+	LineRate   int           // -line-rate; 0: no line
+	LineWindow time.Duration // -line-window
+	LineTries  int           // -line-tries
 }
 
 // DefaultOpening is the opening of -model opening without its flags.
 func DefaultOpening() Opening {
-	return Opening{In: 3 * time.Second, Burst: 20_000, Window: 100 * time.Millisecond, EarlyShare: 0.2, EarlyHits: 2}
+	return Opening{In: 3 * time.Second, Burst: 20_000, Window: 100 * time.Millisecond, EarlyShare: 0.2, EarlyHits: 2,
+		LineWindow: 30 * time.Second, LineTries: 4}
 }
 
 // earlyBuyers is how many buyers hammer before T0.
 func (o Opening) earlyBuyers() int { return int(o.EarlyShare*float64(o.Burst) + 0.5) }
 
-// requests is how many requests an opening sends: the early ones and the burst.
-func (o Opening) requests() int { return o.earlyBuyers()*o.EarlyHits + o.Burst }
+// requests is how many purchases an opening sends at most: the early ones and the burst;
+// through a line, the joins are not purchases, and each buyer purchases LineTries times at most.
+func (o Opening) requests() int {
+	if o.LineRate > 0 {
+		return o.Burst * o.LineTries
+	}
+	return o.earlyBuyers()*o.EarlyHits + o.Burst
+}
 
 // validate returns what is wrong with o, an opening bounded by within from T0 (-duration).
 func (o Opening) validate(within time.Duration) (errs []error) {
@@ -64,6 +78,15 @@ func (o Opening) validate(within time.Duration) (errs []error) {
 	if o.EarlyHits < 1 || o.EarlyHits > 100 {
 		bad("-early-hits %d: want 1 to 100", o.EarlyHits)
 	}
+	if o.LineRate < 0 || o.LineRate > 1_000_000 {
+		bad("-line-rate %d: want 0 (no line) to 1000000 places called a second", o.LineRate)
+	}
+	if o.LineRate > 0 && (o.LineWindow < time.Second || o.LineWindow > time.Hour) {
+		bad("-line-window %s: want 1s to 1h (how long a called place may buy)", o.LineWindow)
+	}
+	if o.LineRate > 0 && (o.LineTries < 1 || o.LineTries > 20) {
+		bad("-line-tries %d: want 1 to 20 purchases a buyer", o.LineTries)
+	}
 	if within <= o.Window {
 		bad("-duration %s: an opening's bound from T0; want more than -burst-window %s", within, o.Window)
 	}
@@ -80,6 +103,8 @@ type openingPlan struct {
 	t0     time.Time
 	early  time.Duration // from the epoch until the early requests stop (T0 - guard)
 	stages Stages
+	line   *lineRun // through a line; nil otherwise
+	first  int64    // the first buyer's id: the early buyers come first
 }
 
 // newOpeningPlan plans o for a product whose sale starts at t0, its epoch at epoch. An
@@ -90,6 +115,9 @@ func newOpeningPlan(o Opening, epoch, t0 time.Time) (openingPlan, error) {
 		return p, errors.New("the opening's T0 came before its crowd could arrive: raise -opening-in")
 	}
 	ne := float64(o.earlyBuyers() * o.EarlyHits)
+	if o.LineRate > 0 {
+		ne = 0 // the early ones join the line, outside the attack
+	}
 	burst := float64(o.Burst) / o.Window.Seconds()
 	if ne == 0 {
 		p.stages = Stages{{0, 0}, {p.early + openingGuard, 0}, {0, burst}, {o.Window, burst}}
@@ -189,7 +217,16 @@ func (s *session) openingOf(p api.Product, targets []string, log *purchaseLog, t
 	if err != nil {
 		return nil, nil, err
 	}
+	plan.first = cfg.FirstUser
 	log.opening = newOpeningLog(plan)
+	if cfg.Opening.LineRate > 0 {
+		if p.Line == nil {
+			return nil, nil, fmt.Errorf("product %d has no line: does %s know lines?", p.ID, targets[0])
+		}
+		plan.line = s.startLine(p, targets, plan)
+		log.line = plan.line.f
+		return &plan, plan.line.f.Target, nil
+	}
 	return &plan, openingTargeter(purchaseURLs(targets, p.ID), cfg.Opening, cfg.FirstUser, cfg.Seed, cfg.Deploy.Tokens), nil
 }
 
@@ -208,5 +245,12 @@ func (s *session) judgeOpening(ctx context.Context, r *RunReport, plan *openingP
 		r.Verdict.OK, r.Verdict.Label = false, "FAIL"
 	}
 	r.Opening.Orders = orders
+	if plan.line != nil {
+		log.mu.Lock()
+		adm := log.opening.admissions()
+		log.mu.Unlock()
+		r.Opening.Fairness.Line = s.lineFairness(ctx, r.ProductID, plan, adm)
+		r.Opening.Fairness.PreQueue = "measured: see line"
+	}
 	judgeOpening(&r.Verdict, r.Strategy, stock, r.Opening)
 }

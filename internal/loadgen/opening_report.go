@@ -29,8 +29,12 @@ func newOpeningLog(p openingPlan) *openingLog {
 
 // add records the answer to request seq of user, sent at sent.
 func (l *openingLog) add(user int64, seq uint64, sent time.Time, lat time.Duration, o Outcome) {
-	due, _ := l.sched.at(seq)
-	l.recs = append(l.recs, openingRec{user: user, at: sent.Sub(l.plan.t0), due: due - l.plan.t0At(), lat: lat, o: o})
+	due, ok := l.sched.at(seq)
+	rec := openingRec{user: user, at: sent.Sub(l.plan.t0), due: due - l.plan.t0At(), lat: lat, o: o}
+	if !ok { // a line's purchase after the burst: due when sent
+		rec.due = rec.at
+	}
+	l.recs = append(l.recs, rec)
 }
 
 // OpeningReport is what an opening measured (docs/loadtest.md#the-opening): how the crowd
@@ -89,8 +93,10 @@ type OpeningOrders struct {
 type Fairness struct {
 	Early  GroupWins `json:"early"`
 	OnTime GroupWins `json:"on_time"`
-	// PreQueue is the pre-queue's admission order, once the API has one; now a note.
+	// PreQueue says whether the pre-queue was measured: without a line, a note.
 	PreQueue string `json:"pre_queue"`
+	// Line is the order of an opening through a line; nil without one.
+	Line *LineFairness `json:"line,omitempty"`
 }
 
 // GroupWins is how many buyers of a group won a unit (an admitting answer).
@@ -116,12 +122,13 @@ func (l *openingLog) report(stock int64) *OpeningReport {
 	for _, x := range l.recs {
 		b := buyers[x.user]
 		if b == nil {
-			b = &buyer{}
+			// Through a line the early buyers' joins are not purchases: they are the first ids.
+			b = &buyer{early: o.LineRate > 0 && x.user-l.plan.first < int64(o.earlyBuyers())}
 			buyers[x.user] = b
 		}
 		end := x.at + x.lat
 		if x.at < 0 {
-			b.early = true
+			b.early = true // a request before T0 (never through a line)
 			r.Early[x.o]++
 		} else {
 			if r.Burst.Sent == 0 || ms(x.at) < r.Burst.FirstMS {
@@ -198,6 +205,7 @@ func judgeOpening(v *verdict, strategy string, stock int64, r *OpeningReport) {
 	if r.Burst.Sent == 0 {
 		problems = append(problems, "opening: no purchase was sent from T0 on")
 	}
+	problems = append(problems, judgeLine(r.Fairness.Line)...)
 	if len(problems) > 0 {
 		v.Problems = append(v.Problems, problems...)
 		v.OK, v.Label = false, "FAIL"
@@ -210,7 +218,11 @@ func (r *OpeningReport) print(w io.Writer) {
 	fmt.Fprintf(w, "opening       T0 %s: %d buyers within %s targeted (%.0f/s); sent %d from T0+%s to T0+%s: spread %s, %.0f/s achieved, latest %s after its due time, %d never sent\n",
 		r.StartsAt.Format("15:04:05.000"), r.Buyers, fmtMS(r.WindowMS), b.TargetRate, b.Sent, fmtMS(b.FirstMS), fmtMS(b.LastMS),
 		fmtMS(b.SpreadMS), b.Rate, fmtMS(b.MaxLateMS), b.Unsent)
-	fmt.Fprintf(w, "before T0     %d requests from %d early buyers: %s\n", r.Early.Total(), r.EarlyBuyers, outcomeList(r.Early))
+	if r.Fairness.Line != nil {
+		fmt.Fprintf(w, "before T0     %d early buyers joined the line many times, the others once: see line\n", r.EarlyBuyers)
+	} else {
+		fmt.Fprintf(w, "before T0     %d requests from %d early buyers: %s\n", r.Early.Total(), r.EarlyBuyers, outcomeList(r.Early))
+	}
 	sell := "not sold out"
 	if r.SellOutMS != nil {
 		sell = "T0+" + fmtMS(*r.SellOutMS) + " to the last admitting answer received"
@@ -226,6 +238,7 @@ func (r *OpeningReport) print(w io.Writer) {
 	e, t := r.Fairness.Early, r.Fairness.OnTime
 	fmt.Fprintf(w, "early vs T0   early hammerers %d: %d won (%.2f%%); at T0 only %d: %d won (%.2f%%); pre-queue %s\n",
 		e.Buyers, e.Won, 100*e.Share, t.Buyers, t.Won, 100*t.Share, r.Fairness.PreQueue)
+	r.Fairness.Line.print(w)
 }
 
 // outcomeList is "name n, ..." of the outcomes counted in c, or "none".

@@ -27,6 +27,8 @@ const (
 	RateLimited                     // 429, whatever the body
 	SaleNotStarted                  // 409 sale_not_started: before the product's starts_at; nothing written
 	SaleEnded                       // 410 sale_ended: from the product's ends_at on; nothing written
+	NotYourTurn                     // 409 not_your_turn: the buyer's place in the line is not called yet
+	PlaceExpired                    // 410 place_expired: the buyer's call in the line has ended
 	Other4xx                        // any other 4xx, including a 409 whose problem code we do not know
 	ServerError                     // any other 5xx
 	TransportError                  // no HTTP response: refused, reset, timed out
@@ -50,6 +52,8 @@ var outcomeNames = [NumOutcomes]string{
 	RateLimited:      api.CodeRateLimited,
 	SaleNotStarted:   api.CodeSaleNotStarted,
 	SaleEnded:        api.CodeSaleEnded,
+	NotYourTurn:      api.CodeNotYourTurn,
+	PlaceExpired:     api.CodePlaceExpired,
 	Other4xx:         "other_4xx",
 	ServerError:      "5xx",
 	TransportError:   "transport_error",
@@ -65,6 +69,8 @@ var problemOutcomes = map[string]Outcome{
 	api.CodeOutcomeUnknown:   OutcomeUnknown,
 	api.CodeSaleNotStarted:   SaleNotStarted,
 	api.CodeSaleEnded:        SaleEnded,
+	api.CodeNotYourTurn:      NotYourTurn,
+	api.CodePlaceExpired:     PlaceExpired,
 }
 
 func (o Outcome) String() string {
@@ -76,7 +82,7 @@ func (o Outcome) String() string {
 
 // isError reports whether o means something went wrong, as opposed to an answer a flash sale
 // gives on purpose (bought, accepted, sold out, already purchased, busy, rate limited, the sale
-// not started or ended). A backing service that is unavailable, and a purchase whose outcome
+// not started or ended, the line's not your turn or place expired). A backing service that is unavailable, and a purchase whose outcome
 // is unknown, are errors.
 func (o Outcome) isError() bool {
 	switch o {

@@ -27,6 +27,9 @@ func TestClassify(t *testing.T) {
 		{"sale not started", vegeta.Result{Code: 409, Body: problem("sale_not_started")}, SaleNotStarted},
 		{"sale ended", vegeta.Result{Code: 410, Body: problem("sale_ended")}, SaleEnded},
 		{"sale_ended with 409", vegeta.Result{Code: 409, Body: problem("sale_ended")}, Other4xx},
+		{"not your turn", vegeta.Result{Code: 409, Body: problem("not_your_turn")}, NotYourTurn},
+		{"place expired", vegeta.Result{Code: 410, Body: problem("place_expired")}, PlaceExpired},
+		{"place_expired with 409", vegeta.Result{Code: 409, Body: problem("place_expired")}, Other4xx},
 		{"unknown 409 code", vegeta.Result{Code: 409, Body: problem("conflict")}, Other4xx},
 		{"409 without body", vegeta.Result{Code: 409}, Other4xx},
 		{"409 with garbage", vegeta.Result{Code: 409, Body: []byte(`{"code":`)}, Other4xx},
@@ -78,7 +81,7 @@ func TestCountsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,"sale_not_started":0,"sale_ended":0,` +
+	want := `{"bought":3,"accepted":4,"sold_out":40,"already_purchased":0,"busy":0,"unavailable":0,"outcome_unknown":2,"rate_limited":0,"sale_not_started":0,"sale_ended":0,"not_your_turn":0,"place_expired":0,` +
 		`"other_4xx":0,"5xx":0,"transport_error":1,"unexpected":0}`
 	if got := string(b); got != want {
 		t.Fatalf("json = %s\nwant   %s", got, want)

@@ -38,6 +38,10 @@ type ScenarioOpening struct {
 	WindowMS   float64 `json:"window_ms"`
 	EarlyShare float64 `json:"early_share"`
 	EarlyHits  int     `json:"early_hits"`
+	// A line's rate, window and purchases a buyer (-line-rate ...); absent without a line.
+	LineRate     int   `json:"line_rate,omitempty"`
+	LineWindowMS int64 `json:"line_window_ms,omitempty"`
+	LineTries    int   `json:"line_tries,omitempty"`
 }
 
 func (c *Config) Scenario() Scenario {
@@ -52,6 +56,9 @@ func (c *Config) Scenario() Scenario {
 	}
 	if o := c.Opening; s.Model == ModelOpening {
 		s.Opening = &ScenarioOpening{InMS: o.In.Milliseconds(), Burst: o.Burst, WindowMS: ms(o.Window), EarlyShare: o.EarlyShare, EarlyHits: o.EarlyHits}
+		if o.LineRate > 0 {
+			s.Opening.LineRate, s.Opening.LineWindowMS, s.Opening.LineTries = o.LineRate, o.LineWindow.Milliseconds(), o.LineTries
+		}
 		s.Rate, s.Requests, s.RepeatShare = 0, uint64(o.requests()), 0
 	}
 	return s
@@ -70,6 +77,10 @@ func (s Scenario) describe() string {
 	case s.Model == ModelOpening && o != nil:
 		pace = fmt.Sprintf("opening in %d ms: %d buyers within %s from T0, %.0f%% of them %d requests each before it (at most %d in flight)",
 			o.InMS, o.Burst, fmtMS(o.WindowMS), 100*o.EarlyShare, o.EarlyHits, s.MaxWorkers)
+		if o.LineRate > 0 {
+			pace += fmt.Sprintf("; through a line of %d/s, window %d ms: the early ones join %d times, every buyer once, and each purchases at most %d times from T0, following its place",
+				o.LineRate, o.LineWindowMS, o.EarlyHits, o.LineTries)
+		}
 	case s.Model == ModelOpen && s.Stages != "":
 		pace = fmt.Sprintf("open, stages %s (at most %d in flight)", s.Stages, s.MaxWorkers)
 	case s.Model == ModelOpen:

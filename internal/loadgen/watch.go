@@ -118,7 +118,8 @@ func follow(ctx context.Context, w watch) (stop func()) {
 			Outcomes: map[string]int64{
 				"bought": c[Bought], "accepted": c[Accepted], "sold_out": c[SoldOut], "already_purchased": c[AlreadyPurchased],
 				"busy": c[Busy], "rate_limited": c[RateLimited], "sale_not_started": c[SaleNotStarted],
-				"sale_ended": c[SaleEnded], "errors": c.Errors(),
+				"sale_ended": c[SaleEnded], "not_your_turn": c[NotYourTurn], "place_expired": c[PlaceExpired],
+				"errors": c.Errors(),
 			}, Lock: lock.Load(), Reservations: w.lc.live(), counts: c}
 		if w.opensAt != nil {
 			s.T0MS = new(w.opensAt.Sub(began).Milliseconds())

@@ -5,8 +5,8 @@
 
 // The answers the opening chart draws: [class, label, the sample's outcomes it sums].
 const OPENING_SERIES = [["a-bought", "bought", ["bought", "accepted"]], ["a-sold-out", "sold out", ["sold_out"]],
-  ["a-not-started", "not started", ["sale_not_started"]], ["a-busy", "busy", ["busy", "rate_limited"]],
-  ["a-errors", "errors", ["errors"]]];
+  ["a-not-started", "not started", ["sale_not_started"]], ["a-not-turn", "not your turn", ["not_your_turn", "place_expired"]],
+  ["a-busy", "busy", ["busy", "rate_limited"]], ["a-errors", "errors", ["errors"]]];
 const AH = 220; // the answers chart's height; its width and margins are the card chart's
 
 // openingT0 is the opening's T0 on the samples' clock, or null for a sale without a start.
@@ -82,5 +82,15 @@ function openingFacts(o) {
       `${o.orders ? ` (last order at starts_at + ${num(o.orders.last_ms)} ms in PostgreSQL, ${num(o.orders.before_start)} before it)` : ""}. ` +
       `First second: ${outs(f.outcomes)}; p50 ${num(f.latency_ms.p50)} ms, p99 ${num(f.latency_ms.p99)} ms.`),
     h("p", { class: "opening" }, `Early hammerers: ${share(fair.early)}; at T0 only: ${share(fair.on_time)}.`),
+    ...lineFacts(fair.line),
   ];
+}
+
+// lineFacts is the line an opening through a line adds: its turns and the hammerers' ranks.
+function lineFacts(l) {
+  if (!l) return [];
+  const hm = l.hammer;
+  return [h("p", { class: "opening" }, `Line of ${num(l.rate)}/s: ${num(l.admitted)} admitted, ${num(l.out_of_turn)} out of turn ` +
+    `(Spearman ${cf.format(l.spearman)} with the draw); hammerers' mean rank ${cf.format(hm.mean_rank)} against 0.5, ` +
+    `${cf.format(hm.z)} standard errors better (bound ${num(hm.bound)}).`)];
 }
