@@ -7,7 +7,7 @@ import (
 	"github.com/seckill/seckill/internal/inventory"
 )
 
-// ControlObserver, if the Service's Observer implements it, counts the merchant's controls:
+// ControlObserver counts the merchant's controls, if the Service's Observer implements it:
 // action is one of the Control* names, units the units a restock added (0 otherwise).
 type ControlObserver interface {
 	Controlled(action string, units int)
