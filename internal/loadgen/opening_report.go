@@ -107,7 +107,7 @@ type GroupWins struct {
 }
 
 // preQueueNote is Fairness.PreQueue until the API has a pre-queue to measure.
-const preQueueNote = "not measured: the API has no pre-queue (issue 50, item 2); before T0 every request is refused (sale_not_started) and none keeps a place"
+const preQueueNote = "not measured: this opening ran without a line (-line-rate); before T0 every request is refused (sale_not_started) and none keeps a place"
 
 // report sums up the log of an opening of stock units.
 func (l *openingLog) report(stock int64) *OpeningReport {
