@@ -106,7 +106,7 @@ type GroupWins struct {
 	Share  float64 `json:"share"`
 }
 
-// preQueueNote is Fairness.PreQueue until the API has a pre-queue to measure.
+// preQueueNote is Fairness.PreQueue of an opening without a line (one with a line reports it apart).
 const preQueueNote = "not measured: this opening ran without a line (-line-rate); before T0 every request is refused (sale_not_started) and none keeps a place"
 
 // report sums up the log of an opening of stock units.
