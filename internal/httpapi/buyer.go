@@ -81,3 +81,17 @@ func ownOrder(c *gin.Context, user int64) bool {
 	v, ok := c.Get(buyerKey)
 	return !ok || v.(int64) == user
 }
+
+// productBuyer reads a buyer's request on a product: the id in the path and the body
+// {"user_id"}, checked against the buyer's identity (see buyer). Its errors are for writeError.
+func productBuyer(c *gin.Context) (id, user int64, err error) {
+	if id, err = pathID(c); err != nil {
+		return 0, 0, err
+	}
+	var req api.Purchase
+	if err = decodeJSON(c, &req); err != nil {
+		return 0, 0, err
+	}
+	user, err = buyer(c, req.UserID)
+	return id, user, err
+}

@@ -18,17 +18,7 @@ import (
 // buyer (202, the place, its lookup in Location). Joining again keeps the place.
 func handleJoinLine(d Deps) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, err := pathID(c)
-		if err != nil {
-			writeError(c, d, err)
-			return
-		}
-		var req api.Purchase
-		if err := decodeJSON(c, &req); err != nil {
-			writeError(c, d, err)
-			return
-		}
-		user, err := buyer(c, req.UserID)
+		id, user, err := productBuyer(c)
 		if err != nil {
 			writeError(c, d, err)
 			return

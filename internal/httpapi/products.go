@@ -78,17 +78,7 @@ func handleRead[T, V any](d Deps, read func(context.Context, int64) (T, error), 
 // handlePurchase: POST /api/v1/products/:id/purchase.
 func handlePurchase(d Deps) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, err := pathID(c)
-		if err != nil {
-			writeError(c, d, err)
-			return
-		}
-		var req api.Purchase
-		if err := decodeJSON(c, &req); err != nil {
-			writeError(c, d, err)
-			return
-		}
-		user, err := buyer(c, req.UserID)
+		id, user, err := productBuyer(c)
 		if err != nil {
 			writeError(c, d, err)
 			return

@@ -203,29 +203,35 @@ func TestUIInChromium(t *testing.T) {
 	}
 }
 
-// abandonInChromium runs an abandonment sale of dlock from the form (its Sale choice): a
-// window of 1 s, 60% of the winners paying. Its card must show the reservation figures live
-// and, once audited, the settled reservations, paid out, with no oversold mark although more
-// reservations were answered 201 than the stock (units sold again).
-func abandonInChromium(t *testing.T, ctx context.Context, base string) {
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/"),
+// runDlockFromForm opens the page, picks dlock alone and the sale, sets the form's fields (id,
+// value) in order, runs it and waits until the run is audited.
+func runDlockFromForm(ctx context.Context, base, sale string, fields [][2]string) error {
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "/"),
 		chromedp.WaitVisible(`body[data-state="idle"] #run`),
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 			_, err := chromedp.Evaluate[any](`document.querySelectorAll('input[name="strategy"]').forEach(c => { c.checked = c.value === "dlock" })`)(ctx, t)
 			return err
 		}),
-		chromedp.SetValue("#sale", "abandon"),
-		chromedp.SetValue("#stock", "10"),
-		chromedp.SetValue("#duration", "20"),
-		chromedp.SetValue("#rate", "60"),
-		chromedp.SetValue("#pay-within", "1000"),
-		chromedp.SetValue("#pay-ratio", "60"),
-		chromedp.SetValue("#pay-delay", "500"),
-		chromedp.Click("#run"),
-		chromedp.WaitVisible(`body[data-state="running"]`),
-		chromedp.WaitVisible(`body[data-state="done"] section.item .verdict[data-ok]`),
-	)
+		chromedp.SetValue("#sale", sale),
+	}
+	for _, f := range fields {
+		steps = append(steps, chromedp.SetValue(f[0], f[1]))
+	}
+	steps = append(steps, chromedp.Click("#run"), chromedp.WaitVisible(`body[data-state="running"]`),
+		chromedp.WaitVisible(`body[data-state="done"] section.item .verdict[data-ok]`))
+	return chromedp.Do(ctx, steps...)
+}
+
+// abandonInChromium runs an abandonment sale of dlock from the form (its Sale choice): a
+// window of 1 s, 60% of the winners paying. Its card must show the reservation figures live
+// and, once audited, the settled reservations, paid out, with no oversold mark although more
+// reservations were answered 201 than the stock (units sold again).
+func abandonInChromium(t *testing.T, ctx context.Context, base string) {
+	err := runDlockFromForm(ctx, base, "abandon", [][2]string{
+		{"#stock", "10"}, {"#duration", "20"}, {"#rate", "60"},
+		{"#pay-within", "1000"}, {"#pay-ratio", "60"}, {"#pay-delay", "500"},
+	})
 	if err != nil {
 		t.Fatalf("run an abandonment sale from the page: %v", err)
 	}
@@ -254,25 +260,10 @@ func abandonInChromium(t *testing.T, ctx context.Context, base string) {
 // out, the first second and both groups' chances. With SECKILL_UI_OPENING_SCREENSHOT=file.png,
 // its card is saved there.
 func openingInChromium(t *testing.T, ctx context.Context, base string) {
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/"),
-		chromedp.WaitVisible(`body[data-state="idle"] #run`),
-		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			_, err := chromedp.Evaluate[any](`document.querySelectorAll('input[name="strategy"]').forEach(c => { c.checked = c.value === "dlock" })`)(ctx, t)
-			return err
-		}),
-		chromedp.SetValue("#sale", "opening"),
-		chromedp.SetValue("#stock", "20"),
-		chromedp.SetValue("#buyers", "128"),
-		chromedp.SetValue("#duration", "10"),
-		chromedp.SetValue("#opening-in", "2000"),
-		chromedp.SetValue("#burst", "500"),
-		chromedp.SetValue("#burst-window", "100"),
-		chromedp.SetValue("#early-share", "20"),
-		chromedp.Click("#run"),
-		chromedp.WaitVisible(`body[data-state="running"]`),
-		chromedp.WaitVisible(`body[data-state="done"] section.item .verdict[data-ok]`),
-	)
+	err := runDlockFromForm(ctx, base, "opening", [][2]string{
+		{"#stock", "20"}, {"#buyers", "128"}, {"#duration", "10"}, {"#opening-in", "2000"},
+		{"#burst", "500"}, {"#burst-window", "100"}, {"#early-share", "20"},
+	})
 	if err != nil {
 		t.Fatalf("run an opening from the page: %v", err)
 	}
