@@ -143,7 +143,13 @@ func TestSweepersRace(t *testing.T) {
 func rebuy(s *order.Service, id, user int64) error {
 	ctx := context.Background()
 	_, err := s.Purchase(ctx, id, user)
-	for deadline := time.Now().Add(10 * time.Second); errors.Is(err, order.ErrAccepted) && time.Now().Before(deadline); {
+	deadline := time.Now().Add(10 * time.Second)
+	// ErrBusy: the old order's unit is on its way back to the gate (a sweeper racing); a client
+	// retries, as Retry-After tells it.
+	for ; errors.Is(err, order.ErrBusy) && time.Now().Before(deadline); _, err = s.Purchase(ctx, id, user) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for errors.Is(err, order.ErrAccepted) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 		var o order.Order
 		if o, err = s.OrderOf(ctx, id, user); err == nil && o.Status != order.StatusPending {
