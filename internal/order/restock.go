@@ -173,13 +173,5 @@ func (s *Service) retryRestocks(ctx context.Context, limit int) (int, error) {
 	for _, r := range rows {
 		byProduct[r.ProductID] = append(byProduct[r.ProductID], inventory.Restocked{Key: r.Key, Units: r.Units})
 	}
-	done, errs := 0, []error(nil)
-	for id, rs := range byProduct {
-		if err := s.returns.restockToGate(ctx, id, rs); err != nil {
-			errs = append(errs, classify(fmt.Errorf("sweep: restock the gate of product %d: %w", id, err)))
-			continue
-		}
-		done += len(rs)
-	}
-	return done, errors.Join(errs...)
+	return driveByProduct(ctx, byProduct, "restock", s.returns.restockToGate)
 }

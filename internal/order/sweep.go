@@ -113,13 +113,20 @@ func (s *Service) retryGates(ctx context.Context, limit int) (int, error) {
 	for _, r := range rows {
 		byProduct[r.ProductID] = append(byProduct[r.ProductID], inventory.Ended{Order: r.ID, User: r.UserID})
 	}
+	return driveByProduct(ctx, byProduct, "return units to", s.returns.toGate)
+}
+
+// driveByProduct calls drive with each product's items and returns how many items were driven,
+// and the failures, each named "sweep: <what> the gate of product N".
+func driveByProduct[T any](ctx context.Context, byProduct map[int64][]T, what string,
+	drive func(context.Context, int64, []T) error) (int, error) {
 	done, errs := 0, []error(nil)
-	for id, ended := range byProduct {
-		if err := s.returns.toGate(ctx, id, ended); err != nil {
-			errs = append(errs, classify(fmt.Errorf("sweep: return units to the gate of product %d: %w", id, err)))
+	for id, items := range byProduct {
+		if err := drive(ctx, id, items); err != nil {
+			errs = append(errs, classify(fmt.Errorf("sweep: %s the gate of product %d: %w", what, id, err)))
 			continue
 		}
-		done += len(ended)
+		done += len(items)
 	}
 	return done, errors.Join(errs...)
 }
