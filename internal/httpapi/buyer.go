@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -94,4 +95,16 @@ func productBuyer(c *gin.Context) (id, user int64, err error) {
 	}
 	user, err = buyer(c, req.UserID)
 	return id, user, err
+}
+
+// pathUser reads the product id and the user id of a path /products/:id/.../:user_id. Its
+// errors are for writeError.
+func pathUser(c *gin.Context) (id, user int64, err error) {
+	if id, err = pathID(c); err != nil {
+		return 0, 0, err
+	}
+	if user, err = strconv.ParseInt(c.Param("user_id"), 10, 64); err != nil || user <= 0 {
+		return 0, 0, errBadUser
+	}
+	return id, user, nil
 }

@@ -38,14 +38,9 @@ func handleJoinLine(d Deps) gin.HandlerFunc {
 // buyer identity on, another user's place answers not_in_line without being read.
 func handleLinePlace(d Deps) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, err := pathID(c)
+		id, user, err := pathUser(c)
 		if err != nil {
 			writeError(c, d, err)
-			return
-		}
-		user, err := strconv.ParseInt(c.Param("user_id"), 10, 64)
-		if err != nil || user <= 0 {
-			writeError(c, d, errBadUser)
 			return
 		}
 		p, err := d.Products.Meta(c.Request.Context(), id)

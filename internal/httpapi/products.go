@@ -119,14 +119,9 @@ func handleOrderOf(d Deps) gin.HandlerFunc { return handleReservation(d, d.Order
 // 200 with the order, or the error's problem.
 func handleReservation(d Deps, call func(ctx context.Context, productID, userID int64) (order.Order, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, err := pathID(c)
+		id, user, err := pathUser(c)
 		if err != nil {
 			writeError(c, d, err)
-			return
-		}
-		user, err := strconv.ParseInt(c.Param("user_id"), 10, 64)
-		if err != nil || user <= 0 {
-			writeError(c, d, errBadUser)
 			return
 		}
 		if !ownOrder(c, user) {
