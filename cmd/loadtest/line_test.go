@@ -3,13 +3,10 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seckill/seckill/internal/loadgen"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // TestOpeningLineFair runs an opening through a line against three real API processes: a
@@ -21,20 +18,10 @@ import (
 // created_at), every admitted buyer has a place, the hammerers' ranks are uniform, and the
 // first second's answers include not_your_turn.
 func TestOpeningLineFair(t *testing.T) {
-	dsn, redisAddr, prefix := testenv.APIBackend(t)
-	t.Parallel()
-	targets, _ := threeAPIs(t, dsn, redisAddr, prefix)
-	jsonPath := filepath.Join(t.TempDir(), "line.json")
-	out := runReported(t, "loadtest run -model opening -line-rate 40", 2*time.Minute, "loadtest", "run", "-targets", strings.Join(targets, ","),
-		"-strategy", "redis", "-stock", "100", "-model", "opening", "-opening-in", "5s", "-burst", "1000", "-burst-window", "100ms",
+	_, r, out := runOpening(t, "loadtest run -model opening -line-rate 40", "-strategy", "redis", "-stock", "100",
+		"-model", "opening", "-opening-in", "5s", "-burst", "1000", "-burst-window", "100ms",
 		"-early-share", "0.2", "-early-hits", "5", "-line-rate", "40", "-line-window", "5s", "-line-tries", "4",
-		"-max-workers", "256", "-duration", "20s", "-timeout", "10s", "-seed", "7",
-		"-progress", "0", "-json", jsonPath, "-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
-	rep := readReport(t, jsonPath)
-	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 1 {
-		t.Fatalf("%d rounds, want one run", len(rep.Rounds))
-	}
-	r := rep.Rounds[0][0]
+		"-max-workers", "256", "-duration", "20s", "-timeout", "10s", "-seed", "7")
 	o := r.Opening
 	if o == nil || o.Fairness.Line == nil {
 		t.Fatalf("no line in the report:\n%s", out)

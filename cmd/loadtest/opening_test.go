@@ -12,6 +12,25 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 )
 
+// runOpening runs loadtest run with args against three API processes on the test's own
+// backend, which it reads and audits directly, and returns the report, its one run and
+// loadtest's output.
+func runOpening(t *testing.T, title string, args ...string) (loadgen.Report, loadgen.RunReport, string) {
+	t.Helper()
+	dsn, redisAddr, prefix := testenv.APIBackend(t)
+	t.Parallel()
+	targets, _ := threeAPIs(t, dsn, redisAddr, prefix)
+	jsonPath := filepath.Join(t.TempDir(), "opening.json")
+	args = append([]string{"loadtest", "run", "-targets", strings.Join(targets, ",")}, args...)
+	out := runReported(t, title, 2*time.Minute, append(args, "-progress", "0", "-json", jsonPath,
+		"-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)...)
+	rep := readReport(t, jsonPath)
+	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 1 {
+		t.Fatalf("%d rounds, want one run:\n%s", len(rep.Rounds), out)
+	}
+	return rep, rep.Rounds[0][0], out
+}
+
 // TestOpeningBurstAudited runs a real opening against three real API processes: a redis
 // product of 100 units whose sale starts 3 s after its creation, 400 of its 2,000 buyers
 // sending 2 requests each before T0, then all 2,000 due within 100 ms from T0. Every early
@@ -19,22 +38,12 @@ import (
 // created_at), before T0; exactly the stock is sold; the report says what was sent when, the
 // first second's answers and both groups' chances.
 func TestOpeningBurstAudited(t *testing.T) {
-	dsn, redisAddr, prefix := testenv.APIBackend(t)
-	t.Parallel()
-	targets, _ := threeAPIs(t, dsn, redisAddr, prefix)
-	jsonPath := filepath.Join(t.TempDir(), "opening.json")
-	out := runReported(t, "loadtest run -model opening", 2*time.Minute, "loadtest", "run", "-targets", strings.Join(targets, ","),
-		"-strategy", "redis", "-stock", "100", "-model", "opening", "-opening-in", "3s", "-burst", "2000", "-burst-window", "100ms",
-		"-early-share", "0.2", "-early-hits", "2", "-max-workers", "512", "-duration", "20s", "-timeout", "10s", "-seed", "5",
-		"-progress", "0", "-json", jsonPath, "-database-url", dsn, "-redis-addr", redisAddr, "-redis-prefix", prefix)
-	rep := readReport(t, jsonPath)
-	if len(rep.Rounds) != 1 || len(rep.Rounds[0]) != 1 {
-		t.Fatalf("%d rounds, want one run", len(rep.Rounds))
-	}
+	rep, r, out := runOpening(t, "loadtest run -model opening", "-strategy", "redis", "-stock", "100", "-model", "opening",
+		"-opening-in", "3s", "-burst", "2000", "-burst-window", "100ms", "-early-share", "0.2", "-early-hits", "2",
+		"-max-workers", "512", "-duration", "20s", "-timeout", "10s", "-seed", "5")
 	if rep.Scenario.Model != loadgen.ModelOpening || rep.Scenario.Opening == nil {
 		t.Errorf("scenario %+v, want an opening", rep.Scenario)
 	}
-	r := rep.Rounds[0][0]
 	o := r.Opening
 	if o == nil {
 		t.Fatalf("no opening in the report:\n%s", out)
