@@ -54,6 +54,7 @@ type config struct {
 	sweepBatch      int
 	selfAudit       app.SelfAuditConfig      // SELF_AUDIT_INTERVAL, SELF_AUDIT_PRODUCTS
 	soldOut         inventory.SoldOutOptions // SOLDOUT_LEASE, SOLDOUT_HOLD
+	controlLease    time.Duration            // CONTROL_LEASE
 	pprofAddr       string
 	lockHistory     string // LOCK_HISTORY: a test and lab tool of the lab build (see lab.go)
 	shutdownTimeout time.Duration
@@ -128,6 +129,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 	e.DurationVar(&cfg.queueWait, "queue-wait", "QUEUE_WAIT", 300*time.Millisecond, "how long a queue-strategy purchase waits for its order to be written before 202 Accepted, at most PURCHASE_TIMEOUT (env QUEUE_WAIT)")
 	e.DurationVar(&cfg.queueClaimIdle, "queue-claim-idle", "QUEUE_CLAIM_IDLE", 5*time.Second, "how long a queued purchase read by a consumer stays unacknowledged before another process claims it (env QUEUE_CLAIM_IDLE)")
 	e.DurationVar(&cfg.soldOut.Lease, "soldout-lease", "SOLDOUT_LEASE", 200*time.Millisecond, "how long a process answers sold_out from a sold-out mark after it last found the mark in Redis; a lift waits this long (env SOLDOUT_LEASE)")
+	e.DurationVar(&cfg.controlLease, "control-lease", "CONTROL_LEASE", inventory.ControlLease, "how long a process trusts its copy of a product's pause, end and restocks when an announcement is lost (env CONTROL_LEASE)")
 	e.DurationVar(&cfg.soldOut.Hold, "soldout-hold", "SOLDOUT_HOLD", 10*time.Second, "how long after a lift no sold-out mark is made: the time a returned unit has to reach PostgreSQL (env SOLDOUT_HOLD)")
 	e.IntVar(&cfg.queueAttempts, "queue-attempts", "QUEUE_ATTEMPTS", 3, "writes of a queued batch failing for a reason other than an outage before it is dead-lettered (env QUEUE_ATTEMPTS)")
 	e.DurationVar(&cfg.sweepInterval, "sweep-interval", "SWEEP_INTERVAL", time.Second, "how often this process's sweeper expires the reservations past their pay_by, giving their units back (env SWEEP_INTERVAL)")
@@ -227,6 +229,7 @@ func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io
 		{"SWEEP_INTERVAL", cfg.sweepInterval, 10 * time.Millisecond},
 		{"SOLDOUT_LEASE", cfg.soldOut.Lease, 10 * time.Millisecond},
 		{"SOLDOUT_HOLD", cfg.soldOut.Hold, time.Second},
+		{"CONTROL_LEASE", cfg.controlLease, 10 * time.Millisecond},
 		{"SHUTDOWN_DELAY", cfg.shutdownDelay, 0},
 		{"STARTUP_TIMEOUT", cfg.startupTimeout, time.Millisecond},
 		{"SELF_AUDIT_INTERVAL", cfg.selfAudit.Every, 0},

@@ -80,7 +80,7 @@ func serve(ctx context.Context, cfg config, build buildinfo.Info, log *slog.Logg
 	defer closePlug()
 	a := app.New(app.Config{
 		DB: gdb, Redis: rdb, LockNodes: lockNodes, LockCohort: cfg.lockCohort, Etcd: etcdCli, LocksInEtcd: cfg.lockBackend == backendEtcd, RedisPrefix: cfg.redisPrefix, AdminToken: cfg.adminToken, Logger: log,
-		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, Build: build, Plug: plug, TracerProvider: tp, AccessLog: cfg.accessLog,
+		RateLimits: cfg.rateLimits, SoldOut: cfg.soldOut, ControlLease: cfg.controlLease, Build: build, Plug: plug, TracerProvider: tp, AccessLog: cfg.accessLog,
 		SelfAudit: cfg.selfAudit,
 		Buyers:    buyers,
 		ZooKeeper: cfg.zookeeper, LocksInZooKeeper: cfg.lockBackend == backendZooKeeper,

@@ -28,3 +28,17 @@ func TestSoldOutSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestControlLeaseSetting: CONTROL_LEASE defaults to inventory's ControlLease (1s), reaches
+// the config, and a lease under 10ms is refused.
+func TestControlLeaseSetting(t *testing.T) {
+	if cfg := mustParseEnv(t, map[string]string{}); cfg.controlLease != time.Second {
+		t.Errorf("default: %v, want 1s", cfg.controlLease)
+	}
+	if cfg := mustParseEnv(t, map[string]string{"CONTROL_LEASE": "250ms"}); cfg.controlLease != 250*time.Millisecond {
+		t.Errorf("set: %v, want 250ms", cfg.controlLease)
+	}
+	if _, err := parseEnv(map[string]string{"CONTROL_LEASE": "5ms"}); err == nil || !strings.Contains(err.Error(), "CONTROL_LEASE") {
+		t.Errorf("CONTROL_LEASE 5ms: err %v, want one naming it", err)
+	}
+}

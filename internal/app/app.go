@@ -38,7 +38,9 @@ type Config struct {
 	AdminToken  string                // empty disables admin routes
 	Order       order.Config
 	SoldOut     inventory.SoldOutOptions // the sold-out marks' lease and hold; zero: defaults
-	Logger      *slog.Logger             // default: discard
+	// ControlLease is how long a process trusts its copy of a product's controls; zero: inventory.ControlLease.
+	ControlLease time.Duration
+	Logger       *slog.Logger // default: discard
 	// RateLimits caps purchase attempts per user and per client address; zero: no limits
 	// (cmd/api turns the per-user limit on by default).
 	RateLimits httpapi.RateLimits
@@ -115,6 +117,7 @@ func New(cfg Config) *App {
 	keys := inventory.Keys{Prefix: cfg.RedisPrefix}
 	m.WatchSales(keys)
 	products := inventory.NewStore(cfg.DB)
+	products.SetControlLease(cfg.ControlLease)
 	soldOut := inventory.NewSoldOut(cfg.Redis, products, keys, cfg.Logger, cfg.SoldOut)
 	creations := inventory.NewCreations(cfg.Redis, keys, products, cfg.Logger)
 	controls := inventory.NewControls(cfg.Redis, keys, products, cfg.Logger)

@@ -114,12 +114,9 @@ func (s *Store) PausedNow(id int64) bool {
 	return ok && p.(Product).PausedAt != nil
 }
 
-// SetControlLease sets the lease of the cached controls (default ControlLease), for tests.
-// Call it before use.
+// SetControlLease sets how long the Store trusts its copy of a product's controls
+// (CONTROL_LEASE); 0 means ControlLease. Call it before use.
 func (s *Store) SetControlLease(d time.Duration) { s.leases.ttl = d }
-
-// Forget drops the cached copy of product id's controls: the next Meta reads it again.
-func (s *Store) Forget(id int64) { s.leases.drop(id) }
 
 // refresh reads product id again for Meta, once per product at a time in this process (other
 // callers wait for that read). If PostgreSQL cannot be read within refreshTimeout, the stale
